@@ -1,0 +1,1 @@
+"""numba kernels: no validation, no allocation policy; one module per family."""

@@ -1,0 +1,57 @@
+"""Gram-matrix kernels that are not a plain pairwise pass: kernel application after a
+BLAS product, and the matrix-free product ``K(X, Y) @ V``."""
+
+import numpy as np
+from numba import prange
+
+from ._decorators import jit_reduce, pjit
+from .distances import JB, fill_row
+from .kernels import apply_kernel
+
+
+@pjit
+def apply_rows(code, g, c, degree, out):
+    # IN: code, g (m,), c (4,), degree; IN/OUT: out (n, m) dot products -> kernel values
+    n = out.shape[0]
+    m = out.shape[1]
+    for i in prange(n):
+        for j0 in range(0, m, JB):
+            j1 = min(m, j0 + JB)
+            apply_kernel(code, out[i, j0:j1], g[j0:j1], c, degree)
+
+
+@jit_reduce
+def _dot(a, b):
+    s = a[0] * b[0]
+    for j in range(1, a.shape[0]):
+        s += a[j] * b[j]
+    return s
+
+
+RB = 16  # rows per task of gram_matvec
+
+
+@pjit
+def gram_matvec(X, Yt, Vt, dot, code, g, c, degree, out):
+    # IN: X (n, d), Yt (d, m), Vt (k, m), dot, code, g (m,), c (4,), degree
+    # OUT: out (n, k) = K(X, Y) @ V.  Each task owns RB rows of out and a private
+    # RB x m tile row buffer of one chunk (RB * JB values); K is never held.
+    n = X.shape[0]
+    m = Yt.shape[1]
+    k = Vt.shape[0]
+    nb = (n + RB - 1) // RB
+    for b in prange(nb):
+        i0 = b * RB
+        i1 = min(n, i0 + RB)
+        acc = np.zeros((i1 - i0, k), dtype=np.float64)
+        tile = np.empty(min(m, JB), dtype=out.dtype)
+        for j0 in range(0, m, JB):
+            j1 = min(m, j0 + JB)
+            t = tile[: j1 - j0]
+            for i in range(i0, i1):
+                fill_row(X, i, Yt, j0, j1, dot, code, g, c, degree, t)
+                for q in range(k):
+                    acc[i - i0, q] += _dot(t, Vt[q, j0:j1])
+        for i in range(i0, i1):
+            for q in range(k):
+                out[i, q] = acc[i - i0, q]

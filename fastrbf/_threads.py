@@ -1,0 +1,161 @@
+"""Thread control: numba threads, BLAS threads, and safe parallel execution.
+
+- ``n_threads``: ``None`` means the ambient default (the innermost :func:`threads`
+  context of this Python thread, else all cores); ``-1`` all cores; ``-2`` all but one
+  (scikit-learn's rule); ``0`` is an error.  Never more than numba's thread pool.
+- numba threads and BLAS threads never multiply: fastrbf kernels never call BLAS
+  inside a parallel region, and the BLAS-bound steps run between numba kernels with
+  BLAS limited to ``n_threads`` (threadpoolctl).
+- Safe from several Python threads at once: the OpenMP and TBB layers are; numba's
+  ``workqueue`` layer aborts the process on concurrent use, so under it only one
+  fastrbf call at a time runs the parallel kernel and the others run its serial twin.
+  A child forked from a process that already used GNU OpenMP would be terminated by
+  the next parallel region, so such a child runs every kernel serially.
+"""
+
+import contextlib
+import numbers
+import os
+import threading
+
+import numba
+
+_local = threading.local()
+_workqueue_lock = threading.Lock()
+_first_call_lock = threading.Lock()
+_blas_lock = threading.RLock()
+_controller = None
+_serial_only = False
+
+
+def max_threads():
+    """Size of numba's thread pool (all cores unless ``NUMBA_NUM_THREADS`` says less)."""
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def resolve(n_threads):
+    """Validate ``n_threads`` and return a thread count in ``[1, max_threads()]``."""
+    if n_threads is None:
+        n_threads = getattr(_local, "n_threads", None)
+        if n_threads is None:
+            return max_threads()
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
+        raise TypeError(f"`n_threads` must be an int or None; got {n_threads!r}.")
+    n = int(n_threads)
+    if n == 0:
+        raise ValueError("`n_threads` must be a positive int, a negative int (-1 = all cores) or None; got 0.")
+    if n < 0:
+        n = max(1, max_threads() + 1 + n)
+    return min(n, max_threads())
+
+
+def _active_layer():
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region has run in this process yet
+        return None
+
+
+def _after_fork_in_child():
+    global _serial_only
+    if _active_layer() == "omp":
+        try:
+            from numba.np.ufunc import omppool
+
+            gnu = omppool.openmp_vendor == "GNU"
+        except Exception:  # pragma: no cover - layer present but not introspectable
+            gnu = True
+        if gnu:
+            _serial_only = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@contextlib.contextmanager
+def _numba_threads(n):
+    prev = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(prev)
+
+
+def run(kernel, n_threads, *args):
+    """Call a :class:`~fastrbf._jit._decorators.ParallelKernel` with ``n_threads``."""
+    n = resolve(n_threads)
+    if _serial_only:
+        return kernel.serial(*args)
+    layer = _active_layer()
+    if layer is None:
+        # the first parallel region of the process picks the layer; let one thread do it
+        with _first_call_lock:
+            layer = _active_layer()
+            if layer is None:
+                with _numba_threads(n):
+                    return kernel.parallel(*args)
+    if layer == "workqueue":
+        if not _workqueue_lock.acquire(blocking=False):
+            return kernel.serial(*args)
+        try:
+            with _numba_threads(n):
+                return kernel.parallel(*args)
+        finally:
+            _workqueue_lock.release()
+    with _numba_threads(n):
+        return kernel.parallel(*args)
+
+
+def _get_controller():
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller
+
+
+@contextlib.contextmanager
+def blas_threads(n):
+    """Limit BLAS to ``n`` threads for the block (serialised: BLAS limits are global)."""
+    with _blas_lock:
+        with _get_controller().limit(limits=n, user_api="blas"):
+            yield
+
+
+def blas_info():
+    """A short description of the BLAS in use: ``"openblas Haswell x2"``."""
+    infos = [i for i in _get_controller().info() if i.get("user_api") == "blas"]
+    if not infos:
+        return "none"
+    i = infos[0]
+    return f"{i.get('internal_api')} {i.get('architecture', '')} x{i.get('num_threads')}".replace("  ", " ")
+
+
+@contextlib.contextmanager
+def threads(n_threads):
+    """Limit numba and BLAS threads together for the block.
+
+    ``n_threads`` follows the same rule as everywhere (``-1`` = all cores).  Inside the
+    block, fastrbf calls with ``n_threads=None`` use this count, other numba parallel
+    code in this Python thread uses it too, and BLAS (process-wide) is limited to it.
+
+    Examples
+    --------
+    >>> import numpy as np, fastrbf
+    >>> X = np.random.default_rng(0).standard_normal((100, 3))
+    >>> with fastrbf.threads(1):
+    ...     D = fastrbf.sqdist(X)
+    >>> D.shape
+    (100, 100)
+    """
+    n = resolve(n_threads)
+    prev = getattr(_local, "n_threads", None)
+    _local.n_threads = n
+    try:
+        with _numba_threads(n), _get_controller().limit(limits=n, user_api="blas"):
+            yield n
+    finally:
+        _local.n_threads = prev

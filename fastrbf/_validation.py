@@ -1,0 +1,147 @@
+"""Input checking and the dtype policy, shared by every public function.
+
+- float32 is kept only when every floating input is float32; float64 otherwise;
+  integers and bools become float64; complex, object, strings: ``TypeError``.
+- Non-contiguous, Fortran-ordered, non-native-byte-order and read-only input is
+  copied into a C-contiguous writeable array (so each kernel compiles once per dtype),
+  never modified.
+- NaN/inf, wrong ndim, empty arrays, mismatched features: ``ValueError`` naming the
+  argument, the rule and the value received.
+"""
+
+import numbers
+
+import numpy as np
+
+
+def _kind_error(name, arr):
+    return TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
+
+
+def as_array(x, name, ndim=2):
+    """Return ``x`` as an ndarray of a real dtype (not yet converted to the float dtype)."""
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise _kind_error(name, arr)
+    if arr.ndim != ndim:
+        shape_txt = "(n_samples, n_features)" if ndim == 2 else "(n,)"
+        raise ValueError(f"`{name}` must be a {ndim}-D array of shape {shape_txt}; got shape {arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` must not be empty; got shape {arr.shape}.")
+    return arr
+
+
+def result_dtype(*arrays):
+    """float32 if every array is float32, else float64."""
+    if all(a.dtype == np.float32 for a in arrays if a is not None):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def check_finite(arr, name):
+    # a cheap sum first; an overflow to inf falls through to the exact check
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(arr, axis=None)
+    if np.isfinite(total):
+        return
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"`{name}` must contain only finite values; got {arr[where]} at index {where} "
+            f"({int(bad.sum())} non-finite value(s) in all)."
+        )
+
+
+def to_dtype(arr, dtype):
+    """C-contiguous, native, writeable array of ``dtype``; copies only when needed."""
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    if not out.flags.writeable:
+        out = out.copy()
+    return out
+
+
+def check_data(X, name, dtype=None):
+    arr = as_array(X, name)
+    check_finite(arr, name)
+    return arr
+
+
+def check_features(X, Y, name_x="X", name_y="Y"):
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"`{name_y}` must have the same number of features as `{name_x}` "
+            f"({X.shape[1]}); got {Y.shape[1]} (shape {Y.shape})."
+        )
+
+
+def check_gamma(gamma, m, dtype, name="gamma"):
+    """Return one gamma per column (length ``m`` array of ``dtype``) and whether scalar."""
+    if isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) or (
+        isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf"
+    ):
+        g = float(gamma)
+        if not (np.isfinite(g) and g > 0):
+            raise ValueError(f"`{name}` must be a finite number > 0; got {gamma!r}.")
+        return np.full(m, g, dtype=dtype), True
+    try:
+        arr = np.asarray(gamma)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {gamma!r}.")
+    if arr.ndim != 1 or arr.shape[0] != m:
+        raise ValueError(
+            f"`{name}` must be a scalar or a 1-D array with one value per column of the "
+            f"result ({m}); got shape {arr.shape}."
+        )
+    if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
+        raise ValueError(f"`{name}` must contain only finite values > 0; got {bad!r}.")
+    return np.ascontiguousarray(arr, dtype=dtype), False
+
+
+def check_out(out, shape, dtype, inputs, name="out"):
+    """Validate a caller's ``out`` buffer, or return None to allocate."""
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"`{name}` must be a numpy.ndarray; got {type(out).__name__}.")
+    if out.shape != tuple(shape):
+        raise ValueError(f"`{name}` must have shape {tuple(shape)}; got {out.shape}.")
+    if out.dtype != dtype:
+        raise ValueError(f"`{name}` must have dtype {np.dtype(dtype)} (the result dtype); got {out.dtype}.")
+    if not out.flags.c_contiguous or not out.flags.writeable or not out.dtype.isnative:
+        raise ValueError(f"`{name}` must be a C-contiguous, writeable, native-byte-order array.")
+    for arr in inputs:
+        if arr is not None and np.may_share_memory(out, arr):
+            raise ValueError(f"`{name}` must not share memory with an input array.")
+    return out
+
+
+def available_memory():
+    """Bytes of memory available to new allocations (Linux ``MemAvailable``), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _gib(n):
+    return f"{n / 2**30:.2f} GiB"
+
+
+def check_memory(nbytes, what, hint):
+    """Raise ``MemoryError`` before allocating ``nbytes`` that would not fit."""
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise MemoryError(
+            f"{what} needs {_gib(nbytes)} but only {_gib(avail)} of memory is available; {hint}"
+        )

@@ -1,0 +1,171 @@
+"""Kernel (Gram) matrices and matrix-free kernel products.
+
+Radial kernels are functions of ``s = gamma * r**2`` (``r`` the Euclidean distance),
+which is SciPy ``RBFInterpolator``'s ``phi(epsilon * r)`` with ``epsilon =
+sqrt(gamma)``; signs follow SciPy (multiquadric, linear and quintic are negated so that
+they are conditionally positive definite of the order given by ``min_degree``).
+``laplacian`` is ``exp(-sqrt(gamma) r)`` with the Euclidean ``r`` (a radial basis
+function; scikit-learn's ``laplacian_kernel`` uses the L1 distance instead).
+Dot-product kernels are functions of ``u = x . y``.
+
+``gamma`` is a scalar or one value per column of the result (per-centre widths).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import _threads
+from . import _validation as _v
+from ._jit import gram as _jg
+from ._jit import kernels as _jk
+from .distances import _allocate, _consts, _prepare, pairwise
+
+Kernel = namedtuple("Kernel", "name code radial formula min_degree scale_invariant")
+Kernel.__doc__ = """Properties of a kernel: its code in the numba layer, whether it is radial
+(a function of ``r``), its formula, the minimum degree of the polynomial tail it needs to
+be (conditionally) positive definite (-1: none, as in SciPy), and whether ``gamma``
+only rescales it."""
+
+#: name -> :class:`Kernel`; drives validation, dispatch and the tests
+KERNELS = {
+    k.name: k
+    for k in (
+        Kernel("gaussian", _jk.GAUSSIAN, True, "exp(-gamma r^2)", -1, False),
+        Kernel("laplacian", _jk.LAPLACIAN, True, "exp(-sqrt(gamma) r)", -1, False),
+        Kernel("multiquadric", _jk.MULTIQUADRIC, True, "-sqrt(1 + gamma r^2)", 0, False),
+        Kernel("inverse_multiquadric", _jk.INVERSE_MULTIQUADRIC, True, "1 / sqrt(1 + gamma r^2)", -1, False),
+        Kernel("inverse_quadratic", _jk.INVERSE_QUADRATIC, True, "1 / (1 + gamma r^2)", -1, False),
+        Kernel("thin_plate_spline", _jk.THIN_PLATE_SPLINE, True, "(e r)^2 log(e r), e = sqrt(gamma)", 1, True),
+        Kernel("cubic", _jk.CUBIC, True, "(e r)^3, e = sqrt(gamma)", 1, True),
+        Kernel("quintic", _jk.QUINTIC, True, "-(e r)^5, e = sqrt(gamma)", 2, True),
+        Kernel("linear", _jk.LINEAR, True, "-(e r), e = sqrt(gamma)", 0, True),
+        Kernel("truncated", _jk.TRUNCATED, True, "[e r <= 1] (1 - e r)^2, e = sqrt(gamma)", -1, False),
+        Kernel("polynomial", _jk.POLYNOMIAL, False, "(coef0 + gamma x.y)^degree", -1, False),
+        Kernel("tanh", _jk.TANH, False, "tanh(gamma x.y + coef0)", -1, False),
+    )
+}
+
+
+def _check_kernel(kernel):
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"`kernel` must be one of {sorted(KERNELS)}; got {kernel!r}.")
+    return KERNELS[kernel]
+
+
+def _check_params(spec, degree, coef0):
+    if spec.code == _jk.POLYNOMIAL:
+        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 1:
+            raise ValueError(f"`degree` must be an int >= 1; got {degree!r}.")
+    if not np.isfinite(coef0):
+        raise ValueError(f"`coef0` must be a finite number; got {coef0!r}.")
+    return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
+
+
+def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, out=None, n_threads=None, degree=3, coef0=1.0):
+    """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes
+    kernel values while it is in cache; nothing of size n x m besides the result.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), optional
+        Defaults to ``X``; with a scalar ``gamma`` one triangle is computed and mirrored
+        (exactly symmetric, diagonal exactly ``k(x, x)``).
+    kernel : str
+        A name in :data:`KERNELS`: gaussian, laplacian, multiquadric,
+        inverse_multiquadric, inverse_quadratic, thin_plate_spline, cubic, quintic,
+        linear, truncated, polynomial, tanh.
+    gamma : float or array_like of shape (m,)
+        Width, or one width per column of the result (per-centre widths).  > 0.
+    out : ndarray of shape (n, m), optional
+        C-contiguous buffer of the result dtype; it is returned.
+    n_threads : int, optional
+        ``None`` = ambient default (all cores), ``-1`` = all cores.
+    degree, coef0 : int, float
+        Parameters of the polynomial (``degree``, ``coef0``) and tanh (``coef0``) kernels.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m), float32 if every input is float32, else float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> gram(X, gamma=0.5).round(4)
+    array([[1.    , 0.6065, 0.0111],
+           [0.6065, 1.    , 0.1353],
+           [0.0111, 0.1353, 1.    ]])
+    >>> gram(X, X[:2], kernel="multiquadric", gamma=[1.0, 4.0]).round(3)
+    array([[-1.   , -2.236],
+           [-1.414, -1.   ],
+           [-3.162, -4.123]])
+    """
+    spec = _check_kernel(kernel)
+    Xc, Yc, dtype = _prepare(X, Y)
+    deg, coef0 = _check_params(spec, degree, coef0)
+    m = Xc.shape[0] if Yc is None else Yc.shape[0]
+    g, scalar = _v.check_gamma(gamma, m, dtype)
+    symmetric = Yc is None and scalar
+    Yc = Xc if Yc is None else Yc
+    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y), "gram")
+    c = _consts(dtype, coef0)
+    if spec.radial:
+        return pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+    nt = _threads.resolve(n_threads)
+    with _threads.blas_threads(nt):
+        np.matmul(Xc, Yc.T, out=out)
+    _threads.run(_jg.apply_rows, nt, spec.code, g, c, deg, out)
+    return out
+
+
+def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, n_threads=None, degree=3, coef0=1.0):
+    """``K(X, Y) @ V`` without ever holding ``K``: tiles of K are made and consumed in
+    cache.  Memory O((n + m) d + n k) plus one small tile per thread.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d)
+    V : array_like of shape (m,) or (m, k)
+    kernel, gamma, degree, coef0 :
+        As in :func:`gram`.
+    n_threads : int, optional
+
+    Returns
+    -------
+    KV : ndarray of shape (n,) or (n, k)
+        Sums are accumulated in float64 per chunk of 512 columns; float32 is returned
+        when every input is float32.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram, gram_matvec
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, v = rng.random((5, 2)), rng.random((4, 2)), rng.random(4)
+    >>> bool(np.allclose(gram_matvec(X, Y, v, gamma=2.0), gram(X, Y, gamma=2.0) @ v))
+    True
+    """
+    spec = _check_kernel(kernel)
+    Xa = _v.check_data(X, "X")
+    Ya = _v.check_data(Y, "Y")
+    _v.check_features(Xa, Ya)
+    Va = _v.as_array(V, "V", ndim=np.ndim(V) if np.ndim(V) in (1, 2) else 2)
+    _v.check_finite(Va, "V")
+    if Va.shape[0] != Ya.shape[0]:
+        raise ValueError(
+            f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}."
+        )
+    deg, coef0 = _check_params(spec, degree, coef0)
+    dtype = _v.result_dtype(Xa, Ya, Va)
+    Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
+    vec = Va.ndim == 1
+    Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
+    g, _ = _v.check_gamma(gamma, Yc.shape[0], dtype)
+    out = np.empty((Xc.shape[0], Vt.shape[0]), dtype=dtype)
+    Yt = np.ascontiguousarray(Yc.T)
+    _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, _consts(dtype, coef0), deg, out)
+    return out[:, 0] if vec else out

@@ -51,7 +51,7 @@ def check_finite(arr, name):
     if bad.any():
         where = tuple(int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
-            f"`{name}` must contain only finite values; got {arr[where]} at index {where} "
+            f"`{name}` must contain only finite values; got {float(arr[where])!r} at index {where} "
             f"({int(bad.sum())} non-finite value(s) in all)."
         )
 
@@ -100,7 +100,7 @@ def check_gamma(gamma, m, dtype, name="gamma"):
         )
     if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
         bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
-        raise ValueError(f"`{name}` must contain only finite values > 0; got {bad!r}.")
+        raise ValueError(f"`{name}` must contain only finite values > 0; got {float(bad)!r}.")
     return np.ascontiguousarray(arr, dtype=dtype), False
 
 

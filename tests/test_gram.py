@@ -1,0 +1,176 @@
+"""gram and gram_matvec against the NumPy reference and scikit-learn."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import fastrbf
+from fastrbf import KERNELS, distances, reference
+
+DTYPES = [np.float64, np.float32]
+RADIAL = [k for k, v in KERNELS.items() if v.radial]
+
+
+def _tol(dtype, kernel):
+    # phi amplifies the relative error of s = gamma r^2 by |s phi'(s) / phi(s)| (<= ~30 here)
+    return {np.float64: 1e-11, np.float32: 2e-5}[dtype]
+
+
+@pytest.fixture(params=["direct", "gemm"])
+def path(request, monkeypatch):
+    big = 1 if request.param == "gemm" else 10**9
+    monkeypatch.setattr(distances, "GEMM_MIN_FEATURES", {np.dtype(np.float64): big, np.dtype(np.float32): big})
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("n,d,m", [(1, 1, 1), (257, 3, 19), (33, 5, 600)])
+def test_matches_reference(rng, path, dtype, kernel, n, d, m):
+    X = rng.standard_normal((n, d)).astype(dtype)
+    Y = rng.standard_normal((m, d)).astype(dtype)
+    K = fastrbf.gram(X, Y, kernel=kernel, gamma=0.7)
+    ref = reference.gram(X.astype(np.float64), Y.astype(np.float64), kernel=kernel, gamma=0.7)
+    assert K.dtype == dtype and K.shape == (n, m)
+    scale = np.abs(ref).max() if kernel in ("polynomial",) else 1.0
+    np.testing.assert_allclose(K, ref, rtol=_tol(dtype, kernel), atol=_tol(dtype, kernel) * 1e-2 * scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_symmetric_and_exact_diagonal(rng, path, dtype, kernel):
+    X = rng.standard_normal((150, 4)).astype(dtype)
+    K = fastrbf.gram(X, kernel=kernel, gamma=0.3)
+    assert_array_equal(K, K.T)
+    if KERNELS[kernel].radial:
+        at0 = reference.kernel_function(kernel, np.zeros(1, dtype=dtype))[0]
+        assert np.all(np.diag(K) == at0)
+    np.testing.assert_allclose(K, reference.gram(X.astype(float), kernel=kernel, gamma=0.3), rtol=_tol(dtype, kernel), atol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_gaussian_diagonal_is_one_and_matches_sklearn(rng):
+    from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
+
+    X = rng.standard_normal((300, 6))
+    Y = rng.standard_normal((40, 6))
+    K = fastrbf.gram(X, gamma=0.25)
+    assert np.all(np.diag(K) == 1.0)
+    np.testing.assert_allclose(K, rbf_kernel(X, gamma=0.25), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(fastrbf.gram(X, Y, kernel="polynomial", gamma=0.5, degree=3, coef0=2.0),
+                               polynomial_kernel(X, Y, degree=3, gamma=0.5, coef0=2.0), rtol=1e-12)
+    np.testing.assert_allclose(fastrbf.gram(X, Y, kernel="tanh", gamma=0.1, coef0=1.0),
+                               sigmoid_kernel(X, Y, gamma=0.1, coef0=1.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "inverse_multiquadric", "inverse_quadratic"])
+def test_same_kernel_as_scipy_rbfinterpolator(rng, name):
+    """SciPy's phi(epsilon r) is our phi(gamma r^2) with gamma = epsilon^2: interpolating
+    with our Gram matrix reproduces RBFInterpolator's predictions."""
+    from scipy.interpolate import RBFInterpolator
+
+    X = rng.uniform(-1, 1, (40, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    Xq = rng.uniform(-1, 1, (25, 2))
+    eps = 1.7
+    coef = np.linalg.solve(fastrbf.gram(X, kernel=name, gamma=eps**2), y)
+    ours = fastrbf.gram(Xq, X, kernel=name, gamma=eps**2) @ coef
+    theirs = RBFInterpolator(X, y, kernel=name, epsilon=eps, degree=-1)(Xq)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-7, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_per_column_gamma(rng, path, dtype):
+    X = rng.standard_normal((70, 3)).astype(dtype)
+    g = rng.uniform(0.1, 2.0, size=70)
+    K = fastrbf.gram(X, gamma=g)
+    ref = np.exp(-reference.sqdist(X.astype(float)) * g[None, :])
+    np.testing.assert_allclose(K, ref, rtol=_tol(dtype, "gaussian"))
+    assert not np.array_equal(K, K.T)  # per-centre widths are not symmetric
+    Y = rng.standard_normal((5, 3)).astype(dtype)
+    np.testing.assert_allclose(fastrbf.gram(X, Y, kernel="inverse_quadratic", gamma=g[:5]),
+                               reference.gram(X.astype(float), Y.astype(float), kernel="inverse_quadratic", gamma=g[:5]),
+                               rtol=_tol(dtype, "x"))
+
+
+def test_far_from_origin_gram_accuracy(rng, path):
+    X = 1e8 + rng.standard_normal((60, 5))
+    K = fastrbf.gram(X, gamma=0.5)
+    from helpers import exact_sqdist
+
+    exact = np.exp(-0.5 * exact_sqdist(X, X).astype(float))
+    np.testing.assert_allclose(K, exact, rtol=1e-11, atol=1e-300)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_thread_count_does_not_change_bits(rng, path, dtype):
+    X = rng.standard_normal((301, 5)).astype(dtype)
+    Y = rng.standard_normal((900, 5)).astype(dtype)
+    for kernel in ("gaussian", "tanh"):
+        assert_array_equal(fastrbf.gram(X, Y, kernel=kernel, n_threads=1), fastrbf.gram(X, Y, kernel=kernel, n_threads=2))
+    V = rng.standard_normal((900, 3)).astype(dtype)
+    assert_array_equal(fastrbf.gram_matvec(X, Y, V, n_threads=1), fastrbf.gram_matvec(X, Y, V, n_threads=2))
+
+
+def test_out(rng):
+    X = rng.standard_normal((10, 2))
+    out = np.empty((10, 10))
+    assert fastrbf.gram(X, out=out, kernel="cubic") is out
+    np.testing.assert_allclose(out, reference.gram(X, kernel="cubic"), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(gamma=0.0), ValueError, r"`gamma` must be a finite number > 0; got 0.0"),
+        (dict(gamma=-1.0), ValueError, r"`gamma` must be a finite number > 0; got -1.0"),
+        (dict(gamma=np.inf), ValueError, r"`gamma` must be a finite number > 0; got inf"),
+        (dict(gamma=[1.0, 2.0]), ValueError, r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(4\); got shape \(2,\)"),
+        (dict(gamma=[1.0, 2.0, -3.0, 1.0]), ValueError, r"`gamma` must contain only finite values > 0; got -3.0"),
+        (dict(gamma="wide"), TypeError, r"`gamma` must be a number or a 1-D array of numbers; got 'wide'"),
+        (dict(kernel="rbf"), ValueError, r"`kernel` must be one of \[.*'gaussian'.*\]; got 'rbf'"),
+        (dict(kernel="polynomial", degree=0), ValueError, r"`degree` must be an int >= 1; got 0"),
+        (dict(kernel="tanh", coef0=np.nan), ValueError, r"`coef0` must be a finite number; got nan"),
+    ],
+)
+def test_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        fastrbf.gram(np.ones((4, 2)), **kwargs)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "thin_plate_spline", "polynomial", "tanh"])
+@pytest.mark.parametrize("n,m,k", [(1, 1, None), (37, 1100, None), (100, 513, 3)])
+def test_gram_matvec_matches_build_then_multiply(rng, dtype, kernel, n, m, k):
+    X = rng.standard_normal((n, 4)).astype(dtype)
+    Y = rng.standard_normal((m, 4)).astype(dtype)
+    V = rng.standard_normal(m if k is None else (m, k)).astype(dtype)
+    got = fastrbf.gram_matvec(X, Y, V, kernel=kernel, gamma=0.4)
+    ref = reference.gram_matvec(X.astype(float), Y.astype(float), V.astype(float), kernel=kernel, gamma=0.4)
+    assert got.shape == ref.shape and got.dtype == dtype
+    # error relative to the sum of absolute terms, which is what a dot product can promise
+    absref = np.abs(reference.gram(X.astype(float), Y.astype(float), kernel=kernel, gamma=0.4)) @ np.abs(V.astype(float))
+    tol = 1e-13 if dtype == np.float64 else 1e-5
+    assert np.all(np.abs(got - ref) <= tol * absref + 1e-300)
+
+
+def test_gram_matvec_per_column_gamma_and_mixed_dtype(rng):
+    X = rng.standard_normal((20, 2)).astype(np.float32)
+    Y = rng.standard_normal((30, 2))
+    g = rng.uniform(0.5, 1.5, 30)
+    v = rng.standard_normal(30)
+    got = fastrbf.gram_matvec(X, Y, v, gamma=g)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, reference.gram(X.astype(float), Y, gamma=g) @ v, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "V,match",
+    [
+        (np.ones(5), r"`V` must have one row per row of `Y` \(4\); got shape \(5,\)"),
+        (np.ones((4, 2, 1)), r"`V` must be a 2-D array"),
+        (np.array([1.0, np.nan, 1.0, 1.0]), r"`V` must contain only finite values"),
+    ],
+)
+def test_gram_matvec_bad_v(V, match):
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram_matvec(np.ones((3, 2)), np.ones((4, 2)), V)

@@ -1,0 +1,144 @@
+"""Thread control, concurrency, fork safety, import-time and cache behaviour."""
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import fastrbf
+from fastrbf import _threads
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run_python(code, env_extra=None, timeout=600):
+    env = dict(os.environ)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_resolve():
+    n = _threads.max_threads()
+    assert _threads.resolve(None) == n
+    assert _threads.resolve(-1) == n
+    assert _threads.resolve(1) == 1
+    assert _threads.resolve(10**6) == n
+    assert _threads.resolve(-(10**6)) == 1
+
+
+def test_threads_context_limits_numba_and_blas():
+    from threadpoolctl import threadpool_info
+
+    with fastrbf.threads(1) as n:
+        assert n == 1
+        assert _threads.resolve(None) == 1
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+        D = fastrbf.sqdist(np.ones((3, 2)))
+    assert _threads.resolve(None) == _threads.max_threads()
+    assert D.shape == (3, 3)
+
+
+def test_eight_python_threads_give_serial_results(rng):
+    X = rng.standard_normal((400, 8))
+    Y = rng.standard_normal((300, 8))
+    V = rng.standard_normal(300)
+    jobs = [
+        lambda: fastrbf.sqdist(X, Y),
+        lambda: fastrbf.gram(X, gamma=0.2),
+        lambda: fastrbf.gram_matvec(X, Y, V, kernel="laplacian"),
+        lambda: fastrbf.gram(X, Y, kernel="polynomial"),
+    ] * 4
+    serial = [f() for f in jobs[:4]]
+    with ThreadPoolExecutor(8) as ex:
+        results = list(ex.map(lambda f: f(), jobs))
+    for i, r in enumerate(results):
+        assert_array_equal(r, serial[i % 4])
+
+
+WORKQUEUE_SCRIPT = """
+import numpy as np, fastrbf, numba
+from concurrent.futures import ThreadPoolExecutor
+X = np.random.default_rng(0).standard_normal((500, 6))
+ref = fastrbf.sqdist(X)
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+with ThreadPoolExecutor(8) as ex:
+    res = list(ex.map(lambda _: fastrbf.gram(X, gamma=0.3), range(32)))
+refg = fastrbf.gram(X, gamma=0.3)
+assert all(np.array_equal(r, refg) for r in res)
+print("ok")
+"""
+
+
+def test_workqueue_layer_concurrent_calls_do_not_abort():
+    res = _run_python(WORKQUEUE_SCRIPT, {"NUMBA_THREADING_LAYER": "workqueue"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().endswith("ok")
+
+
+def _child(conn, X):
+    conn.send(fastrbf.gram(X, gamma=0.5))
+    conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_forked_child_survives(rng):
+    X = rng.standard_normal((200, 3))
+    parent = fastrbf.gram(X, gamma=0.5)  # the parent has used the parallel layer
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(send, X))
+    p.start()
+    child = recv.recv() if recv.poll(300) else None
+    p.join(60)
+    assert p.exitcode == 0
+    assert_array_equal(child, parent)
+
+
+def test_nothing_compiles_at_import_and_cache_can_be_off():
+    code = """
+    import fastrbf
+    from fastrbf._jit import distances, gram
+    kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec]
+    assert all(len(k.parallel.signatures) == 0 for k in kernels)
+    import numpy as np
+    D = fastrbf.sqdist(np.ones((3, 2), np.float32))
+    assert distances.pairwise_upper.parallel.signatures and not distances.pairwise_rows.parallel.signatures
+    assert distances.pairwise_upper.parallel._cache.__class__.__name__ == "NullCache"
+    print("ok")
+    """
+    res = _run_python(code, {"FASTRBF_CACHE": "0"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "ok" in res.stdout
+
+
+def test_unwritable_cache_falls_back_to_no_cache(monkeypatch):
+    """A read-only install without a writable cache directory must still work: numba
+    raises RuntimeError('cannot cache function ...') at decoration; we compile uncached."""
+    import numba
+
+    from fastrbf._jit import _decorators
+
+    real = numba.njit
+
+    def fake_njit(*args, **kwargs):
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(numba, "njit", fake_njit)
+
+    def f(x):
+        return x + 1
+
+    k = _decorators.jit(f)
+    assert k(1) == 2
+    assert k._cache.__class__.__name__ == "NullCache"

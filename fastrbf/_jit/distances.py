@@ -23,57 +23,179 @@ JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
 
 
 @jit
-def fill_row(X, i, Yt, j_start, j_end, dot, code, g, c, degree, o_row):
-    """o_row[j - j_start] for j in [j_start, j_end): squared distances from row i of X
-    to column j of Yt (or dot products), then the kernel function."""
+def chunk_row(X, i, Yt, j0, j1, dot, o):
+    """o[:j1-j0] = squared distances (or dot products) of row i of X to columns
+    j0:j1 of Yt.  Features are taken four at a time with one FMA chain per column:
+    a sum of non-negative terms in a fixed order."""
     d = X.shape[1]
+    L = j1 - j0
+    for j in range(L):
+        o[j] = 0
+    k = 0
+    while k + 4 <= d:
+        x0 = X[i, k]
+        x1 = X[i, k + 1]
+        x2 = X[i, k + 2]
+        x3 = X[i, k + 3]
+        y0 = Yt[k, j0:j1]
+        y1 = Yt[k + 1, j0:j1]
+        y2 = Yt[k + 2, j0:j1]
+        y3 = Yt[k + 3, j0:j1]
+        if dot:
+            for j in range(L):
+                s = o[j]
+                s += x0 * y0[j]
+                s += x1 * y1[j]
+                s += x2 * y2[j]
+                s += x3 * y3[j]
+                o[j] = s
+        else:
+            for j in range(L):
+                t0 = x0 - y0[j]
+                t1 = x1 - y1[j]
+                t2 = x2 - y2[j]
+                t3 = x3 - y3[j]
+                s = o[j]
+                s += t0 * t0
+                s += t1 * t1
+                s += t2 * t2
+                s += t3 * t3
+                o[j] = s
+        k += 4
+    while k < d:
+        xk = X[i, k]
+        y = Yt[k, j0:j1]
+        if dot:
+            for j in range(L):
+                o[j] += xk * y[j]
+        else:
+            for j in range(L):
+                t = xk - y[j]
+                o[j] += t * t
+        k += 1
+
+
+@jit
+def chunk_row2(X, i, i2, Yt, j0, j1, o, p):
+    """Like :func:`chunk_row` (squared distances) for rows i and i2 at once: each
+    load of Yt serves two rows.  Per entry the arithmetic is exactly that of
+    :func:`chunk_row`, so the result does not depend on how rows are paired."""
+    d = X.shape[1]
+    L = j1 - j0
+    for j in range(L):
+        o[j] = 0
+    for j in range(L):
+        p[j] = 0
+    k = 0
+    while k + 4 <= d:
+        x0 = X[i, k]
+        x1 = X[i, k + 1]
+        x2 = X[i, k + 2]
+        x3 = X[i, k + 3]
+        z0 = X[i2, k]
+        z1 = X[i2, k + 1]
+        z2 = X[i2, k + 2]
+        z3 = X[i2, k + 3]
+        y0 = Yt[k, j0:j1]
+        y1 = Yt[k + 1, j0:j1]
+        y2 = Yt[k + 2, j0:j1]
+        y3 = Yt[k + 3, j0:j1]
+        for j in range(L):
+            a0 = y0[j]
+            a1 = y1[j]
+            a2 = y2[j]
+            a3 = y3[j]
+            t0 = x0 - a0
+            t1 = x1 - a1
+            t2 = x2 - a2
+            t3 = x3 - a3
+            s = o[j]
+            s += t0 * t0
+            s += t1 * t1
+            s += t2 * t2
+            s += t3 * t3
+            o[j] = s
+            t0 = z0 - a0
+            t1 = z1 - a1
+            t2 = z2 - a2
+            t3 = z3 - a3
+            s = p[j]
+            s += t0 * t0
+            s += t1 * t1
+            s += t2 * t2
+            s += t3 * t3
+            p[j] = s
+        k += 4
+    while k < d:
+        xk = X[i, k]
+        zk = X[i2, k]
+        y = Yt[k, j0:j1]
+        for j in range(L):
+            t = xk - y[j]
+            o[j] += t * t
+        for j in range(L):
+            t = zk - y[j]
+            p[j] += t * t
+        k += 1
+
+
+@jit
+def fill_rows(X, i, i2, Yt, j_start, j_end, dot, code, g, c, degree, o_row, p_row):
+    """Rows i and i2 (i2 < 0: row i only) of the result for columns
+    [j_start, j_end), written to o_row / p_row at offset ``j - j_start``, then the
+    kernel function (code >= 0) while each chunk is in cache."""
     for j0 in range(j_start, j_end, JB):
         j1 = min(j_end, j0 + JB)
         o = o_row[j0 - j_start : j1 - j_start]
-        x0 = X[i, 0]
-        y = Yt[0, j0:j1]
-        if dot:
-            for j in range(j1 - j0):
-                o[j] = x0 * y[j]
-            for k in range(1, d):
-                xk = X[i, k]
-                y = Yt[k, j0:j1]
-                for j in range(j1 - j0):
-                    o[j] += xk * y[j]
+        if i2 >= 0 and not dot:
+            p = p_row[j0 - j_start : j1 - j_start]
+            chunk_row2(X, i, i2, Yt, j0, j1, o, p)
+            if code >= 0:
+                apply_kernel(code, o, g[j0:j1], c, degree)
+                apply_kernel(code, p, g[j0:j1], c, degree)
         else:
-            for j in range(j1 - j0):
-                t = x0 - y[j]
-                o[j] = t * t
-            for k in range(1, d):
-                xk = X[i, k]
-                y = Yt[k, j0:j1]
-                for j in range(j1 - j0):
-                    t = xk - y[j]
-                    o[j] += t * t
-        if code >= 0:
-            apply_kernel(code, o, g[j0:j1], c, degree)
+            chunk_row(X, i, Yt, j0, j1, dot, o)
+            if code >= 0:
+                apply_kernel(code, o, g[j0:j1], c, degree)
+            if i2 >= 0:
+                p = p_row[j0 - j_start : j1 - j_start]
+                chunk_row(X, i2, Yt, j0, j1, dot, p)
+                if code >= 0:
+                    apply_kernel(code, p, g[j0:j1], c, degree)
 
 
 @pjit
 def pairwise_rows(X, Yt, dot, code, g, c, degree, out):
     # IN: X (n, d), Yt (d, m), dot, code, g (m,), c (4,), degree
-    # OUT: out (n, m)
+    # OUT: out (n, m).  A task owns the row pair (2t, 2t + 1).
     n = X.shape[0]
     m = Yt.shape[1]
-    for i in prange(n):
-        fill_row(X, i, Yt, 0, m, dot, code, g, c, degree, out[i])
+    for t in prange((n + 1) // 2):
+        i = 2 * t
+        if i + 1 < n:
+            fill_rows(X, i, i + 1, Yt, 0, m, dot, code, g, c, degree, out[i], out[i + 1])
+        else:
+            fill_rows(X, i, -1, Yt, 0, m, dot, code, g, c, degree, out[i], out[i])
 
 
 @pjit
 def pairwise_upper(X, Xt, dot, code, g, c, degree, out):
-    # IN: X (n, d), Xt (d, n), ...; OUT: out (n, n), upper triangle and diagonal.
-    # Rows p and n-1-p share a task so every task has the same amount of work.
+    # IN: X (n, d), Xt (d, n), ...; OUT: out (n, n), at least the upper triangle and
+    # the diagonal.  Row pair r = (2r, 2r + 1) computes columns 2r..n-1 (so the entry
+    # (2r + 1, 2r) below the diagonal too, the same value the mirror will write).
+    # Task t takes pairs t and P - 1 - t so that every task has the same work.
     n = X.shape[0]
-    for p in prange((n + 1) // 2):
-        fill_row(X, p, Xt, p, n, dot, code, g, c, degree, out[p, p:])
-        q = n - 1 - p
-        if q != p:
-            fill_row(X, q, Xt, q, n, dot, code, g, c, degree, out[q, q:])
+    P = (n + 1) // 2
+    for t in prange((P + 1) // 2):
+        for rep in range(2):
+            r = np.int64(t) if rep == 0 else np.int64(P - 1 - t)
+            if rep == 1 and r == t:
+                break
+            i = 2 * r
+            if i + 1 < n:
+                fill_rows(X, i, i + 1, Xt, i, n, dot, code, g, c, degree, out[i, i:], out[i + 1, i:])
+            else:
+                fill_rows(X, i, -1, Xt, i, n, dot, code, g, c, degree, out[i, i:], out[i, i:])
 
 
 MB = 64  # block edge of the mirror copy
@@ -86,7 +208,7 @@ def mirror_upper(out):
     nb = (n + MB - 1) // MB
     for p in prange((nb + 1) // 2):
         for rep in range(2):
-            b = p if rep == 0 else nb - 1 - p
+            b = np.int64(p) if rep == 0 else np.int64(nb - 1 - p)
             if rep == 1 and b == p:
                 break
             i0 = b * MB

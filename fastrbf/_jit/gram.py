@@ -5,7 +5,7 @@ import numpy as np
 from numba import prange
 
 from ._decorators import jit_reduce, pjit
-from .distances import JB, fill_row
+from .distances import JB, fill_rows
 from .kernels import apply_kernel
 
 
@@ -35,7 +35,8 @@ RB = 16  # rows per task of gram_matvec
 def gram_matvec(X, Yt, Vt, dot, code, g, c, degree, out):
     # IN: X (n, d), Yt (d, m), Vt (k, m), dot, code, g (m,), c (4,), degree
     # OUT: out (n, k) = K(X, Y) @ V.  Each task owns RB rows of out and a private
-    # RB x m tile row buffer of one chunk (RB * JB values); K is never held.
+    # 2 x JB tile; K is never held.  Sums: one float64 partial per column chunk,
+    # added in chunk order.
     n = X.shape[0]
     m = Yt.shape[1]
     k = Vt.shape[0]
@@ -44,14 +45,19 @@ def gram_matvec(X, Yt, Vt, dot, code, g, c, degree, out):
         i0 = b * RB
         i1 = min(n, i0 + RB)
         acc = np.zeros((i1 - i0, k), dtype=np.float64)
-        tile = np.empty(min(m, JB), dtype=out.dtype)
+        tile = np.empty((2, min(m, JB)), dtype=out.dtype)
         for j0 in range(0, m, JB):
             j1 = min(m, j0 + JB)
-            t = tile[: j1 - j0]
-            for i in range(i0, i1):
-                fill_row(X, i, Yt, j0, j1, dot, code, g, c, degree, t)
+            t0 = tile[0, : j1 - j0]
+            t1 = tile[1, : j1 - j0]
+            for i in range(i0, i1, 2):
+                i2 = i + 1 if i + 1 < i1 else -1
+                fill_rows(X, i, i2, Yt, j0, j1, dot, code, g, c, degree, t0, t1)
                 for q in range(k):
-                    acc[i - i0, q] += _dot(t, Vt[q, j0:j1])
+                    acc[i - i0, q] += _dot(t0, Vt[q, j0:j1])
+                if i2 >= 0:
+                    for q in range(k):
+                        acc[i2 - i0, q] += _dot(t1, Vt[q, j0:j1])
         for i in range(i0, i1):
             for q in range(k):
                 out[i, q] = acc[i - i0, q]

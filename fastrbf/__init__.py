@@ -6,9 +6,22 @@ on-disk cache off).
 """
 
 from ._threads import threads
+from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import KERNELS, gram, gram_matvec
 
 __version__ = "0.1.0"
 
-__all__ = ["KERNELS", "gram", "gram_matvec", "sqdist", "threads", "__version__"]
+__all__ = [
+    "EmptyClusterError",
+    "KERNELS",
+    "KMeansResult",
+    "gram",
+    "gram_matvec",
+    "kmeans",
+    "lloyd_assign",
+    "lloyd_update",
+    "sqdist",
+    "threads",
+    "__version__",
+]

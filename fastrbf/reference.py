@@ -77,3 +77,40 @@ def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
 def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0):
     """Build ``K(X, Y)``, then multiply: ``K @ V``."""
     return gram(X, Y, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0) @ np.asarray(V)
+
+
+def lloyd_assign(X, centers):
+    """Nearest centre by the full distance matrix and ``np.argmin`` (ties: lowest index)."""
+    D = sqdist(X, centers)
+    labels = np.argmin(D, axis=1)
+    return labels.astype(np.int64), D[np.arange(D.shape[0]), labels]
+
+
+def lloyd_update(X, labels, n_clusters, *, sample_weight=None):
+    """Weighted mean per cluster (NaN for an empty cluster) and the summed weights."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    centers = np.full((n_clusters, X.shape[1]), np.nan)
+    counts = np.zeros(n_clusters)
+    for k in range(n_clusters):
+        members = labels == k
+        counts[k] = w[members].sum()
+        if counts[k] > 0:
+            centers[k] = (w[members, None] * X[members]).sum(axis=0) / counts[k]
+    return centers, counts
+
+
+def kmeans(X, centers, *, max_iter=300):
+    """The lectures' loop: assign, update, until no label changes."""
+    X = np.asarray(X, dtype=np.float64)
+    centers = np.array(centers, dtype=np.float64)
+    labels = None
+    for it in range(max_iter):
+        new_labels, _ = lloyd_assign(X, centers)
+        if labels is not None and np.array_equal(new_labels, labels):
+            break
+        labels = new_labels
+        new_centers, counts = lloyd_update(X, labels, centers.shape[0])
+        centers = np.where(counts[:, None] > 0, new_centers, centers)
+    labels, d2 = lloyd_assign(X, centers)
+    return centers, labels, float(d2.sum())

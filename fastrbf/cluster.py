@@ -1,0 +1,412 @@
+"""k-means: Lloyd assignment and update steps, and a complete, deterministic ``kmeans``.
+
+Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels):
+
+- Assignment is exact: for small ``K * d`` by direct differences; otherwise a float32
+  GEMM on centred data ranks the centres and every centre within the rigorous float32
+  error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
+  distances (ties to the lowest index, as ``np.argmin``).
+- The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
+  order: bitwise the same result for any thread count.
+- ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
+  the same initial centres): stop when no label changes, or when the summed squared
+  centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
+  the final labels are those of the final centres.
+- Empty clusters (``empty="relocate"``): each empty cluster takes, in order of
+  decreasing distance to its current centre (ties: lowest index), a point that is not
+  the only point of its cluster; the sums move with the point's weight.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _threads
+from . import _validation as _v
+from ._jit import lloyd as _jl
+
+#: below this many K * d products per point the exact direct assignment is used
+DIRECT_MAX_KD = 1024
+
+#: rows per GEMM chunk of the certified assignment
+GEMM_CHUNK_ROWS = 8192
+
+
+class EmptyClusterError(RuntimeError):
+    """Raised by :func:`kmeans` with ``empty="raise"`` when a cluster loses all its points."""
+
+
+@dataclass(frozen=True)
+class KMeansResult:
+    """Result of :func:`kmeans` (arrays only; picklable)."""
+
+    centers: np.ndarray
+    labels: np.ndarray
+    inertia: float
+    n_iter: int
+    converged: bool
+
+
+def _check_centers(centers, d, dtype, name="centers"):
+    C = _v.check_data(centers, name)
+    if C.shape[1] != d:
+        raise ValueError(f"`{name}` must have the same number of features as `X` ({d}); got {C.shape[1]} (shape {C.shape}).")
+    return C
+
+
+class _Assigner:
+    """Assignment of the rows of X to centres; caches the centred float32 copy of X."""
+
+    def __init__(self, X, n_threads):
+        self.X = X
+        self.n_threads = n_threads
+        self._centred = None
+
+    def _prepare_gemm(self):
+        if self._centred is None:
+            mu = self.X.mean(axis=0, dtype=np.float64)
+            Xc = np.subtract(self.X, mu, dtype=np.float64)
+            self._centred = (mu, Xc.astype(np.float32), np.einsum("ij,ij->i", Xc, Xc))
+        return self._centred
+
+    def __call__(self, C, labels, mind):
+        X = self.X
+        n, d = X.shape
+        K = C.shape[0]
+        if K * d <= DIRECT_MAX_KD:
+            Ct = np.ascontiguousarray(C.T)
+            _threads.run(_jl.assign_direct, self.n_threads, X, Ct, labels, mind)
+            return
+        mu, Xc32, nx = self._prepare_gemm()
+        Cc = np.subtract(C, mu, dtype=np.float64)
+        nc = np.einsum("ij,ij->i", Cc, Cc)
+        Cc32t = np.ascontiguousarray(Cc.astype(np.float32).T)
+        # |fl32 error of ||c||^2 - 2 x.c| <= (d + 4) eps32 (||x||^2 + ||c||^2), including
+        # the rounding of the centred data to float32 (the GEMM accumulates in float32)
+        err = (d + 4) * float(np.finfo(np.float32).eps) * 1.01
+        nt = _threads.resolve(self.n_threads)
+        rows = max(1, min(n, GEMM_CHUNK_ROWS))
+        G = np.empty((rows, K), dtype=np.float32)
+        for r0 in range(0, n, rows):
+            r1 = min(n, r0 + rows)
+            Gb = G[: r1 - r0]
+            with _threads.blas_threads(nt):
+                np.matmul(Xc32[r0:r1], Cc32t, out=Gb)
+            _threads.run(_jl.certify_chunk, nt, Gb, nx, nc, X, C, r0, err, labels, mind)
+
+
+def lloyd_assign(X, centers, *, n_threads=None):
+    """Label each row of ``X`` with its nearest centre.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    centers : array_like of shape (K, d)
+    n_threads : int, optional
+
+    Returns
+    -------
+    labels : ndarray of shape (n,), int64
+        Index of the nearest centre; ties go to the lowest index, as ``np.argmin``.
+        Always the argmin of the exact distances (see the module docstring).
+    min_sqdist : ndarray of shape (n,)
+        Squared distance to that centre (direct differences), in the result dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import lloyd_assign
+    >>> X = np.array([[0.0, 0.0], [0.9, 0.0], [5.0, 5.0]])
+    >>> labels, d2 = lloyd_assign(X, np.array([[0.0, 0.0], [5.0, 4.0]]))
+    >>> labels.tolist(), d2.tolist()
+    ([0, 0, 1], [0.0, 0.81, 1.0])
+    """
+    Xa = _v.check_data(X, "X")
+    Ca = _check_centers(centers, Xa.shape[1], None)
+    dtype = _v.result_dtype(Xa, Ca)
+    Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
+    labels = np.empty(Xc.shape[0], dtype=np.int64)
+    mind = np.empty(Xc.shape[0], dtype=np.float64)
+    _Assigner(Xc, n_threads)(Cc, labels, mind)
+    return labels, mind.astype(dtype, copy=False)
+
+
+def _check_weights(sample_weight, n):
+    if sample_weight is None:
+        return np.ones(n, dtype=np.float64)
+    w = _v.as_array(sample_weight, "sample_weight", ndim=1)
+    if w.shape[0] != n:
+        raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+    _v.check_finite(w, "sample_weight")
+    if np.any(w < 0):
+        raise ValueError(f"`sample_weight` must be >= 0; got {float(w[w < 0][0])!r}.")
+    if not np.any(w > 0):
+        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
+    return np.ascontiguousarray(w, dtype=np.float64)
+
+
+def _sums(X, labels, K, w, n_threads):
+    n, d = X.shape
+    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
+    part = np.empty((nch, K, d), dtype=np.float64)
+    partw = np.empty((nch, K), dtype=np.float64)
+    _threads.run(_jl.update_partials, n_threads, X, labels, w, part, partw)
+    sums = np.empty((K, d), dtype=np.float64)
+    wsum = np.empty(K, dtype=np.float64)
+    _threads.run(_jl.reduce_partials, n_threads, part, partw, sums, wsum)
+    return sums, wsum
+
+
+def _check_labels(labels, n, n_clusters):
+    lab = _v.as_array(labels, "labels", ndim=1)
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"`labels` must be an array of integers; got dtype {lab.dtype}.")
+    if lab.shape[0] != n:
+        raise ValueError(f"`labels` must have one value per row of `X` ({n}); got shape {lab.shape}.")
+    if lab.min() < 0 or lab.max() >= n_clusters:
+        bad = lab[(lab < 0) | (lab >= n_clusters)][0]
+        raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
+    return np.ascontiguousarray(lab, dtype=np.int64)
+
+
+def _check_n_clusters(n_clusters, n):
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+        raise TypeError(f"`n_clusters` must be an int; got {n_clusters!r}.")
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"`n_clusters` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
+    return int(n_clusters)
+
+
+def lloyd_update(X, labels, n_clusters, *, sample_weight=None, n_threads=None):
+    """Weighted mean of the rows of each cluster.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    labels : array_like of shape (n,), integers in ``[0, n_clusters)``
+    n_clusters : int
+    sample_weight : array_like of shape (n,), optional
+        Non-negative weights, not all zero.  Default: ones.
+    n_threads : int, optional
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+        Result dtype of ``X``; rows of empty clusters (zero total weight) are NaN.
+    counts : ndarray of shape (n_clusters,), float64
+        Summed weight of each cluster.
+
+    Sums are accumulated in float64 per chunk of 2048 rows and the chunks added in
+    order: bitwise the same for any thread count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import lloyd_update
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [5.0, 5.0]])
+    >>> centers, counts = lloyd_update(X, [0, 0, 1], 2)
+    >>> centers.tolist(), counts.tolist()
+    ([[1.0, 0.0], [5.0, 5.0]], [2.0, 1.0])
+    """
+    Xa = _v.check_data(X, "X")
+    n = Xa.shape[0]
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 1:
+        raise ValueError(f"`n_clusters` must be an int >= 1; got {n_clusters!r}.")
+    lab = _check_labels(labels, n, int(n_clusters))
+    w = _check_weights(sample_weight, n)
+    dtype = _v.result_dtype(Xa)
+    Xc = _v.to_dtype(Xa, dtype)
+    sums, wsum = _sums(Xc, lab, int(n_clusters), w, n_threads)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centers = sums / wsum[:, None]
+    centers[wsum == 0] = np.nan
+    return centers.astype(dtype, copy=False), wsum
+
+
+def _relocate_empty(X, w, labels, mind, sums, wsum):
+    """Give each empty cluster the farthest point (from its own centre) that is not
+    the only point of its cluster; deterministic (ties: lowest index)."""
+    empty = np.flatnonzero(wsum == 0)
+    if empty.size == 0:
+        return
+    order = np.argsort(-mind, kind="stable")
+    counts = np.bincount(labels, minlength=wsum.shape[0])
+    k = 0
+    for idx in order:
+        if k == empty.size:
+            break
+        old = labels[idx]
+        if counts[old] <= 1 or w[idx] == 0:
+            continue
+        new = empty[k]
+        sums[old] -= w[idx] * X[idx]
+        wsum[old] -= w[idx]
+        sums[new] = w[idx] * X[idx]
+        wsum[new] = w[idx]
+        counts[old] -= 1
+        counts[new] = 1
+        labels[idx] = new
+        k += 1
+
+
+def _kmeans_plusplus(X, K, w, rng, n_threads):
+    from .distances import sqdist
+
+    n = X.shape[0]
+    n_trials = 2 + int(np.log(K))
+    centers = np.empty((K, X.shape[1]), dtype=X.dtype)
+    first = rng.choice(n, p=w / w.sum())
+    centers[0] = X[first]
+    closest = sqdist(X[first : first + 1], X, n_threads=n_threads)[0].astype(np.float64)
+    pot = closest @ w
+    for c in range(1, K):
+        if pot <= 0:
+            raise ValueError(
+                f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
+                f"only {c} distinct centres could be chosen."
+            )
+        cum = np.cumsum(w * closest)
+        ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
+        np.clip(ids, None, n - 1, out=ids)
+        dcand = sqdist(X[ids], X, n_threads=n_threads).astype(np.float64, copy=False)
+        np.minimum(closest, dcand, out=dcand)
+        pots = dcand @ w
+        best = int(np.argmin(pots))
+        centers[c] = X[ids[best]]
+        closest = dcand[best]
+        pot = pots[best]
+    return centers
+
+
+def _random_init(X, K, w, rng):
+    uniq, first_idx = np.unique(X[w > 0], axis=0, return_index=True)
+    if uniq.shape[0] < K:
+        raise ValueError(
+            f"`X` has fewer distinct points (with weight > 0) than `n_clusters`: "
+            f"{uniq.shape[0]} < {K}."
+        )
+    pick = rng.choice(uniq.shape[0], size=K, replace=False)
+    return np.ascontiguousarray(uniq[pick], dtype=X.dtype)
+
+
+def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
+    n = X.shape[0]
+    K = C.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    labels_old = np.full(n, -1, dtype=np.int64)
+    mind = np.empty(n, dtype=np.float64)
+    converged = False
+    strict = False
+    n_iter = 0
+    for it in range(max_iter):
+        assigner(C, labels, mind)
+        sums, wsum = _sums(X, labels, K, w, n_threads)
+        if np.any(wsum == 0):
+            if empty == "raise":
+                raise EmptyClusterError(
+                    f"cluster(s) {np.flatnonzero(wsum == 0).tolist()} became empty at iteration {it + 1}; "
+                    f"use empty='relocate' to move them to the farthest points."
+                )
+            _relocate_empty(X, w, labels, mind, sums, wsum)
+        C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
+        shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
+        C = C_new
+        n_iter = it + 1
+        if np.array_equal(labels, labels_old):
+            strict = converged = True
+            break
+        if shift <= tol_abs:
+            converged = True
+            break
+        labels_old[:] = labels
+    if not strict:
+        assigner(C, labels, mind)
+    inertia = float(mind @ w)
+    return C, labels, inertia, n_iter, converged
+
+
+def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4, seed=None,
+           sample_weight=None, empty="relocate", n_threads=None):
+    """k-means clustering by Lloyd's algorithm.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    n_clusters : int
+        In ``[1, n]``; fewer distinct points than ``n_clusters`` is an error.
+    init : {"k-means++", "random"} or array_like of shape (n_clusters, d)
+        "k-means++": greedy k-means++ with ``2 + log(k)`` local trials (as
+        scikit-learn); "random": ``k`` distinct data points; an array: the initial
+        centres (then ``n_init`` must be 1).
+    n_init : int
+        Restarts; the run with the lowest inertia is kept.
+    max_iter : int
+        >= 1.
+    tol : float
+        Stop when the summed squared centre shift is <= ``tol * mean(var(X, axis=0))``
+        (scikit-learn's scaling); Lloyd also stops when no label changes.
+    seed : None, int or numpy.random.Generator
+    sample_weight : array_like of shape (n,), optional
+    empty : {"relocate", "raise"}
+        What to do with a cluster that loses all its points: move it to the farthest
+        point (see the module docstring), or raise :class:`EmptyClusterError`.
+    n_threads : int, optional
+
+    Returns
+    -------
+    KMeansResult
+        ``centers`` (n_clusters, d), ``labels`` (n,) int64 consistent with the final
+        centres, ``inertia`` (weighted sum of squared distances), ``n_iter``,
+        ``converged``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import kmeans
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> res = kmeans(X, 2, seed=0)
+    >>> sorted(res.centers.tolist()), res.inertia, res.converged
+    ([[0.0, 0.5], [10.0, 0.5]], 1.0, True)
+    """
+    Xa = _v.check_data(X, "X")
+    n, d = Xa.shape
+    K = _check_n_clusters(n_clusters, n)
+    for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
+            raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
+    if isinstance(tol, bool) or not np.isscalar(tol) or not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    if empty not in ("relocate", "raise"):
+        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    w = _check_weights(sample_weight, n)
+    if np.count_nonzero(w) < K:
+        raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({np.count_nonzero(w)}).")
+    dtype = _v.result_dtype(Xa)
+    Xc = _v.to_dtype(Xa, dtype)
+    if isinstance(init, str):
+        if init not in ("k-means++", "random"):
+            raise ValueError(f"`init` must be 'k-means++', 'random' or an array of shape ({K}, {d}); got {init!r}.")
+        init_arr = None
+    else:
+        init_arr = _check_centers(init, d, dtype, "init")
+        if init_arr.shape[0] != K:
+            raise ValueError(f"`init` must have shape ({K}, {d}) (n_clusters, n_features); got {init_arr.shape}.")
+        if n_init != 1:
+            raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
+        init_arr = _v.to_dtype(init_arr, dtype)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    tol_abs = float(tol) * float(np.mean(np.var(Xc, axis=0, dtype=np.float64))) if tol > 0 else 0.0
+    assigner = _Assigner(Xc, n_threads)
+    best = None
+    for _ in range(n_init):
+        if init_arr is not None:
+            C0 = init_arr.copy()
+        elif init == "k-means++":
+            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads)
+        else:
+            C0 = _random_init(Xc, K, w, rng)
+        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads)
+        if best is None or res[2] < best[2]:
+            best = res
+    C, labels, inertia, n_iter, converged = best
+    return KMeansResult(C, labels, inertia, n_iter, converged)

@@ -1,0 +1,241 @@
+"""lloyd_assign, lloyd_update and kmeans against the reference and scikit-learn."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_array_equal
+
+import fastrbf
+from fastrbf import cluster, reference
+
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.fixture(params=["direct", "gemm"])
+def path(request, monkeypatch):
+    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", 10**9 if request.param == "direct" else 0)
+    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)  # several chunks
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,d,K", [(1, 1, 1), (257, 3, 7), (500, 16, 70), (64, 2, 600)])
+def test_assign_matches_reference_argmin(rng, path, dtype, n, d, K):
+    X = rng.standard_normal((n, d)).astype(dtype)
+    C = rng.standard_normal((K, d)).astype(dtype)
+    labels, d2 = fastrbf.lloyd_assign(X, C)
+    ref_labels, ref_d2 = reference.lloyd_assign(X.astype(np.float64), C.astype(np.float64))
+    assert labels.dtype == np.int64 and d2.dtype == dtype
+    assert_array_equal(labels, ref_labels)
+    np.testing.assert_allclose(d2, ref_d2, rtol=1e-12 if dtype == np.float64 else 1e-6)
+
+
+def test_assign_ties_go_to_lowest_index(path):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0]])
+    C = np.array([[1.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [3.0, 0.0]])  # duplicate and equidistant centres
+    labels, d2 = fastrbf.lloyd_assign(X, C)
+    assert labels.tolist() == [0, 0, 0]
+    assert d2.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_assign_exact_where_float32_gemm_cannot_decide(path):
+    """Far from the origin and with centres closer than float32 can resolve: the
+    certified path must still return the exact argmin."""
+    rng = np.random.default_rng(1)
+    base = 1e6 + rng.standard_normal((1, 20))
+    C = base + 1e-7 * rng.standard_normal((50, 20))
+    X = base + 1e-7 * rng.standard_normal((300, 20))
+    labels, d2 = fastrbf.lloyd_assign(X, C)
+    ref_labels, ref_d2 = reference.lloyd_assign(X, C)
+    assert_array_equal(labels, ref_labels)
+    np.testing.assert_allclose(d2, ref_d2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_update_matches_reference_and_is_thread_independent(rng, dtype):
+    X = rng.standard_normal((5000, 5)).astype(dtype)
+    labels = rng.integers(0, 9, 5000)
+    w = rng.uniform(0, 2, 5000)
+    C, counts = fastrbf.lloyd_update(X, labels, 10, sample_weight=w, n_threads=1)
+    C2, counts2 = fastrbf.lloyd_update(X, labels, 10, sample_weight=w, n_threads=2)
+    assert_array_equal(C, C2)
+    assert_array_equal(counts, counts2)
+    refC, refw = reference.lloyd_update(X.astype(np.float64), labels, 10, sample_weight=w)
+    assert C.dtype == dtype
+    np.testing.assert_allclose(C[:9], refC[:9], rtol=1e-6 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(counts, refw, rtol=1e-12)
+    assert np.all(np.isnan(C[9])) and counts[9] == 0
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+
+    return load_digits().data
+
+
+DATASETS = {
+    "digits": lambda rng: (_digits(), 10),
+    "blobs": lambda rng: (np.concatenate([rng.normal(c, 0.5, (300, 3)) for c in (0, 3, 6, 9)]), 4),
+    "gauss-many-centres": lambda rng: (rng.standard_normal((3000, 8)), 120),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_kmeans_matches_sklearn_on_same_init(rng, name):
+    from sklearn.cluster import KMeans
+
+    X, K = DATASETS[name](rng)
+    # Initial centres are data points moved by a little noise: with integer data such as
+    # digits, data points as centres give exactly tied distances, which we resolve to the
+    # lowest index (exact arithmetic) while scikit-learn's choice depends on the rounding
+    # of its internal centring of X; away from exact ties the two must agree exactly.
+    C0 = X[rng.choice(X.shape[0], K, replace=False)] + rng.uniform(-0.01, 0.01, (K, X.shape[1]))
+    res = fastrbf.kmeans(X, K, init=C0, tol=0, max_iter=300)
+    sk = KMeans(K, init=C0, n_init=1, algorithm="lloyd", tol=0, max_iter=300).fit(X)
+    assert_array_equal(res.labels, sk.labels_)
+    assert res.n_iter == sk.n_iter_
+    np.testing.assert_allclose(res.centers, sk.cluster_centers_, rtol=0, atol=1e-10 * max(1.0, np.abs(X).max()))
+    np.testing.assert_allclose(res.inertia, sk.inertia_, rtol=1e-10)
+    assert res.converged
+
+
+def test_inertia_never_increases(rng):
+    X = rng.standard_normal((2000, 4))
+    C = X[:30].copy()
+    inertias = []
+    for _ in range(15):
+        labels, d2 = fastrbf.lloyd_assign(X, C)
+        inertias.append(d2.sum())
+        C_new, counts = fastrbf.lloyd_update(X, labels, 30)
+        C = np.where(np.isnan(C_new), C, C_new)
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(inertias, inertias[1:]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kmeans_bitwise_reproducible_across_threads_and_runs(rng, dtype):
+    X = rng.standard_normal((3000, 6)).astype(dtype)
+    a = fastrbf.kmeans(X, 12, seed=7, n_init=2, n_threads=1)
+    b = fastrbf.kmeans(X, 12, seed=7, n_init=2, n_threads=2)
+    c = fastrbf.kmeans(X, 12, seed=np.random.default_rng(7), n_init=2)
+    for r in (b, c):
+        assert_array_equal(a.centers, r.centers)
+        assert_array_equal(a.labels, r.labels)
+        assert a.inertia == r.inertia
+    assert a.centers.dtype == dtype
+
+
+def test_labels_consistent_with_final_centres(rng):
+    X = rng.standard_normal((1000, 3))
+    res = fastrbf.kmeans(X, 8, seed=0, max_iter=2)
+    labels, d2 = fastrbf.lloyd_assign(X, res.centers)
+    assert_array_equal(res.labels, labels)
+    assert res.inertia == pytest.approx(d2.sum(), rel=1e-12)
+
+
+def test_random_init_and_kmeanspp_inertia_close_to_sklearn(rng):
+    from sklearn.cluster import KMeans
+
+    X = np.concatenate([rng.normal(c, 0.3, (200, 2)) for c in ((0, 0), (5, 0), (0, 5), (5, 5))])
+    sk = KMeans(4, n_init=5, random_state=0).fit(X)
+    for init in ("k-means++", "random"):
+        res = fastrbf.kmeans(X, 4, init=init, n_init=5, seed=0)
+        assert res.inertia <= sk.inertia_ * (1 + 1e-9)
+
+
+def test_empty_cluster_relocated_and_raise():
+    X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1]])
+    C0 = np.array([[0.1], [10.05], [100.0]])  # the third centre attracts nothing
+    res = fastrbf.kmeans(X, 3, init=C0)
+    assert sorted(np.bincount(res.labels, minlength=3).tolist()) == [1, 2, 2]
+    assert np.all(np.isfinite(res.centers))
+    with pytest.raises(fastrbf.EmptyClusterError, match=r"cluster\(s\) \[2\] became empty at iteration 1"):
+        fastrbf.kmeans(X, 3, init=C0, empty="raise")
+
+
+def test_relocation_never_steals_a_singleton():
+    # cluster 0 = a lone far point; cluster 1 holds the rest; cluster 2 starts empty
+    X = np.array([[100.0], [0.0], [1.0], [2.0]])
+    C0 = np.array([[100.0], [1.0], [-1000.0]])
+    res = fastrbf.kmeans(X, 3, init=C0, max_iter=1)
+    assert res.labels[0] == 0
+    assert np.bincount(res.labels, minlength=3).tolist()[0] == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n=st.integers(1, 60),
+    d=st.integers(1, 4),
+    k_frac=st.floats(0.0, 1.0),
+    dup=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_kmeans(n, d, k_frac, dup, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, (n, d)).astype(np.float64) if dup else rng.standard_normal((n, d))
+    n_distinct = np.unique(X, axis=0).shape[0]
+    K = max(1, int(round(k_frac * n_distinct)))
+    res = fastrbf.kmeans(X, K, seed=seed, max_iter=50)
+    labels, d2 = reference.lloyd_assign(X, res.centers)
+    assert_array_equal(res.labels, labels)
+    assert res.inertia == pytest.approx(d2.sum(), rel=1e-9, abs=1e-12)
+    if K == n_distinct:
+        assert res.inertia == pytest.approx(0.0, abs=1e-20)
+    assert np.bincount(res.labels, minlength=K).min() >= 1
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(n_clusters=0), ValueError, r"`n_clusters` must be in \[1, n_samples\] = \[1, 6\]; got 0"),
+        (dict(n_clusters=7), ValueError, r"`n_clusters` must be in \[1, n_samples\] = \[1, 6\]; got 7"),
+        (dict(n_clusters=2.0), TypeError, r"`n_clusters` must be an int; got 2.0"),
+        (dict(n_clusters=2, init=np.zeros((3, 2))), ValueError, r"`init` must have shape \(2, 2\)"),
+        (dict(n_clusters=2, init=np.zeros((2, 3))), ValueError, r"`init` must have the same number of features as `X` \(2\); got 3"),
+        (dict(n_clusters=2, init="kmeans"), ValueError, r"`init` must be 'k-means\+\+', 'random' or an array"),
+        (dict(n_clusters=2, sample_weight=-np.ones(6)), ValueError, r"`sample_weight` must be >= 0; got -1.0"),
+        (dict(n_clusters=2, sample_weight=np.zeros(6)), ValueError, r"`sample_weight` must have at least one value > 0"),
+        (dict(n_clusters=2, sample_weight=np.ones(5)), ValueError, r"`sample_weight` must have one value per row of `X` \(6\)"),
+        (dict(n_clusters=2, max_iter=0), ValueError, r"`max_iter` must be an int >= 1; got 0"),
+        (dict(n_clusters=2, n_init=0), ValueError, r"`n_init` must be an int >= 1; got 0"),
+        (dict(n_clusters=2, tol=-1.0), ValueError, r"`tol` must be a finite number >= 0; got -1.0"),
+        (dict(n_clusters=2, empty="drop"), ValueError, r"`empty` must be 'relocate' or 'raise'; got 'drop'"),
+        (dict(n_clusters=2, init=np.zeros((2, 2)), n_init=3), ValueError, r"`n_init` must be 1 when `init` is an array"),
+        (dict(n_clusters=4, init="random"), ValueError, r"fewer distinct points .* than `n_clusters`: 3 < 4"),
+        (dict(n_clusters=4), ValueError, r"fewer distinct points .* than `n_clusters` \(4\)"),
+    ],
+)
+def test_kmeans_bad_input(kwargs, exc, match):
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    with pytest.raises(exc, match=match):
+        fastrbf.kmeans(X, **kwargs)
+
+
+def test_kmeans_nan_and_no_modification():
+    X = np.array([[0.0, np.nan], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values"):
+        fastrbf.kmeans(X, 1)
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    C0 = X[:3].copy()
+    Xc, Cc = X.copy(), C0.copy()
+    fastrbf.kmeans(X, 3, init=C0)
+    assert_array_equal(X, Xc)
+    assert_array_equal(C0, Cc)
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ((np.ones((3, 2)), [0, 1], 2), r"`labels` must have one value per row of `X` \(3\)"),
+        ((np.ones((3, 2)), [0, 1, 2], 2), r"`labels` must be in \[0, n_clusters\) = \[0, 2\); got 2"),
+        ((np.ones((3, 2)), [0, 1, 1], 0), r"`n_clusters` must be an int >= 1; got 0"),
+    ],
+)
+def test_update_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        fastrbf.lloyd_update(*args)
+
+
+def test_assign_bad_centers():
+    with pytest.raises(ValueError, match=r"`centers` must have the same number of features as `X` \(2\); got 3"):
+        fastrbf.lloyd_assign(np.ones((4, 2)), np.ones((2, 3)))

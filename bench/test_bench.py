@@ -1,0 +1,45 @@
+"""One parametrised pytest-benchmark test over every (workload, contender) pair of
+``fastrbf.benchmarks``: the same workloads as ``python -m fastrbf.bench``."""
+
+import os
+
+import numba
+import pytest
+
+from fastrbf import _threads, benchmarks
+
+QUICK = os.environ.get("FASTRBF_BENCH_FULL", "0") != "1"
+_WORKLOADS = {wl.name: wl for wl in benchmarks.workloads()}
+_CASES = [
+    pytest.param(wl.name, c.label, id=f"{wl.name}|{c.label}")
+    for wl in _WORKLOADS.values()
+    for c in wl.contenders
+    if QUICK or c.full
+]
+_DATA = {}
+
+
+def _data(name):
+    if name not in _DATA:
+        _DATA.clear()  # one data set alive at a time
+        _DATA[name] = _WORKLOADS[name].setup(QUICK)
+    return _DATA[name]
+
+
+@pytest.mark.parametrize("workload,contender", _CASES)
+def test_workload(benchmark, workload, contender):
+    wl = _WORKLOADS[workload]
+    c = next(c for c in wl.contenders if c.label == contender)
+    data = _data(workload)
+    benchmark.group = workload
+    benchmark.extra_info.update(
+        contender=contender, kind=c.kind, threads=numba.get_num_threads(), blas=_threads.blas_info(),
+        work=wl.work(data), unit=wl.unit, quick=QUICK,
+    )
+    if isinstance(c.fn, benchmarks._PerIteration):
+        # the peer's own loop measures one iteration; record that as the result
+        per_iter = benchmarks.time_call(c.fn, data, 3)
+        benchmark.extra_info["per_iteration_s"] = per_iter
+        benchmark.pedantic(c.fn, args=(data,), rounds=1, iterations=1, warmup_rounds=0)
+    else:
+        benchmark.pedantic(c.fn, args=(data,), rounds=3, iterations=1, warmup_rounds=1)

@@ -1,0 +1,341 @@
+"""The benchmark workloads, defined once for ``python -m fastrbf.bench`` and ``bench/``.
+
+Each workload has a data set (seeded), a measure of work (for the throughput column)
+and its contenders: fastrbf, the plain NumPy reference (:mod:`fastrbf.reference`) and
+the peers that are installed (scikit-learn, SciPy, faiss, the NumPy norm trick).  All
+rows of one run are measured side by side in one process: each contender is warmed up
+right before it is timed (memory freed to the host is slow to touch again), timed over
+repeated calls (median), then run once more under ``tracemalloc`` for its peak traced
+memory (NumPy's allocations are traced; numba's small per-thread tiles are not).
+"""
+
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _threads, reference
+from .cluster import kmeans, lloyd_assign, lloyd_update
+from .distances import sqdist
+from .kernels import gram, gram_matvec
+
+FASTRBF, NUMPY, PEER = "fastrbf", "numpy", "peer"
+
+
+@dataclass
+class Contender:
+    """One implementation of a workload: ``fn(data)`` runs it once."""
+
+    label: str
+    kind: str  # FASTRBF, NUMPY or PEER
+    fn: object
+    full: bool = True  # also run at full size (False: too slow, quick size only)
+
+
+@dataclass
+class Workload:
+    """A benchmark workload: data, work measure and contenders."""
+
+    name: str
+    setup: object  # setup(quick) -> dict of arrays
+    work: object  # work(data) -> float, in `unit`
+    unit: str
+    contenders: list = field(default_factory=list)
+    describe: object = None  # describe(data) -> str
+
+
+def _try_import(name):
+    try:
+        return __import__(name, fromlist=["_"])
+    except Exception:
+        return None
+
+
+def _rng():
+    return np.random.default_rng(20261122)
+
+
+# ---------------------------------------------------------------- distances and Gram
+def _sqdist_workload(name, n, m, d, dtype, qn, qm):
+    def setup(quick):
+        rng = _rng()
+        nn, mm = (qn, qm) if quick else (n, m)
+        X = rng.standard_normal((nn, d)).astype(dtype)
+        Y = rng.standard_normal((mm, d)).astype(dtype)
+        return {"X": X, "Y": Y, "out": np.empty((nn, mm), dtype=dtype)}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: sqdist(a["X"], a["Y"])),
+        Contender("fastrbf out=", FASTRBF, lambda a: sqdist(a["X"], a["Y"], out=a["out"])),
+        Contender("numpy reference", NUMPY, lambda a: reference.sqdist(a["X"], a["Y"]), full=d <= 64),
+        Contender("numpy norm trick", PEER, lambda a: _norm_trick(a["X"], a["Y"])),
+    ]
+    skm = _try_import("sklearn.metrics.pairwise")
+    if skm is not None:
+        cs.append(Contender("scikit-learn", PEER, lambda a: skm.euclidean_distances(a["X"], a["Y"], squared=True)))
+    ssd = _try_import("scipy.spatial.distance")
+    if ssd is not None:
+        cs.append(Contender("scipy cdist", PEER, lambda a: ssd.cdist(a["X"], a["Y"], "sqeuclidean"), full=d <= 64))
+    return Workload(name, setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "pairs/s", cs, _shape_xy)
+
+
+def _norm_trick(X, Y):
+    return (X * X).sum(1)[:, None] + (Y * Y).sum(1)[None, :] - 2 * (X @ Y.T)
+
+
+def _shape_xy(a):
+    return f"{a['X'].shape[0]}x{a['X'].shape[1]} vs {a['Y'].shape[0]}, {a['X'].dtype}"
+
+
+def _gram_workload():
+    def setup(quick):
+        n = 4000 if quick else 10000
+        X = _rng().standard_normal((n, 16))
+        return {"X": X, "out": np.empty((n, n))}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: gram(a["X"], gamma=0.5)),
+        Contender("fastrbf out=", FASTRBF, lambda a: gram(a["X"], gamma=0.5, out=a["out"])),
+        Contender("numpy reference", NUMPY, lambda a: reference.gram(a["X"], gamma=0.5)),
+    ]
+    skm = _try_import("sklearn.metrics.pairwise")
+    if skm is not None:
+        cs.append(Contender("scikit-learn rbf_kernel", PEER, lambda a: skm.rbf_kernel(a["X"], gamma=0.5)))
+    return Workload("gram-gaussian", setup, lambda a: a["X"].shape[0] ** 2, "entries/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, gamma 0.5")
+
+
+def _matvec_workload():
+    def setup(quick):
+        rng = _rng()
+        n = 20000 if quick else 100000
+        return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000)}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+        Contender("numpy build-then-multiply", NUMPY, lambda a: reference.gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+    ]
+    return Workload("gram-matvec", setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "entries/s", cs,
+                    lambda a: f"K({a['X'].shape[0]}x16, {a['Y'].shape[0]}x16) @ v")
+
+
+# ---------------------------------------------------------------- k-means
+def _one_lloyd_iteration(X, C):
+    labels, _ = lloyd_assign(X, C)
+    return lloyd_update(X, labels, C.shape[0])
+
+
+def _reference_lloyd_iteration(X, C):
+    labels, _ = reference.lloyd_assign(X, C)
+    return reference.lloyd_update(X, labels, C.shape[0])
+
+
+class _PerIteration:
+    """Time per Lloyd iteration of a peer: (time of 1 + ITERS iterations - time of 1) / ITERS,
+    which removes the peer's set-up (validation, copies, init) from the figure."""
+
+    ITERS = 4
+
+    def __init__(self, fit):
+        self.fit = fit  # fit(data, n_iter)
+
+    def __call__(self, a):
+        t0 = time.perf_counter()
+        self.fit(a, 1)
+        t1 = time.perf_counter()
+        self.fit(a, 1 + self.ITERS)
+        t2 = time.perf_counter()
+        return ((t2 - t1) - (t1 - t0)) / self.ITERS
+
+
+def _sk_lloyd(a, n_iter):
+    import warnings
+
+    from sklearn.cluster import KMeans
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        KMeans(a["C"].shape[0], init=a["C"], n_init=1, max_iter=n_iter, tol=0, algorithm="lloyd").fit(a["X"])
+
+
+def _faiss_lloyd(a, n_iter):
+    import faiss
+
+    X = np.ascontiguousarray(a["X"], dtype=np.float32)
+    C = np.ascontiguousarray(a["C"], dtype=np.float32)
+    km = faiss.Kmeans(X.shape[1], C.shape[0], niter=n_iter, max_points_per_centroid=X.shape[0] + 1, seed=1, verbose=False)
+    km.train(X, init_centroids=C)
+
+
+def _lloyd_workload(name, n, d, K, dtype, qn):
+    def setup(quick):
+        rng = _rng()
+        X = rng.standard_normal((qn if quick else n, d)).astype(dtype)
+        C = X[rng.choice(X.shape[0], K, replace=False)].copy()
+        return {"X": X, "C": C}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
+        Contender("numpy reference", NUMPY, lambda a: _reference_lloyd_iteration(a["X"], a["C"]), full=n * K <= 10**8),
+    ]
+    if _try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn (per iteration)", PEER, _PerIteration(_sk_lloyd)))
+    if _try_import("faiss") is not None:
+        cs.append(Contender("faiss float32 (per iteration)", PEER, _PerIteration(_faiss_lloyd)))
+    return Workload(name, setup, lambda a: a["X"].shape[0] * a["C"].shape[0], "point-centres/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]}, K={a['C'].shape[0]}, {a['X'].dtype}")
+
+
+def _kmeans_run_workload():
+    def setup(quick):
+        rng = _rng()
+        X = rng.standard_normal((50000 if quick else 200000, 16))
+        return {"X": X, "C": X[rng.choice(X.shape[0], 64, replace=False)].copy()}
+
+    def ours(a):
+        return kmeans(a["X"], 64, init=a["C"], max_iter=20, tol=0)
+
+    cs = [Contender("fastrbf", FASTRBF, ours)]
+    if _try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn", PEER, lambda a: _sk_lloyd(a, 20)))
+    return Workload("kmeans-20-iterations", setup, lambda a: 20 * a["X"].shape[0] * 64, "point-centres/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations")
+
+
+def workloads():
+    """All workloads, in the order of the report."""
+    return [
+        _sqdist_workload("sqdist-lowd/float64", 20000, 2000, 16, np.float64, 5000, 2000),
+        _sqdist_workload("sqdist-lowd/float32", 20000, 2000, 16, np.float32, 5000, 2000),
+        _sqdist_workload("sqdist-highd/float64", 10000, 10000, 256, np.float64, 2000, 2000),
+        _gram_workload(),
+        _matvec_workload(),
+        _lloyd_workload("lloyd-small/float64", 200000, 16, 64, np.float64, 50000),
+        _lloyd_workload("lloyd-small/float32", 200000, 16, 64, np.float32, 50000),
+        _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 100000),
+        _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 100000),
+        _kmeans_run_workload(),
+    ]
+
+
+# ---------------------------------------------------------------- running
+def time_call(fn, data, repeats):
+    """Median seconds of ``repeats`` calls after one warm-up call (a callable that
+    returns a float measures itself: that float is the time)."""
+    first = fn(data)
+    budget_repeats = repeats
+    times = []
+    for _ in range(budget_repeats):
+        t0 = time.perf_counter()
+        r = fn(data)
+        t = time.perf_counter() - t0
+        times.append(r if isinstance(r, float) else t)
+        if sum(times) > 20 and len(times) >= 1:
+            break
+    del first
+    return float(np.median(times))
+
+
+def peak_memory(fn, data):
+    """Peak traced memory (bytes) of one call."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn(data)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def run(quick=True, repeats=None, only=None, log=None):
+    """Run the workloads; return one dict per (workload, contender).
+
+    Parameters
+    ----------
+    quick : bool
+        Small sizes (the README default, under two minutes); False: design.md sizes.
+    repeats : int, optional
+        Timed calls per contender (default 5 quick, 7 full; fewer for slow ones).
+    only : str, optional
+        Run only the workloads whose name contains this string.
+    log : callable, optional
+        Called with a progress line per contender.
+
+    Returns
+    -------
+    list of dict
+        Keys: workload, shape, contender, kind, median_s, throughput, unit,
+        vs_numpy, vs_best_peer, peak_mem_bytes, threads, blas.
+
+    Examples
+    --------
+    >>> rows = run(quick=True, repeats=1, only="sqdist-lowd/float32")  # doctest: +SKIP
+    """
+    import numba
+
+    repeats = repeats or (5 if quick else 7)
+    rows = []
+    for wl in workloads():
+        if only and only not in wl.name:
+            continue
+        data = wl.setup(quick)
+        work = wl.work(data)
+        shape = wl.describe(data) if wl.describe else ""
+        wl_rows = []
+        for c in wl.contenders:
+            row = dict(workload=wl.name, shape=shape, contender=c.label, kind=c.kind, unit=wl.unit,
+                       threads=numba.get_num_threads(), blas=_threads.blas_info())
+            if not quick and not c.full:
+                row.update(median_s=None, throughput=None, peak_mem_bytes=None, note="skipped at full size (too slow)")
+            else:
+                t = time_call(c.fn, data, repeats)
+                mem = None if isinstance(c.fn, _PerIteration) else peak_memory(c.fn, data)
+                row.update(median_s=t, throughput=work / t if t > 0 else None, peak_mem_bytes=mem, note="")
+            if log:
+                log(f"  {wl.name:24s} {c.label:32s} {_fmt_s(row['median_s'])}")
+            wl_rows.append(row)
+        numpy_t = [r["median_s"] for r in wl_rows if r["kind"] == NUMPY and r["median_s"]]
+        peer_t = [r["median_s"] for r in wl_rows if r["kind"] == PEER and r["median_s"]]
+        for r in wl_rows:
+            t = r["median_s"]
+            r["vs_numpy"] = numpy_t[0] / t if (t and numpy_t) else None
+            r["vs_best_peer"] = min(peer_t) / t if (t and peer_t and r["kind"] == FASTRBF) else None
+        rows.extend(wl_rows)
+        del data
+    return rows
+
+
+def _fmt_s(t):
+    if t is None:
+        return "-"
+    return f"{t * 1e3:.1f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def _fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _fmt_rate(v):
+    if v is None:
+        return "-"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return f"{v / div:.2f}{suffix}"
+    return f"{v:.0f}"
+
+
+def format_table(rows):
+    """One aligned plain-text table (a Markdown table) of the rows of :func:`run`."""
+    head = ["workload", "size", "contender", "median", "throughput", "vs NumPy", "vs best peer", "peak mem"]
+    lines = []
+    for r in rows:
+        mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
+        thr = "-" if r["throughput"] is None else f"{_fmt_rate(r['throughput'])} {r['unit']}"
+        lines.append([r["workload"], r["shape"], r["contender"], _fmt_s(r["median_s"]) if r["median_s"] is not None else r.get("note", "-"),
+                      thr, _fmt_x(r["vs_numpy"]), _fmt_x(r["vs_best_peer"]), mem])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
+    out = [fmt.format(*head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [fmt.format(*map(str, ln)) for ln in lines]
+    return "\n".join(out)

@@ -26,6 +26,8 @@ _first_call_lock = threading.Lock()
 _blas_lock = threading.RLock()
 _controller = None
 _serial_only = False
+_executor = None
+_executor_lock = threading.Lock()
 
 
 def max_threads():
@@ -57,7 +59,8 @@ def _active_layer():
 
 
 def _after_fork_in_child():
-    global _serial_only
+    global _serial_only, _executor
+    _executor = None  # its threads did not survive the fork
     if _active_layer() == "omp":
         try:
             from numba.np.ufunc import omppool
@@ -106,6 +109,31 @@ def run(kernel, n_threads, *args):
             _workqueue_lock.release()
     with _numba_threads(n):
         return kernel.parallel(*args)
+
+
+def map_ranges(func, n, n_threads, align=1):
+    """Run ``func(lo, hi)`` over ``n_threads`` contiguous ranges of ``range(n)`` (range
+    starts aligned to ``align``) on plain Python threads, for work that mixes BLAS calls
+    (single-threaded) with serial ``nogil`` numba kernels.  BLAS called from several
+    numba threads at once contends inside the BLAS shipped with SciPy; from Python
+    threads through NumPy it scales.  Results must not depend on the split."""
+    global _executor
+    nt = 1 if _serial_only else max(1, min(resolve(n_threads), -(-n // align)))
+    step = -(-n // nt)
+    step = -(-step // align) * align
+    ranges = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+    if len(ranges) == 1:
+        func(*ranges[0])
+        return
+    with _executor_lock:
+        if _executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _executor = ThreadPoolExecutor(max_workers=max_threads(), thread_name_prefix="fastrbf")
+        ex = _executor
+    futures = [ex.submit(func, lo, hi) for lo, hi in ranges]
+    for f in futures:
+        f.result()
 
 
 def _get_controller():

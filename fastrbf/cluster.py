@@ -28,8 +28,9 @@ from ._jit import lloyd as _jl
 #: below this many K * d products per point the exact direct assignment is used
 DIRECT_MAX_KD = 1024
 
-#: rows per GEMM chunk of the certified assignment
-GEMM_CHUNK_ROWS = 8192
+#: rows per GEMM call of the certified assignment (the float32 block stays in L2)
+GEMM_CHUNK_ROWS = 1024
+
 
 
 class EmptyClusterError(RuntimeError):
@@ -64,9 +65,12 @@ class _Assigner:
 
     def _prepare_gemm(self):
         if self._centred is None:
-            mu = self.X.mean(axis=0, dtype=np.float64)
-            Xc = np.subtract(self.X, mu, dtype=np.float64)
-            self._centred = (mu, Xc.astype(np.float32), np.einsum("ij,ij->i", Xc, Xc))
+            X = self.X
+            mu = X.mean(axis=0, dtype=np.float64)
+            Xc32 = np.empty(X.shape, dtype=np.float32)
+            nx = np.empty(X.shape[0], dtype=np.float64)
+            _threads.run(_jl.centre_f32, self.n_threads, X, mu, Xc32, nx)
+            self._centred = (mu, Xc32, nx)
         return self._centred
 
     def __call__(self, C, labels, mind):
@@ -81,18 +85,21 @@ class _Assigner:
         Cc = np.subtract(C, mu, dtype=np.float64)
         nc = np.einsum("ij,ij->i", Cc, Cc)
         Cc32t = np.ascontiguousarray(Cc.astype(np.float32).T)
-        # |fl32 error of ||c||^2 - 2 x.c| <= (d + 4) eps32 (||x||^2 + ||c||^2), including
-        # the rounding of the centred data to float32 (the GEMM accumulates in float32)
-        err = (d + 4) * float(np.finfo(np.float32).eps) * 1.01
-        nt = _threads.resolve(self.n_threads)
-        rows = max(1, min(n, GEMM_CHUNK_ROWS))
-        G = np.empty((rows, K), dtype=np.float32)
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            Gb = G[: r1 - r0]
-            with _threads.blas_threads(nt):
+        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_rows
+        err = (d + 6) * float(np.finfo(np.float32).eps) * 1.01
+        nc32 = nc.astype(np.float32)
+        ncmax = float(nc.max())
+
+        def work(lo, hi):
+            G = np.empty((min(GEMM_CHUNK_ROWS, hi - lo), K), dtype=np.float32)
+            for r0 in range(lo, hi, GEMM_CHUNK_ROWS):
+                r1 = min(hi, r0 + GEMM_CHUNK_ROWS)
+                Gb = G[: r1 - r0]
                 np.matmul(Xc32[r0:r1], Cc32t, out=Gb)
-            _threads.run(_jl.certify_chunk, nt, Gb, nx, nc, X, C, r0, err, labels, mind)
+                _jl.certify_rows(Gb, r0, nx, nc32, ncmax, X, C, err, labels, mind)
+
+        with _threads.blas_threads(1):
+            _threads.map_ranges(work, n, self.n_threads, align=GEMM_CHUNK_ROWS)
 
 
 def lloyd_assign(X, centers, *, n_threads=None):
@@ -150,7 +157,7 @@ def _sums(X, labels, K, w, n_threads):
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     part = np.empty((nch, K, d), dtype=np.float64)
     partw = np.empty((nch, K), dtype=np.float64)
-    _threads.run(_jl.update_partials, n_threads, X, labels, w, part, partw)
+    _threads.run(_jl.update_partials, n_threads, X, labels, w, _jl.UPDATE_CHUNK, part, partw)
     sums = np.empty((K, d), dtype=np.float64)
     wsum = np.empty(K, dtype=np.float64)
     _threads.run(_jl.reduce_partials, n_threads, part, partw, sums, wsum)
@@ -196,7 +203,7 @@ def lloyd_update(X, labels, n_clusters, *, sample_weight=None, n_threads=None):
     counts : ndarray of shape (n_clusters,), float64
         Summed weight of each cluster.
 
-    Sums are accumulated in float64 per chunk of 2048 rows and the chunks added in
+    Sums are accumulated in float64 per chunk of 8192 rows and the chunks added in
     order: bitwise the same for any thread count.
 
     Examples
@@ -289,9 +296,27 @@ def _random_init(X, K, w, rng):
     return np.ascontiguousarray(uniq[pick], dtype=X.dtype)
 
 
+def _raise_empty(wsum, iteration):
+    raise EmptyClusterError(
+        f"cluster(s) {np.flatnonzero(wsum == 0).tolist()} became empty at iteration {iteration}; "
+        f"use empty='relocate' to move them to the farthest points."
+    )
+
+
 def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     n = X.shape[0]
     K = C.shape[0]
+    if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD:
+        # small problem: the whole loop in one serial call (no per-iteration overhead)
+        C = np.ascontiguousarray(C, dtype=X.dtype).copy()
+        labels = np.empty(n, dtype=np.int64)
+        mind = np.empty(n, dtype=X.dtype)
+        wsum = np.empty(K, dtype=np.float64)
+        n_iter, converged, empty_at = _jl.lloyd_small(X, C, w, max_iter, tol_abs, empty == "raise", labels, mind, wsum)
+        if empty_at:
+            _raise_empty(wsum, empty_at)
+        return C, labels, float(mind.astype(np.float64) @ w), n_iter, converged
+    n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
@@ -303,10 +328,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         sums, wsum = _sums(X, labels, K, w, n_threads)
         if np.any(wsum == 0):
             if empty == "raise":
-                raise EmptyClusterError(
-                    f"cluster(s) {np.flatnonzero(wsum == 0).tolist()} became empty at iteration {it + 1}; "
-                    f"use empty='relocate' to move them to the farthest points."
-                )
+                _raise_empty(wsum, it + 1)
             _relocate_empty(X, w, labels, mind, sums, wsum)
         C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
         shift = float(((C_new.astype(np.float64) - C) ** 2).sum())

@@ -239,3 +239,23 @@ def test_update_bad_input(args, match):
 def test_assign_bad_centers():
     with pytest.raises(ValueError, match=r"`centers` must have the same number of features as `X` \(2\); got 3"):
         fastrbf.lloyd_assign(np.ones((4, 2)), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("empty_start", [False, True])
+def test_small_problem_path_is_bitwise_the_general_path(rng, monkeypatch, dtype, empty_start):
+    """Problems small enough for the one-call serial loop give the same bits as the
+    general (parallel, per-iteration) path, relocation included."""
+    X = rng.standard_normal((3000, 3)).astype(dtype)
+    C0 = X[:20].copy()
+    if empty_start:
+        C0[5] = 1e3  # attracts nothing: relocated at the first iteration
+    a = fastrbf.kmeans(X, 20, init=C0, max_iter=40)
+    from fastrbf._jit import lloyd as jl
+
+    monkeypatch.setattr(jl, "UPDATE_CHUNK", 1)  # disables the small path (n > chunk)
+    monkeypatch.setattr(cluster, "_jl", jl)
+    b = fastrbf.kmeans(X, 20, init=C0, max_iter=40)
+    assert_array_equal(a.centers, b.centers)
+    assert_array_equal(a.labels, b.labels)
+    assert a.n_iter == b.n_iter and a.inertia == b.inertia

@@ -61,7 +61,11 @@ def jit_reduce(func):
     results stay bitwise reproducible across ``n_threads``.  Never use it on code that
     calls ``fexp`` (re-association would undo its range reduction).
     """
-    opts = dict(fastmath=set(FASTMATH) | {"reassoc"}, error_model="numpy", nogil=True)
+    return _reduce_njit(func, set(FASTMATH) | {"reassoc"})
+
+
+def _reduce_njit(func, fastmath):
+    opts = dict(fastmath=fastmath, error_model="numpy", nogil=True)
     if _cache_enabled():
         try:
             return numba.njit(cache=True, **opts)(func)

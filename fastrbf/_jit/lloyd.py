@@ -4,7 +4,7 @@ Assignment has two paths (chosen by the public wrapper):
 
 - ``assign_direct``: exact squared distances to every centre by direct differences
   (the distance kernel's ``chunk_row2``), argmin with ties to the lowest index.
-- ``certify_chunk``: after a float32 GEMM has given ``G = x . c`` for a chunk of
+- ``certify_rows``: after a float32 GEMM has given ``G = x . c`` for a chunk of
   (centred) rows, ``v_j = ||c_j||^2 - 2 G_j`` ranks the centres; every centre within
   the rigorous error bound of the best is recomputed exactly by direct differences,
   and the exact argmin among them (lowest index on ties) is the label.  So the label
@@ -20,6 +20,7 @@ import numpy as np
 from numba import prange
 
 from ._decorators import jit, pjit
+from .exp import _bits_to_f32, _f32_to_bits
 from .distances import JB, chunk_row, chunk_row2
 
 
@@ -73,41 +74,65 @@ def _exact_sq(X, i, C, j):
 
 
 @pjit
-def certify_chunk(G, nx, nc, X, C, row0, err_coef, labels, mind):
-    # IN: G (b, K) float32 dot products of centred rows row0:row0+b with the centred
-    #     centres, nx (n,) nc (K,) float64 squared norms of the centred data,
-    #     X (n, d), C (K, d) original data, err_coef: the bound factor (d + 4) eps32
+def centre_f32(X, mu, Xc32, nx):
+    # IN: X (n, d), mu (d,) float64; OUT: Xc32 (n, d) = float32(X - mu), nx (n,) =
+    # ||X - mu||^2 in float64
+    n = X.shape[0]
+    d = X.shape[1]
+    for i in prange(n):
+        acc = 0.0
+        for k in range(d):
+            t = np.float64(X[i, k]) - mu[k]
+            Xc32[i, k] = np.float32(t)
+            acc += t * t
+        nx[i] = acc
+
+
+@jit
+def _rank_min(g, nc32, v):
+    # v = ||c||^2 - 2 x.c in float32 (the ranking values); returns min(v).  The minimum
+    # is taken on order-preserving int32 keys of the (finite) floats, which LLVM handles
+    # better than a float min reduction.
+    m = np.int32(2147483647)
+    for j in range(g.shape[0]):
+        t = nc32[j] - np.float32(2.0) * g[j]
+        v[j] = t
+        b = _f32_to_bits(t)
+        m = min(m, b ^ ((b >> 31) & np.int32(0x7FFFFFFF)))
+    return _bits_to_f32(m ^ ((m >> 31) & np.int32(0x7FFFFFFF)))
+
+
+@jit
+def certify_rows(G, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
+    # IN: G (b, K) float32 dot products of the centred rows row0:row0+b with the centred
+    #     centres, nx (n,) float64 and nc32 (K,) float32 squared norms of the centred
+    #     data, ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
+    #     err_coef = (d + 6) eps32
     # OUT: labels[row0:row0+b], mind[row0:row0+b]
-    b = G.shape[0]
+    # |computed v_j - exact v_j| <= e = err_coef (||x||^2 + max ||c||^2): the rounding of
+    # the centred data to float32, the float32 accumulation of d products, and the two
+    # float32 operations of v.  Every centre with v_j <= min(v) + 2 e may be the nearest;
+    # when there is only one it is, otherwise the exact distances decide.
     K = G.shape[1]
-    ncmax = 0.0
-    for j in range(K):
-        ncmax = max(ncmax, nc[j])
-    for r in prange(b):
+    v = np.empty(K, dtype=np.float32)
+    for r in range(G.shape[0]):
         i = row0 + r
-        g = G[r]
-        best = np.inf
-        bi = 0
-        for j in range(K):
-            v = nc[j] - 2.0 * np.float64(g[j])
-            if v < best:
-                best = v
-                bi = j
-        # |error of v_j| <= e for every j: e = (d + 4) eps32 (||x||^2 + max ||c||^2)
-        e = err_coef * (nx[i] + ncmax)
-        lim = best + 2.0 * e
+        best = _rank_min(G[r], nc32, v)
+        lim = np.float32(np.float64(best) + 2.0 * err_coef * (nx[i] + ncmax))
         ncand = 0
+        isum = 0
         for j in range(K):
-            if nc[j] - 2.0 * np.float64(g[j]) <= lim:
-                ncand += 1
+            c = v[j] <= lim
+            ncand += c
+            isum += j * c
         if ncand == 1:
-            labels[i] = bi
-            mind[i] = _exact_sq(X, i, C, bi)
+            labels[i] = isum  # the index of the only candidate
+            mind[i] = _exact_sq(X, i, C, isum)
         else:
             eb = np.inf
             ebi = 0
             for j in range(K):
-                if nc[j] - 2.0 * np.float64(g[j]) <= lim:
+                if v[j] <= lim:
                     dj = _exact_sq(X, i, C, j)
                     if dj < eb:
                         eb = dj
@@ -116,12 +141,12 @@ def certify_chunk(G, nx, nc, X, C, row0, err_coef, labels, mind):
             mind[i] = eb
 
 
-UPDATE_CHUNK = 2048  # rows per partial-sum slot (fixed: results do not depend on threads)
+UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend on threads)
 
 
 @pjit
-def update_partials(X, labels, w, sums, wsum):
-    # IN: X (n, d), labels (n,), w (n,) float64 weights
+def update_partials(X, labels, w, chunk, sums, wsum):
+    # IN: X (n, d), labels (n,), w (n,) float64 weights, chunk rows per slot
     # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
     n = X.shape[0]
     d = X.shape[1]
@@ -131,7 +156,7 @@ def update_partials(X, labels, w, sums, wsum):
         ws = wsum[c]
         s[:] = 0.0
         ws[:] = 0.0
-        for i in range(c * UPDATE_CHUNK, min(n, (c + 1) * UPDATE_CHUNK)):
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
             lab = labels[i]
             wi = w[i]
             ws[lab] += wi
@@ -156,3 +181,112 @@ def reduce_partials(sums, wsum, out_sums, out_w):
             for k in range(d):
                 out_sums[j, k] += sums[c, j, k]
         out_w[j] = acc_w
+
+
+@jit
+def _assign_serial(X, C, labels, mind):
+    # the same arithmetic per entry as the direct kernel (one FMA chain over features)
+    n = X.shape[0]
+    K = C.shape[0]
+    d = X.shape[1]
+    for i in range(n):
+        best = np.inf
+        bi = 0
+        for j in range(K):
+            acc = X[i, 0] - X[i, 0]
+            for k in range(d):
+                t = X[i, k] - C[j, k]
+                acc += t * t
+            if acc < best:
+                best = acc
+                bi = j
+        labels[i] = bi
+        mind[i] = best
+
+
+@jit
+def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
+    # The whole Lloyd loop of fastrbf.cluster._lloyd in one serial call, for problems
+    # with n <= UPDATE_CHUNK rows and a direct assignment (so the arithmetic, and the
+    # result, are bitwise those of the general path).  C (K, d) is updated in place.
+    # Returns (n_iter, converged, empty_iteration): empty_iteration > 0 means a cluster
+    # became empty at that iteration and raise_empty asked to stop there (wsum then
+    # holds the cluster weights of that iteration).
+    n = X.shape[0]
+    K = C.shape[0]
+    d = X.shape[1]
+    labels_old = np.full(n, -1, dtype=np.int64)
+    sums = np.empty((K, d), dtype=np.float64)
+    strict = False
+    converged = False
+    n_iter = 0
+    for it in range(max_iter):
+        _assign_serial(X, C, labels, mind)
+        sums[:] = 0.0
+        wsum[:] = 0.0
+        for i in range(n):
+            lab = labels[i]
+            wi = w[i]
+            wsum[lab] += wi
+            for k in range(d):
+                sums[lab, k] += wi * X[i, k]
+        n_empty = 0
+        for j in range(K):
+            n_empty += wsum[j] == 0
+        if n_empty > 0:
+            if raise_empty:
+                return it + 1, False, it + 1
+            _relocate(X, w, labels, mind, sums, wsum)
+        shift = 0.0
+        for j in range(K):
+            for k in range(d):
+                c_new = X.dtype.type(sums[j, k] / wsum[j])
+                t = np.float64(c_new) - np.float64(C[j, k])
+                shift += t * t
+                C[j, k] = c_new
+        n_iter = it + 1
+        same = True
+        for i in range(n):
+            if labels[i] != labels_old[i]:
+                same = False
+                break
+        if same:
+            strict = True
+            converged = True
+            break
+        if shift <= tol_abs:
+            converged = True
+            break
+        labels_old[:] = labels
+    if not strict:
+        _assign_serial(X, C, labels, mind)
+    return n_iter, converged, 0
+
+
+@jit
+def _relocate(X, w, labels, mind, sums, wsum):
+    # see fastrbf.cluster._relocate_empty (the same rule)
+    K = wsum.shape[0]
+    n = X.shape[0]
+    d = X.shape[1]
+    counts = np.zeros(K, dtype=np.int64)
+    for i in range(n):
+        counts[labels[i]] += 1
+    order = np.argsort(-mind, kind="mergesort")
+    e = 0
+    for idx in order:
+        while e < K and wsum[e] != 0:
+            e += 1
+        if e == K:
+            break
+        old = labels[idx]
+        if counts[old] <= 1 or w[idx] == 0:
+            continue
+        for k in range(d):
+            sums[old, k] -= w[idx] * X[idx, k]
+            sums[e, k] = w[idx] * X[idx, k]
+        wsum[old] -= w[idx]
+        wsum[e] = w[idx]
+        counts[old] -= 1
+        counts[e] = 1
+        labels[idx] = e

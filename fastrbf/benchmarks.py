@@ -149,6 +149,10 @@ class _PerIteration:
         return ((t2 - t1) - (t1 - t0)) / self.ITERS
 
 
+def _fastrbf_lloyd(a, n_iter):
+    kmeans(a["X"], a["C"].shape[0], init=a["C"], max_iter=n_iter, tol=0)
+
+
 def _sk_lloyd(a, n_iter):
     import warnings
 
@@ -176,7 +180,8 @@ def _lloyd_workload(name, n, d, K, dtype, qn):
         return {"X": X, "C": C}
 
     cs = [
-        Contender("fastrbf", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
+        Contender("fastrbf kmeans (per iteration)", FASTRBF, _PerIteration(_fastrbf_lloyd)),
+        Contender("fastrbf lloyd_assign+lloyd_update", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
         Contender("numpy reference", NUMPY, lambda a: _reference_lloyd_iteration(a["X"], a["C"]), full=n * K <= 10**8),
     ]
     if _try_import("sklearn.cluster") is not None:

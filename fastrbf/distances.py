@@ -29,7 +29,7 @@ from ._jit import distances as _jd
 GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
 
 #: row-block budget (float64 elements) of the float64 scratch used for float32 results
-GEMM_BLOCK_ELEMENTS = 1 << 23
+GEMM_BLOCK_ELEMENTS = 1 << 21
 
 _RTOL_TARGET = {np.dtype(np.float64): 2.5e-13, np.dtype(np.float32): 2.5e-6}
 _NO_KERNEL = -1
@@ -106,16 +106,22 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads):
             np.matmul(Xc, Yc.T, out=out)
         _threads.run(_jd.finalize_gemm, nt, out, nx, ny, X, Y, 0, tau, code, g, c, degree, symmetric, out)
     else:
+        # float32 result: float64 GEMM by row blocks into a scratch block, finalised into
+        # the float32 output.  Each Python thread runs its blocks with one BLAS thread
+        # and a serial numba pass: alternating multi-threaded BLAS with numba's OpenMP
+        # pool makes their idle threads spin against each other on few cores.
         rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
-        G = np.empty((rows, m), dtype=np.float64)
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            Gb = G[: r1 - r0]
-            with _threads.blas_threads(nt):
+
+        def work(lo, hi):
+            G = np.empty((min(rows, hi - lo), m), dtype=np.float64)
+            for r0 in range(lo, hi, rows):
+                r1 = min(hi, r0 + rows)
+                Gb = G[: r1 - r0]
                 np.matmul(Xc[r0:r1], Yc.T, out=Gb)
-            _threads.run(
-                _jd.finalize_gemm, nt, Gb, nx, ny, X, Y, r0, tau, code, g, c, degree, symmetric, out[r0:r1]
-            )
+                _jd.finalize_block(Gb, nx, ny, X, Y, r0, tau, code, g, c, degree, symmetric, out[r0:r1])
+
+        with _threads.blas_threads(1):
+            _threads.map_ranges(work, n, nt, align=rows)
     if symmetric:
         _threads.run(_jd.mirror_upper, nt, out)
 

@@ -274,41 +274,53 @@ def mirror_upper(out):
                         row[j] = out[j, i]
 
 
+@jit
+def finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
+    # Row r of a block: see finalize_gemm.
+    m = G.shape[1]
+    d = X.shape[1]
+    i = row0 + r
+    j_start = i if upper else 0
+    gr = G[r, j_start:m]
+    o = out[r, j_start:m]
+    nyr = ny[j_start:m]
+    nxi = nx[i]
+    L = m - j_start
+    bad = 0
+    for j in range(L):
+        s = nxi + nyr[j]
+        v = max(s - 2.0 * gr[j], 0.0)
+        gr[j] = v
+        if v <= tau * s:
+            bad += 1
+    if bad > 0:
+        # entries whose cancellation could exceed the error bound: recompute by
+        # direct differences from the original data (float64 accumulation)
+        for j in range(L):
+            if gr[j] <= tau * (nxi + nyr[j]):
+                acc = 0.0
+                for k in range(d):
+                    t = np.float64(X[i, k]) - np.float64(Y[j_start + j, k])
+                    acc += t * t
+                gr[j] = acc
+    for j in range(L):
+        o[j] = gr[j]
+    if code >= 0:
+        apply_kernel(code, o, g[j_start:m], c, degree)
+
+
 @pjit
 def finalize_gemm(G, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
     # IN: G (b, m) float64 dot products of the centred rows row0:row0+b against Y,
     #     nx (n,) ny (m,) float64 squared norms of the centred rows,
     #     X (n, d), Y (m, d) the original (uncentred) data, tau the certification ratio.
     # OUT: out (b, m); may be G itself.  With upper, only j >= i is written.
-    b = G.shape[0]
-    m = G.shape[1]
-    d = X.shape[1]
-    for r in prange(b):
-        i = row0 + r
-        j_start = i if upper else 0
-        gr = G[r, j_start:m]
-        o = out[r, j_start:m]
-        nyr = ny[j_start:m]
-        nxi = nx[i]
-        L = m - j_start
-        bad = 0
-        for j in range(L):
-            s = nxi + nyr[j]
-            v = max(s - 2.0 * gr[j], 0.0)
-            gr[j] = v
-            if v <= tau * s:
-                bad += 1
-        if bad > 0:
-            # entries whose cancellation could exceed the error bound: recompute by
-            # direct differences from the original data (float64 accumulation)
-            for j in range(L):
-                if gr[j] <= tau * (nxi + nyr[j]):
-                    acc = 0.0
-                    for k in range(d):
-                        t = np.float64(X[i, k]) - np.float64(Y[j_start + j, k])
-                        acc += t * t
-                    gr[j] = acc
-        for j in range(L):
-            o[j] = gr[j]
-        if code >= 0:
-            apply_kernel(code, o, g[j_start:m], c, degree)
+    for r in prange(G.shape[0]):
+        finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out)
+
+
+@jit
+def finalize_block(G, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
+    # finalize_gemm, serially (called from several Python threads at once)
+    for r in range(G.shape[0]):
+        finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out)

@@ -2,8 +2,8 @@
 
 Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels):
 
-- Assignment is exact: for small ``K * d`` by direct differences; otherwise a float32
-  GEMM on centred data ranks the centres and every centre within the rigorous float32
+- Assignment is exact: for small ``K * d`` by direct differences (vectorised over
+  rows); otherwise a float32 GEMM on centred data ranks the centres and every centre within the rigorous float32
   error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
   distances (ties to the lowest index, as ``np.argmin``).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
@@ -25,8 +25,9 @@ from . import _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
 
-#: below this many K * d products per point the exact direct assignment is used
-DIRECT_MAX_KD = 1024
+#: up to this many K * d products per point the exact direct assignment is used (the
+#: crossover with the certified float32 GEMM path, measured on AVX2)
+DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 1024}
 
 #: rows per GEMM call of the certified assignment (the float32 block stays in L2)
 GEMM_CHUNK_ROWS = 1024
@@ -62,6 +63,7 @@ class _Assigner:
         self.X = X
         self.n_threads = n_threads
         self._centred = None
+        self._Xt = None
 
     def _prepare_gemm(self):
         if self._centred is None:
@@ -77,9 +79,10 @@ class _Assigner:
         X = self.X
         n, d = X.shape
         K = C.shape[0]
-        if K * d <= DIRECT_MAX_KD:
-            Ct = np.ascontiguousarray(C.T)
-            _threads.run(_jl.assign_direct, self.n_threads, X, Ct, labels, mind)
+        if K * d <= DIRECT_MAX_KD[X.dtype]:
+            if self._Xt is None:
+                self._Xt = np.ascontiguousarray(X.T)
+            _threads.run(_jl.assign_rows, self.n_threads, self._Xt, C, labels, mind)
             return
         mu, Xc32, nx = self._prepare_gemm()
         Cc = np.subtract(C, mu, dtype=np.float64)
@@ -306,7 +309,7 @@ def _raise_empty(wsum, iteration):
 def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     n = X.shape[0]
     K = C.shape[0]
-    if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD:
+    if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
         # small problem: the whole loop in one serial call (no per-iteration overhead)
         C = np.ascontiguousarray(C, dtype=X.dtype).copy()
         labels = np.empty(n, dtype=np.int64)

@@ -14,7 +14,8 @@ DTYPES = [np.float64, np.float32]
 
 @pytest.fixture(params=["direct", "gemm"])
 def path(request, monkeypatch):
-    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", 10**9 if request.param == "direct" else 0)
+    kd = 10**9 if request.param == "direct" else 0
+    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
     monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)  # several chunks
     return request.param
 

@@ -106,8 +106,8 @@ def test_forked_child_survives(rng):
 def test_nothing_compiles_at_import_and_cache_can_be_off():
     code = """
     import fastrbf
-    from fastrbf._jit import distances, gram
-    kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec]
+    from fastrbf._jit import distances, gram, lloyd
+    kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec, lloyd.assign_rows]
     assert all(len(k.parallel.signatures) == 0 for k in kernels)
     import numpy as np
     D = fastrbf.sqdist(np.ones((3, 2), np.float32))

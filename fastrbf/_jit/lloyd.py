@@ -2,8 +2,9 @@
 
 Assignment has two paths (chosen by the public wrapper):
 
-- ``assign_direct``: exact squared distances to every centre by direct differences
-  (the distance kernel's ``chunk_row2``), argmin with ties to the lowest index.
+- ``assign_rows``: exact squared distances to every centre by direct differences
+  (the distance kernel's arithmetic, vectorised over rows), argmin with ties to the
+  lowest index.
 - ``certify_rows``: after a float32 GEMM has given ``G = x . c`` for a chunk of
   (centred) rows, ``v_j = ||c_j||^2 - 2 G_j`` ranks the centres; every centre within
   the rigorous error bound of the best is recomputed exactly by direct differences,
@@ -21,46 +22,73 @@ from numba import prange
 
 from ._decorators import jit, pjit
 from .exp import _bits_to_f32, _f32_to_bits
-from .distances import JB, chunk_row, chunk_row2
 
 
-@jit
-def _argmin_row(t, j0, best, bi):
-    for j in range(t.shape[0]):
-        if t[j] < best:
-            best = t[j]
-            bi = j0 + j
-    return best, bi
+RB = 256  # rows per task of assign_rows
 
 
 @pjit
-def assign_direct(X, Ct, labels, mind):
-    # IN: X (n, d), Ct (d, K); OUT: labels (n,) int64, mind (n,) min squared distance
-    n = X.shape[0]
-    K = Ct.shape[1]
-    L = min(K, JB)
-    for t in prange((n + 1) // 2):
-        i = 2 * t
-        tile = np.empty((2, L), dtype=X.dtype)
-        b0 = np.inf
-        b1 = np.inf
-        l0 = 0
-        l1 = 0
-        for j0 in range(0, K, JB):
-            j1 = min(K, j0 + JB)
-            o = tile[0, : j1 - j0]
-            p = tile[1, : j1 - j0]
-            if i + 1 < n:
-                chunk_row2(X, i, i + 1, Ct, j0, j1, o, p)
-                b1, l1 = _argmin_row(p, j0, b1, l1)
+def assign_rows(Xt, C, labels, mind):
+    # IN: Xt (d, n) the rows of X as columns, C (K, d); OUT: labels (n,), mind (n,)
+    # Exact direct assignment vectorised over rows (for few centres, where a row of K
+    # distances is too short to vectorise well): for each centre, the distances of a
+    # block of RB rows (the same FMA chain per entry as the distance kernel), then a
+    # running minimum; ties keep the lower index.
+    d = Xt.shape[0]
+    n = Xt.shape[1]
+    K = C.shape[0]
+    nb = (n + RB - 1) // RB
+    for b in prange(nb):
+        r0 = b * RB
+        r1 = min(n, r0 + RB)
+        L = r1 - r0
+        dist = np.empty(L, dtype=Xt.dtype)
+        best = np.empty(L, dtype=Xt.dtype)
+        lab = np.zeros(L, dtype=np.int64)
+        for j in range(K):
+            for r in range(L):
+                dist[r] = 0
+            k = 0
+            while k + 4 <= d:
+                c0 = C[j, k]
+                c1 = C[j, k + 1]
+                c2 = C[j, k + 2]
+                c3 = C[j, k + 3]
+                x0 = Xt[k, r0:r1]
+                x1 = Xt[k + 1, r0:r1]
+                x2 = Xt[k + 2, r0:r1]
+                x3 = Xt[k + 3, r0:r1]
+                for r in range(L):
+                    t0 = x0[r] - c0
+                    t1 = x1[r] - c1
+                    t2 = x2[r] - c2
+                    t3 = x3[r] - c3
+                    s = dist[r]
+                    s += t0 * t0
+                    s += t1 * t1
+                    s += t2 * t2
+                    s += t3 * t3
+                    dist[r] = s
+                k += 4
+            while k < d:
+                ck = C[j, k]
+                x = Xt[k, r0:r1]
+                for r in range(L):
+                    t = x[r] - ck
+                    dist[r] += t * t
+                k += 1
+            if j == 0:
+                for r in range(L):
+                    best[r] = dist[r]
             else:
-                chunk_row(X, i, Ct, j0, j1, False, o)
-            b0, l0 = _argmin_row(o, j0, b0, l0)
-        labels[i] = l0
-        mind[i] = b0
-        if i + 1 < n:
-            labels[i + 1] = l1
-            mind[i + 1] = b1
+                for r in range(L):
+                    dr = dist[r]
+                    closer = dr < best[r]
+                    best[r] = dr if closer else best[r]
+                    lab[r] = j if closer else lab[r]
+        for r in range(L):
+            labels[r0 + r] = lab[r]
+            mind[r0 + r] = best[r]
 
 
 @jit

@@ -16,7 +16,10 @@ def main(argv=None):
 
     Examples
     --------
-    >>> main(["--only", "sqdist-lowd/float32", "--repeats", "1"])  # doctest: +SKIP
+    >>> rows = main(["--only", "sqdist-lowd/float32", "--repeats", "1"])  # doctest: +ELLIPSIS
+    fastrbf 0.1.0 | numba ...| sqdist-lowd/float32 | ...
+    >>> rows[0]["workload"]
+    'sqdist-lowd/float32'
     """
     p = argparse.ArgumentParser(prog="python -m fastrbf.bench", description=__doc__.splitlines()[0])
     size = p.add_mutually_exclusive_group()

@@ -89,7 +89,7 @@ class _Assigner:
         nc = np.einsum("ij,ij->i", Cc, Cc)
         Cc32t = np.ascontiguousarray(Cc.astype(np.float32).T)
         # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_rows
-        err = (d + 6) * float(np.finfo(np.float32).eps) * 1.01
+        err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
         nc32 = nc.astype(np.float32)
         ncmax = float(nc.max())
 

@@ -135,11 +135,12 @@ def certify_rows(G, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
     # IN: G (b, K) float32 dot products of the centred rows row0:row0+b with the centred
     #     centres, nx (n,) float64 and nc32 (K,) float32 squared norms of the centred
     #     data, ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
-    #     err_coef = (d + 6) eps32
+    #     err_coef = (d + 8) eps32
     # OUT: labels[row0:row0+b], mind[row0:row0+b]
     # |computed v_j - exact v_j| <= e = err_coef (||x||^2 + max ||c||^2): the rounding of
-    # the centred data to float32, the float32 accumulation of d products, and the two
-    # float32 operations of v.  Every centre with v_j <= min(v) + 2 e may be the nearest;
+    # the centred data to float32 and the float32 accumulation of d products
+    # ((d + 2) eps32), the two float32 operations of v (3 eps32), the rounding of the
+    # limit below to float32 (1 eps32), and a margin.  Every centre with v_j <= min(v) + 2 e may be the nearest;
     # when there is only one it is, otherwise the exact distances decide.
     K = G.shape[1]
     v = np.empty(K, dtype=np.float32)

@@ -69,10 +69,10 @@ class _Assigner:
         if self._centred is None:
             X = self.X
             mu = X.mean(axis=0, dtype=np.float64)
-            Xc32 = np.empty(X.shape, dtype=np.float32)
+            Xct32 = np.empty((X.shape[1], X.shape[0]), dtype=np.float32)
             nx = np.empty(X.shape[0], dtype=np.float64)
-            _threads.run(_jl.centre_f32, self.n_threads, X, mu, Xc32, nx)
-            self._centred = (mu, Xc32, nx)
+            _threads.run(_jl.centre_f32, self.n_threads, X, mu, Xct32, nx)
+            self._centred = (mu, Xct32, nx)
         return self._centred
 
     def __call__(self, C, labels, mind):
@@ -84,22 +84,24 @@ class _Assigner:
                 self._Xt = np.ascontiguousarray(X.T)
             _threads.run(_jl.assign_rows, self.n_threads, self._Xt, C, labels, mind)
             return
-        mu, Xc32, nx = self._prepare_gemm()
+        mu, Xct32, nx = self._prepare_gemm()
         Cc = np.subtract(C, mu, dtype=np.float64)
         nc = np.einsum("ij,ij->i", Cc, Cc)
-        Cc32t = np.ascontiguousarray(Cc.astype(np.float32).T)
-        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_rows
+        Cc32 = Cc.astype(np.float32)
+        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
         err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
         nc32 = nc.astype(np.float32)
         ncmax = float(nc.max())
 
         def work(lo, hi):
-            G = np.empty((min(GEMM_CHUNK_ROWS, hi - lo), K), dtype=np.float32)
+            GT = np.empty((K, min(GEMM_CHUNK_ROWS, hi - lo)), dtype=np.float32)
             for r0 in range(lo, hi, GEMM_CHUNK_ROWS):
                 r1 = min(hi, r0 + GEMM_CHUNK_ROWS)
-                Gb = G[: r1 - r0]
-                np.matmul(Xc32[r0:r1], Cc32t, out=Gb)
-                _jl.certify_rows(Gb, r0, nx, nc32, ncmax, X, C, err, labels, mind)
+                Gb = GT[:, : r1 - r0] if r1 - r0 < GT.shape[1] else GT
+                if not Gb.flags.c_contiguous:
+                    Gb = np.empty((K, r1 - r0), dtype=np.float32)
+                np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
+                _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, labels, mind)
 
         with _threads.blas_threads(1):
             _threads.map_ranges(work, n, self.n_threads, align=GEMM_CHUNK_ROWS)

@@ -5,7 +5,7 @@ Assignment has two paths (chosen by the public wrapper):
 - ``assign_rows``: exact squared distances to every centre by direct differences
   (the distance kernel's arithmetic, vectorised over rows), argmin with ties to the
   lowest index.
-- ``certify_rows``: after a float32 GEMM has given ``G = x . c`` for a chunk of
+- ``certify_cols``: after a float32 GEMM has given ``G = x . c`` for a chunk of
   (centred) rows, ``v_j = ||c_j||^2 - 2 G_j`` ranks the centres; every centre within
   the rigorous error bound of the best is recomputed exactly by direct differences,
   and the exact argmin among them (lowest index on ties) is the label.  So the label
@@ -102,8 +102,8 @@ def _exact_sq(X, i, C, j):
 
 
 @pjit
-def centre_f32(X, mu, Xc32, nx):
-    # IN: X (n, d), mu (d,) float64; OUT: Xc32 (n, d) = float32(X - mu), nx (n,) =
+def centre_f32(X, mu, Xct32, nx):
+    # IN: X (n, d), mu (d,) float64; OUT: Xct32 (d, n) = float32(X - mu).T, nx (n,) =
     # ||X - mu||^2 in float64
     n = X.shape[0]
     d = X.shape[1]
@@ -111,57 +111,75 @@ def centre_f32(X, mu, Xc32, nx):
         acc = 0.0
         for k in range(d):
             t = np.float64(X[i, k]) - mu[k]
-            Xc32[i, k] = np.float32(t)
+            Xct32[k, i] = np.float32(t)
             acc += t * t
         nx[i] = acc
 
 
 @jit
-def _rank_min(g, nc32, v):
-    # v = ||c||^2 - 2 x.c in float32 (the ranking values); returns min(v).  The minimum
-    # is taken on order-preserving int32 keys of the (finite) floats, which LLVM handles
-    # better than a float min reduction.
-    m = np.int32(2147483647)
-    for j in range(g.shape[0]):
-        t = nc32[j] - np.float32(2.0) * g[j]
-        v[j] = t
-        b = _f32_to_bits(t)
-        m = min(m, b ^ ((b >> 31) & np.int32(0x7FFFFFFF)))
-    return _bits_to_f32(m ^ ((m >> 31) & np.int32(0x7FFFFFFF)))
+def _key(x):
+    # float32 -> int32 with the same order (finite values)
+    b = _f32_to_bits(x)
+    return b ^ ((b >> 31) & np.int32(0x7FFFFFFF))
 
 
 @jit
-def certify_rows(G, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
-    # IN: G (b, K) float32 dot products of the centred rows row0:row0+b with the centred
-    #     centres, nx (n,) float64 and nc32 (K,) float32 squared norms of the centred
-    #     data, ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
+def _unkey(k):
+    return _bits_to_f32(k ^ ((k >> 31) & np.int32(0x7FFFFFFF)))
+
+
+@jit
+def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
+    # IN: GT (K, b) float32 dot products of the centred centres with the centred rows
+    #     row0:row0+b (one column per row, so that the work vectorises over rows),
+    #     nx (n,) float64 and nc32 (K,) float32 squared norms of the centred data,
+    #     ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
     #     err_coef = (d + 8) eps32
     # OUT: labels[row0:row0+b], mind[row0:row0+b]
+    # The ranking value of centre j for a row is v_j = ||c_j||^2 - 2 x.c_j (float32).
     # |computed v_j - exact v_j| <= e = err_coef (||x||^2 + max ||c||^2): the rounding of
     # the centred data to float32 and the float32 accumulation of d products
     # ((d + 2) eps32), the two float32 operations of v (3 eps32), the rounding of the
-    # limit below to float32 (1 eps32), and a margin.  Every centre with v_j <= min(v) + 2 e may be the nearest;
-    # when there is only one it is, otherwise the exact distances decide.
-    K = G.shape[1]
-    v = np.empty(K, dtype=np.float32)
-    for r in range(G.shape[0]):
+    # limit below to float32 (1 eps32), and a margin.  Every centre with
+    # v_j <= min(v) + 2 e may be the nearest; when there is only one it is, otherwise
+    # the exact distances decide (ties: lowest index).
+    K = GT.shape[0]
+    b = GT.shape[1]
+    two = np.float32(2.0)
+    # running minimum over centres, elementwise over rows, on order-preserving int32
+    # keys of the (finite) floats: an integer min that LLVM vectorises
+    best = np.empty(b, dtype=np.int32)
+    g = GT[0]
+    c0 = nc32[0]
+    for r in range(b):
+        best[r] = _key(c0 - two * g[r])
+    for j in range(1, K):
+        g = GT[j]
+        cj = nc32[j]
+        for r in range(b):
+            best[r] = min(best[r], _key(cj - two * g[r]))
+    lim = np.empty(b, dtype=np.float32)
+    for r in range(b):
+        lim[r] = np.float32(np.float64(_unkey(best[r])) + 2.0 * err_coef * (nx[row0 + r] + ncmax))
+    cnt = np.zeros(b, dtype=np.int32)
+    isum = np.zeros(b, dtype=np.int32)
+    for j in range(K):
+        g = GT[j]
+        cj = nc32[j]
+        for r in range(b):
+            c = np.int32((cj - two * g[r]) <= lim[r])
+            cnt[r] += c
+            isum[r] += np.int32(j) * c
+    for r in range(b):
         i = row0 + r
-        best = _rank_min(G[r], nc32, v)
-        lim = np.float32(np.float64(best) + 2.0 * err_coef * (nx[i] + ncmax))
-        ncand = 0
-        isum = 0
-        for j in range(K):
-            c = v[j] <= lim
-            ncand += c
-            isum += j * c
-        if ncand == 1:
-            labels[i] = isum  # the index of the only candidate
-            mind[i] = _exact_sq(X, i, C, isum)
+        if cnt[r] == 1:
+            labels[i] = isum[r]  # the index of the only candidate
+            mind[i] = _exact_sq(X, i, C, isum[r])
         else:
             eb = np.inf
             ebi = 0
             for j in range(K):
-                if v[j] <= lim:
+                if nc32[j] - two * GT[j, r] <= lim[r]:
                     dj = _exact_sq(X, i, C, j)
                     if dj < eb:
                         eb = dj

@@ -235,32 +235,6 @@ def lloyd_update(X, labels, n_clusters, *, sample_weight=None, n_threads=None):
     return centers.astype(dtype, copy=False), wsum
 
 
-def _relocate_empty(X, w, labels, mind, sums, wsum):
-    """Give each empty cluster the farthest point (from its own centre) that is not
-    the only point of its cluster; deterministic (ties: lowest index)."""
-    empty = np.flatnonzero(wsum == 0)
-    if empty.size == 0:
-        return
-    order = np.argsort(-mind, kind="stable")
-    counts = np.bincount(labels, minlength=wsum.shape[0])
-    k = 0
-    for idx in order:
-        if k == empty.size:
-            break
-        old = labels[idx]
-        if counts[old] <= 1 or w[idx] == 0:
-            continue
-        new = empty[k]
-        sums[old] -= w[idx] * X[idx]
-        wsum[old] -= w[idx]
-        sums[new] = w[idx] * X[idx]
-        wsum[new] = w[idx]
-        counts[old] -= 1
-        counts[new] = 1
-        labels[idx] = new
-        k += 1
-
-
 def _kmeans_plusplus(X, K, w, rng, n_threads):
     from .distances import sqdist
 
@@ -334,7 +308,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         if np.any(wsum == 0):
             if empty == "raise":
                 _raise_empty(wsum, it + 1)
-            _relocate_empty(X, w, labels, mind, sums, wsum)
+            _jl.relocate_empty(X, w, labels, mind, sums, wsum)
         C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
         shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
         C = C_new

@@ -140,59 +140,6 @@ def chunk_row2(X, i, i2, Yt, j0, j1, o, p):
 
 
 @jit
-def chunk_row2_dot(X, i, i2, Yt, j0, j1, o, p):
-    """Dot products of rows i and i2 of X with columns j0:j1 of Yt (one FMA chain per
-    entry, features in order), the accumulation in the dtype of ``o``."""
-    d = X.shape[1]
-    L = j1 - j0
-    for j in range(L):
-        o[j] = 0
-    for j in range(L):
-        p[j] = 0
-    k = 0
-    while k + 4 <= d:
-        x0 = X[i, k]
-        x1 = X[i, k + 1]
-        x2 = X[i, k + 2]
-        x3 = X[i, k + 3]
-        z0 = X[i2, k]
-        z1 = X[i2, k + 1]
-        z2 = X[i2, k + 2]
-        z3 = X[i2, k + 3]
-        y0 = Yt[k, j0:j1]
-        y1 = Yt[k + 1, j0:j1]
-        y2 = Yt[k + 2, j0:j1]
-        y3 = Yt[k + 3, j0:j1]
-        for j in range(L):
-            a0 = y0[j]
-            a1 = y1[j]
-            a2 = y2[j]
-            a3 = y3[j]
-            s = o[j]
-            s += x0 * a0
-            s += x1 * a1
-            s += x2 * a2
-            s += x3 * a3
-            o[j] = s
-            s = p[j]
-            s += z0 * a0
-            s += z1 * a1
-            s += z2 * a2
-            s += z3 * a3
-            p[j] = s
-        k += 4
-    while k < d:
-        xk = X[i, k]
-        zk = X[i2, k]
-        y = Yt[k, j0:j1]
-        for j in range(L):
-            o[j] += xk * y[j]
-        for j in range(L):
-            p[j] += zk * y[j]
-        k += 1
-
-
-@jit
 def fill_rows(X, i, i2, Yt, j_start, j_end, dot, code, g, c, degree, o_row, p_row):
     """Rows i and i2 (i2 < 0: row i only) of the result for columns
     [j_start, j_end), written to o_row / p_row at offset ``j - j_start``, then the

@@ -283,7 +283,7 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
         if n_empty > 0:
             if raise_empty:
                 return it + 1, False, it + 1
-            _relocate(X, w, labels, mind, sums, wsum)
+            relocate_empty(X, w, labels, mind, sums, wsum)
         shift = 0.0
         for j in range(K):
             for k in range(d):
@@ -311,8 +311,12 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
 
 
 @jit
-def _relocate(X, w, labels, mind, sums, wsum):
-    # see fastrbf.cluster._relocate_empty (the same rule)
+def relocate_empty(X, w, labels, mind, sums, wsum):
+    # IN: X (n, d), w (n,), mind (n,) distance of each point to its centre
+    # IN/OUT: labels (n,), sums (K, d), wsum (K,) float64 cluster sums and weights.
+    # Each empty cluster (in index order) takes, in order of decreasing distance to its
+    # centre (ties: lowest index), a point with weight > 0 that is not the only point of
+    # its cluster; the sums move with the point's weight.
     K = wsum.shape[0]
     n = X.shape[0]
     d = X.shape[1]

@@ -27,14 +27,121 @@ from .exp import _bits_to_f32, _f32_to_bits
 RB = 256  # rows per task of assign_rows
 
 
+@jit
+def _dist_rows(Xt, r0, r1, C, j, dist):
+    # dist[r] = ||X[r0 + r] - C[j]||^2 (one FMA chain over features, as everywhere)
+    d = Xt.shape[0]
+    L = r1 - r0
+    for r in range(L):
+        dist[r] = 0
+    k = 0
+    while k + 4 <= d:
+        c0 = C[j, k]
+        c1 = C[j, k + 1]
+        c2 = C[j, k + 2]
+        c3 = C[j, k + 3]
+        x0 = Xt[k, r0:r1]
+        x1 = Xt[k + 1, r0:r1]
+        x2 = Xt[k + 2, r0:r1]
+        x3 = Xt[k + 3, r0:r1]
+        for r in range(L):
+            t0 = x0[r] - c0
+            t1 = x1[r] - c1
+            t2 = x2[r] - c2
+            t3 = x3[r] - c3
+            s = dist[r]
+            s += t0 * t0
+            s += t1 * t1
+            s += t2 * t2
+            s += t3 * t3
+            dist[r] = s
+        k += 4
+    while k < d:
+        ck = C[j, k]
+        x = Xt[k, r0:r1]
+        for r in range(L):
+            t = x[r] - ck
+            dist[r] += t * t
+        k += 1
+
+
+@jit
+def _dist_rows2(Xt, r0, r1, C, j, dist, dist2):
+    # _dist_rows for centres j and j + 1 at once (each load of Xt serves both)
+    d = Xt.shape[0]
+    L = r1 - r0
+    for r in range(L):
+        dist[r] = 0
+    for r in range(L):
+        dist2[r] = 0
+    k = 0
+    while k + 4 <= d:
+        c0 = C[j, k]
+        c1 = C[j, k + 1]
+        c2 = C[j, k + 2]
+        c3 = C[j, k + 3]
+        e0 = C[j + 1, k]
+        e1 = C[j + 1, k + 1]
+        e2 = C[j + 1, k + 2]
+        e3 = C[j + 1, k + 3]
+        x0 = Xt[k, r0:r1]
+        x1 = Xt[k + 1, r0:r1]
+        x2 = Xt[k + 2, r0:r1]
+        x3 = Xt[k + 3, r0:r1]
+        for r in range(L):
+            a0 = x0[r]
+            a1 = x1[r]
+            a2 = x2[r]
+            a3 = x3[r]
+            t0 = a0 - c0
+            t1 = a1 - c1
+            t2 = a2 - c2
+            t3 = a3 - c3
+            s = dist[r]
+            s += t0 * t0
+            s += t1 * t1
+            s += t2 * t2
+            s += t3 * t3
+            dist[r] = s
+            t0 = a0 - e0
+            t1 = a1 - e1
+            t2 = a2 - e2
+            t3 = a3 - e3
+            s = dist2[r]
+            s += t0 * t0
+            s += t1 * t1
+            s += t2 * t2
+            s += t3 * t3
+            dist2[r] = s
+        k += 4
+    while k < d:
+        ck = C[j, k]
+        ek = C[j + 1, k]
+        x = Xt[k, r0:r1]
+        for r in range(L):
+            t = x[r] - ck
+            dist[r] += t * t
+        for r in range(L):
+            t = x[r] - ek
+            dist2[r] += t * t
+        k += 1
+
+
+@jit
+def _running_min(dist, j, best, lab):
+    for r in range(dist.shape[0]):
+        dr = dist[r]
+        closer = dr < best[r]
+        best[r] = dr if closer else best[r]
+        lab[r] = j if closer else lab[r]
+
+
 @pjit
 def assign_rows(Xt, C, labels, mind):
     # IN: Xt (d, n) the rows of X as columns, C (K, d); OUT: labels (n,), mind (n,)
     # Exact direct assignment vectorised over rows (for few centres, where a row of K
-    # distances is too short to vectorise well): for each centre, the distances of a
-    # block of RB rows (the same FMA chain per entry as the distance kernel), then a
-    # running minimum; ties keep the lower index.
-    d = Xt.shape[0]
+    # distances is too short to vectorise well): for each centre (two at a time), the
+    # distances of a block of RB rows, then a running minimum; ties keep the lower index.
     n = Xt.shape[1]
     K = C.shape[0]
     nb = (n + RB - 1) // RB
@@ -43,49 +150,19 @@ def assign_rows(Xt, C, labels, mind):
         r1 = min(n, r0 + RB)
         L = r1 - r0
         dist = np.empty(L, dtype=Xt.dtype)
+        dist2 = np.empty(L, dtype=Xt.dtype)
         best = np.empty(L, dtype=Xt.dtype)
         lab = np.zeros(L, dtype=np.int64)
-        for j in range(K):
-            for r in range(L):
-                dist[r] = 0
-            k = 0
-            while k + 4 <= d:
-                c0 = C[j, k]
-                c1 = C[j, k + 1]
-                c2 = C[j, k + 2]
-                c3 = C[j, k + 3]
-                x0 = Xt[k, r0:r1]
-                x1 = Xt[k + 1, r0:r1]
-                x2 = Xt[k + 2, r0:r1]
-                x3 = Xt[k + 3, r0:r1]
-                for r in range(L):
-                    t0 = x0[r] - c0
-                    t1 = x1[r] - c1
-                    t2 = x2[r] - c2
-                    t3 = x3[r] - c3
-                    s = dist[r]
-                    s += t0 * t0
-                    s += t1 * t1
-                    s += t2 * t2
-                    s += t3 * t3
-                    dist[r] = s
-                k += 4
-            while k < d:
-                ck = C[j, k]
-                x = Xt[k, r0:r1]
-                for r in range(L):
-                    t = x[r] - ck
-                    dist[r] += t * t
-                k += 1
-            if j == 0:
-                for r in range(L):
-                    best[r] = dist[r]
-            else:
-                for r in range(L):
-                    dr = dist[r]
-                    closer = dr < best[r]
-                    best[r] = dr if closer else best[r]
-                    lab[r] = j if closer else lab[r]
+        _dist_rows(Xt, r0, r1, C, 0, best)
+        j = 1
+        while j + 2 <= K:
+            _dist_rows2(Xt, r0, r1, C, j, dist, dist2)
+            _running_min(dist, j, best, lab)
+            _running_min(dist2, j + 1, best, lab)
+            j += 2
+        if j < K:
+            _dist_rows(Xt, r0, r1, C, j, dist)
+            _running_min(dist, j, best, lab)
         for r in range(L):
             labels[r0 + r] = lab[r]
             mind[r0 + r] = best[r]

@@ -51,17 +51,21 @@ def test_eight_python_threads_give_serial_results(rng):
     X = rng.standard_normal((400, 8))
     Y = rng.standard_normal((300, 8))
     V = rng.standard_normal(300)
+    Z = rng.standard_normal((3000, 40))
     jobs = [
         lambda: fastrbf.sqdist(X, Y),
         lambda: fastrbf.gram(X, gamma=0.2),
         lambda: fastrbf.gram_matvec(X, Y, V, kernel="laplacian"),
         lambda: fastrbf.gram(X, Y, kernel="polynomial"),
-    ] * 4
-    serial = [f() for f in jobs[:4]]
+        lambda: fastrbf.sqdist(Z.astype(np.float32)),  # GEMM path on Python threads
+        lambda: fastrbf.kmeans(Z, 30, seed=3, max_iter=4).centers,  # certified GEMM assignment
+        lambda: fastrbf.kmeans(X[:, :2], 5, seed=3).centers,  # one-call small loop
+    ] * 3
+    serial = [f() for f in jobs[:7]]
     with ThreadPoolExecutor(8) as ex:
         results = list(ex.map(lambda f: f(), jobs))
     for i, r in enumerate(results):
-        assert_array_equal(r, serial[i % 4])
+        assert_array_equal(r, serial[i % 7])
 
 
 WORKQUEUE_SCRIPT = """
@@ -85,14 +89,16 @@ def test_workqueue_layer_concurrent_calls_do_not_abort():
 
 
 def _child(conn, X):
-    conn.send(fastrbf.gram(X, gamma=0.5))
+    km = fastrbf.kmeans(X, 40, seed=1, max_iter=5)  # the BLAS + Python-thread path
+    conn.send((fastrbf.gram(X, gamma=0.5), km.labels))
     conn.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
 def test_forked_child_survives(rng):
-    X = rng.standard_normal((200, 3))
+    X = rng.standard_normal((200, 30))
     parent = fastrbf.gram(X, gamma=0.5)  # the parent has used the parallel layer
+    parent_km = fastrbf.kmeans(X, 40, seed=1, max_iter=5).labels  # and its thread pool
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     p = ctx.Process(target=_child, args=(send, X))
@@ -100,7 +106,8 @@ def test_forked_child_survives(rng):
     child = recv.recv() if recv.poll(300) else None
     p.join(60)
     assert p.exitcode == 0
-    assert_array_equal(child, parent)
+    assert_array_equal(child[0], parent)
+    assert_array_equal(child[1], parent_km)
 
 
 def test_nothing_compiles_at_import_and_cache_can_be_off():

@@ -64,7 +64,8 @@ def to_dtype(arr, dtype):
     return out
 
 
-def check_data(X, name, dtype=None):
+def check_data(X, name):
+    """A 2-D, non-empty, finite array of a real dtype (not yet converted)."""
     arr = as_array(X, name)
     check_finite(arr, name)
     return arr

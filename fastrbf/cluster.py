@@ -49,7 +49,7 @@ class KMeansResult:
     converged: bool
 
 
-def _check_centers(centers, d, dtype, name="centers"):
+def _check_centers(centers, d, name="centers"):
     C = _v.check_data(centers, name)
     if C.shape[1] != d:
         raise ValueError(f"`{name}` must have the same number of features as `X` ({d}); got {C.shape[1]} (shape {C.shape}).")
@@ -134,7 +134,7 @@ def lloyd_assign(X, centers, *, n_threads=None):
     ([0, 0, 1], [0.0, 0.81, 1.0])
     """
     Xa = _v.check_data(X, "X")
-    Ca = _check_centers(centers, Xa.shape[1], None)
+    Ca = _check_centers(centers, Xa.shape[1])
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     labels = np.empty(Xc.shape[0], dtype=np.int64)
@@ -295,7 +295,6 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         if empty_at:
             _raise_empty(wsum, empty_at)
         return C, labels, float(mind.astype(np.float64) @ w), n_iter, converged
-    n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
@@ -389,7 +388,7 @@ def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
             raise ValueError(f"`init` must be 'k-means++', 'random' or an array of shape ({K}, {d}); got {init!r}.")
         init_arr = None
     else:
-        init_arr = _check_centers(init, d, dtype, "init")
+        init_arr = _check_centers(init, d, "init")
         if init_arr.shape[0] != K:
             raise ValueError(f"`init` must have shape ({K}, {d}) (n_clusters, n_features); got {init_arr.shape}.")
         if n_init != 1:

@@ -101,6 +101,17 @@ def test_kmeans_matches_sklearn_on_same_init(rng, name):
     assert res.converged
 
 
+def test_kmeans_matches_the_lectures_loop(rng):
+    """reference.kmeans is the textbook loop (assign, mean, until no label changes)."""
+    X = np.concatenate([rng.normal(c, 1.0, (250, 3)) for c in (0, 4, 8)])
+    C0 = X[rng.choice(X.shape[0], 6, replace=False)] + 0.01
+    ref_centers, ref_labels, ref_inertia = reference.kmeans(X, C0)
+    res = fastrbf.kmeans(X, 6, init=C0, tol=0)
+    assert_array_equal(res.labels, ref_labels)
+    np.testing.assert_allclose(res.centers, ref_centers, rtol=1e-12, atol=1e-12)
+    assert res.inertia == pytest.approx(ref_inertia, rel=1e-12)
+
+
 def test_inertia_never_increases(rng):
     X = rng.standard_normal((2000, 4))
     C = X[:30].copy()

@@ -8,6 +8,11 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   distances (ties to the lowest index, as ``np.argmin``).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
   order: bitwise the same result for any thread count.
+- The Lloyd steps run serial ``nogil`` numba kernels (and single-threaded BLAS) over
+  row ranges on plain Python worker threads (:func:`fastrbf._threads.map_ranges`), not
+  in numba's OpenMP pool: BLAS called from several numba threads contended, and idle
+  OpenMP threads spinning between the BLAS and numba steps of an iteration slowed
+  both.
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
@@ -82,7 +87,9 @@ class _Assigner:
         if K * d <= DIRECT_MAX_KD[X.dtype]:
             if self._Xt is None:
                 self._Xt = np.ascontiguousarray(X.T)
-            _threads.run(_jl.assign_rows, self.n_threads, self._Xt, C, labels, mind)
+            Xt = self._Xt
+            _threads.map_ranges(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), n, self.n_threads,
+                                align=_jl.RB)
             return
         mu, Xct32, nx = self._prepare_gemm()
         Cc = np.subtract(C, mu, dtype=np.float64)
@@ -162,10 +169,11 @@ def _sums(X, labels, K, w, n_threads):
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     part = np.empty((nch, K, d), dtype=np.float64)
     partw = np.empty((nch, K), dtype=np.float64)
-    _threads.run(_jl.update_partials, n_threads, X, labels, w, _jl.UPDATE_CHUNK, part, partw)
+    _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
+                        nch, n_threads)
     sums = np.empty((K, d), dtype=np.float64)
     wsum = np.empty(K, dtype=np.float64)
-    _threads.run(_jl.reduce_partials, n_threads, part, partw, sums, wsum)
+    _jl.reduce_partials(part, partw, sums, wsum)
     return sums, wsum
 
 

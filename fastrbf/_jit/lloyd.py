@@ -136,36 +136,38 @@ def _running_min(dist, j, best, lab):
         lab[r] = j if closer else lab[r]
 
 
-@pjit
-def assign_rows(Xt, C, labels, mind):
-    # IN: Xt (d, n) the rows of X as columns, C (K, d); OUT: labels (n,), mind (n,)
+@jit
+def assign_rows(Xt, C, lo, hi, labels, mind):
+    # IN: Xt (d, n) the rows of X as columns, C (K, d), rows lo:hi to do
+    # OUT: labels[lo:hi], mind[lo:hi]
     # Exact direct assignment vectorised over rows (for few centres, where a row of K
     # distances is too short to vectorise well): for each centre (two at a time), the
-    # distances of a block of RB rows, then a running minimum; ties keep the lower index.
-    n = Xt.shape[1]
+    # distances of a block of RB rows, then a running minimum; ties keep the lower
+    # index.  Serial: the caller runs row ranges on its worker threads.
     K = C.shape[0]
-    nb = (n + RB - 1) // RB
-    for b in prange(nb):
-        r0 = b * RB
-        r1 = min(n, r0 + RB)
+    dist = np.empty(RB, dtype=Xt.dtype)
+    dist2 = np.empty(RB, dtype=Xt.dtype)
+    best = np.empty(RB, dtype=Xt.dtype)
+    lab = np.empty(RB, dtype=np.int64)
+    for r0 in range(lo, hi, RB):
+        r1 = min(hi, r0 + RB)
         L = r1 - r0
-        dist = np.empty(L, dtype=Xt.dtype)
-        dist2 = np.empty(L, dtype=Xt.dtype)
-        best = np.empty(L, dtype=Xt.dtype)
-        lab = np.zeros(L, dtype=np.int64)
-        _dist_rows(Xt, r0, r1, C, 0, best)
+        bl = best[:L]
+        lb = lab[:L]
+        lb[:] = 0
+        _dist_rows(Xt, r0, r1, C, 0, bl)
         j = 1
         while j + 2 <= K:
-            _dist_rows2(Xt, r0, r1, C, j, dist, dist2)
-            _running_min(dist, j, best, lab)
-            _running_min(dist2, j + 1, best, lab)
+            _dist_rows2(Xt, r0, r1, C, j, dist[:L], dist2[:L])
+            _running_min(dist[:L], j, bl, lb)
+            _running_min(dist2[:L], j + 1, bl, lb)
             j += 2
         if j < K:
-            _dist_rows(Xt, r0, r1, C, j, dist)
-            _running_min(dist, j, best, lab)
+            _dist_rows(Xt, r0, r1, C, j, dist[:L])
+            _running_min(dist[:L], j, bl, lb)
         for r in range(L):
-            labels[r0 + r] = lab[r]
-            mind[r0 + r] = best[r]
+            labels[r0 + r] = lb[r]
+            mind[r0 + r] = bl[r]
 
 
 @jit
@@ -268,14 +270,14 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
 UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend on threads)
 
 
-@pjit
-def update_partials(X, labels, w, chunk, sums, wsum):
-    # IN: X (n, d), labels (n,), w (n,) float64 weights, chunk rows per slot
+@jit
+def update_partials(X, labels, w, chunk, c_lo, c_hi, sums, wsum):
+    # IN: X (n, d), labels (n,), w (n,) float64 weights, chunk rows per slot, the slots
+    #     c_lo:c_hi to fill (serial: the caller runs slot ranges on its worker threads)
     # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
     n = X.shape[0]
     d = X.shape[1]
-    nch = sums.shape[0]
-    for c in prange(nch):
+    for c in range(c_lo, c_hi):
         s = sums[c]
         ws = wsum[c]
         s[:] = 0.0
@@ -289,14 +291,14 @@ def update_partials(X, labels, w, chunk, sums, wsum):
                 row[k] += wi * X[i, k]
 
 
-@pjit
+@jit
 def reduce_partials(sums, wsum, out_sums, out_w):
     # IN: sums (nchunks, K, d), wsum (nchunks, K); OUT: out_sums (K, d), out_w (K,)
-    # summed over chunks in chunk order; parallel over clusters.
+    # summed over chunks in chunk order.
     nch = sums.shape[0]
     K = sums.shape[1]
     d = sums.shape[2]
-    for j in prange(K):
+    for j in range(K):
         acc_w = 0.0
         for k in range(d):
             out_sums[j, k] = 0.0

@@ -76,7 +76,7 @@ class _Assigner:
             mu = X.mean(axis=0, dtype=np.float64)
             Xct32 = np.empty((X.shape[1], X.shape[0]), dtype=np.float32)
             nx = np.empty(X.shape[0], dtype=np.float64)
-            _threads.run(_jl.centre_f32, self.n_threads, X, mu, Xct32, nx)
+            _threads.map_ranges(lambda lo, hi: _jl.centre_f32(X, mu, lo, hi, Xct32, nx), X.shape[0], self.n_threads)
             self._centred = (mu, Xct32, nx)
         return self._centred
 

@@ -18,9 +18,8 @@ in chunk order, so the result is bitwise the same for any thread count.
 """
 
 import numpy as np
-from numba import prange
 
-from ._decorators import jit, pjit
+from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
 
 
@@ -180,13 +179,12 @@ def _exact_sq(X, i, C, j):
     return acc
 
 
-@pjit
-def centre_f32(X, mu, Xct32, nx):
-    # IN: X (n, d), mu (d,) float64; OUT: Xct32 (d, n) = float32(X - mu).T, nx (n,) =
-    # ||X - mu||^2 in float64
-    n = X.shape[0]
+@jit
+def centre_f32(X, mu, lo, hi, Xct32, nx):
+    # IN: X (n, d), mu (d,) float64, the rows lo:hi to do
+    # OUT: Xct32[:, lo:hi] = float32(X - mu).T, nx[lo:hi] = ||X - mu||^2 in float64
     d = X.shape[1]
-    for i in prange(n):
+    for i in range(lo, hi):
         acc = 0.0
         for k in range(d):
             t = np.float64(X[i, k]) - mu[k]

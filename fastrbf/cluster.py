@@ -32,7 +32,7 @@ from ._jit import lloyd as _jl
 
 #: up to this many K * d products per point the exact direct assignment is used (the
 #: crossover with the certified float32 GEMM path, measured on AVX2)
-DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 1024}
+DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
 
 #: rows per GEMM call of the certified assignment (the float32 block stays in L2)
 GEMM_CHUNK_ROWS = 1024

@@ -20,110 +20,11 @@ in chunk order, so the result is bitwise the same for any thread count.
 import numpy as np
 
 from ._decorators import jit
+from .distances import chunk_row, chunk_row2
 from .exp import _bits_to_f32, _f32_to_bits
 
 
 RB = 256  # rows per task of assign_rows
-
-
-@jit
-def _dist_rows(Xt, r0, r1, C, j, dist):
-    # dist[r] = ||X[r0 + r] - C[j]||^2 (one FMA chain over features, as everywhere)
-    d = Xt.shape[0]
-    L = r1 - r0
-    for r in range(L):
-        dist[r] = 0
-    k = 0
-    while k + 4 <= d:
-        c0 = C[j, k]
-        c1 = C[j, k + 1]
-        c2 = C[j, k + 2]
-        c3 = C[j, k + 3]
-        x0 = Xt[k, r0:r1]
-        x1 = Xt[k + 1, r0:r1]
-        x2 = Xt[k + 2, r0:r1]
-        x3 = Xt[k + 3, r0:r1]
-        for r in range(L):
-            t0 = x0[r] - c0
-            t1 = x1[r] - c1
-            t2 = x2[r] - c2
-            t3 = x3[r] - c3
-            s = dist[r]
-            s += t0 * t0
-            s += t1 * t1
-            s += t2 * t2
-            s += t3 * t3
-            dist[r] = s
-        k += 4
-    while k < d:
-        ck = C[j, k]
-        x = Xt[k, r0:r1]
-        for r in range(L):
-            t = x[r] - ck
-            dist[r] += t * t
-        k += 1
-
-
-@jit
-def _dist_rows2(Xt, r0, r1, C, j, dist, dist2):
-    # _dist_rows for centres j and j + 1 at once (each load of Xt serves both)
-    d = Xt.shape[0]
-    L = r1 - r0
-    for r in range(L):
-        dist[r] = 0
-    for r in range(L):
-        dist2[r] = 0
-    k = 0
-    while k + 4 <= d:
-        c0 = C[j, k]
-        c1 = C[j, k + 1]
-        c2 = C[j, k + 2]
-        c3 = C[j, k + 3]
-        e0 = C[j + 1, k]
-        e1 = C[j + 1, k + 1]
-        e2 = C[j + 1, k + 2]
-        e3 = C[j + 1, k + 3]
-        x0 = Xt[k, r0:r1]
-        x1 = Xt[k + 1, r0:r1]
-        x2 = Xt[k + 2, r0:r1]
-        x3 = Xt[k + 3, r0:r1]
-        for r in range(L):
-            a0 = x0[r]
-            a1 = x1[r]
-            a2 = x2[r]
-            a3 = x3[r]
-            t0 = a0 - c0
-            t1 = a1 - c1
-            t2 = a2 - c2
-            t3 = a3 - c3
-            s = dist[r]
-            s += t0 * t0
-            s += t1 * t1
-            s += t2 * t2
-            s += t3 * t3
-            dist[r] = s
-            t0 = a0 - e0
-            t1 = a1 - e1
-            t2 = a2 - e2
-            t3 = a3 - e3
-            s = dist2[r]
-            s += t0 * t0
-            s += t1 * t1
-            s += t2 * t2
-            s += t3 * t3
-            dist2[r] = s
-        k += 4
-    while k < d:
-        ck = C[j, k]
-        ek = C[j + 1, k]
-        x = Xt[k, r0:r1]
-        for r in range(L):
-            t = x[r] - ck
-            dist[r] += t * t
-        for r in range(L):
-            t = x[r] - ek
-            dist2[r] += t * t
-        k += 1
 
 
 @jit
@@ -154,15 +55,17 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
         bl = best[:L]
         lb = lab[:L]
         lb[:] = 0
-        _dist_rows(Xt, r0, r1, C, 0, bl)
+        # the distance kernel with the roles swapped: centres as rows, X as columns
+        # ((c - x)^2 == (x - c)^2 exactly, so the values are those of sqdist)
+        chunk_row(C, 0, Xt, r0, r1, False, bl)
         j = 1
         while j + 2 <= K:
-            _dist_rows2(Xt, r0, r1, C, j, dist[:L], dist2[:L])
+            chunk_row2(C, j, j + 1, Xt, r0, r1, dist[:L], dist2[:L])
             _running_min(dist[:L], j, bl, lb)
             _running_min(dist2[:L], j + 1, bl, lb)
             j += 2
         if j < K:
-            _dist_rows(Xt, r0, r1, C, j, dist[:L])
+            chunk_row(C, j, Xt, r0, r1, False, dist[:L])
             _running_min(dist[:L], j, bl, lb)
         for r in range(L):
             labels[r0 + r] = lb[r]

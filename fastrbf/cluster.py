@@ -80,7 +80,9 @@ class _Assigner:
             self._centred = (mu, Xct32, nx)
         return self._centred
 
-    def __call__(self, C, labels, mind):
+    def __call__(self, C, labels, mind, want_dist=True):
+        """Fill ``labels``; fill ``mind`` too unless ``want_dist`` is False.  Returns
+        whether ``mind`` holds the distances (the direct path always computes them)."""
         X = self.X
         n, d = X.shape
         K = C.shape[0]
@@ -90,7 +92,7 @@ class _Assigner:
             Xt = self._Xt
             _threads.map_ranges(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), n, self.n_threads,
                                 align=_jl.RB)
-            return
+            return True
         mu, Xct32, nx = self._prepare_gemm()
         Cc = np.subtract(C, mu, dtype=np.float64)
         nc = np.einsum("ij,ij->i", Cc, Cc)
@@ -108,10 +110,16 @@ class _Assigner:
                 if not Gb.flags.c_contiguous:
                     Gb = np.empty((K, r1 - r0), dtype=np.float32)
                 np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
-                _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, labels, mind)
+                _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
 
         with _threads.blas_threads(1):
             _threads.map_ranges(work, n, self.n_threads, align=GEMM_CHUNK_ROWS)
+        return want_dist
+
+    def distances(self, C, labels, mind):
+        """``mind`` = exact squared distance of each row to its labelled centre."""
+        X = self.X
+        _threads.map_ranges(lambda lo, hi: _jl.assigned_sqdist(X, C, labels, lo, hi, mind), X.shape[0], self.n_threads)
 
 
 def lloyd_assign(X, centers, *, n_threads=None):
@@ -309,12 +317,16 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     converged = False
     strict = False
     n_iter = 0
+    have_dist = False
     for it in range(max_iter):
-        assigner(C, labels, mind)
+        # distances are only needed for a relocation and the final inertia
+        have_dist = assigner(C, labels, mind, want_dist=False)
         sums, wsum = _sums(X, labels, K, w, n_threads)
         if np.any(wsum == 0):
             if empty == "raise":
                 _raise_empty(wsum, it + 1)
+            if not have_dist:
+                assigner.distances(C, labels, mind)
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
         C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
         shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
@@ -329,6 +341,8 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         labels_old[:] = labels
     if not strict:
         assigner(C, labels, mind)
+    elif not have_dist:
+        assigner.distances(C, labels, mind)  # labels unchanged: C is also the last C used
     inertia = float(mind @ w)
     return C, labels, inertia, n_iter, converged
 

@@ -271,3 +271,23 @@ def test_small_problem_path_is_bitwise_the_general_path(rng, monkeypatch, dtype,
     assert_array_equal(a.centers, b.centers)
     assert_array_equal(a.labels, b.labels)
     assert a.n_iter == b.n_iter and a.inertia == b.inertia
+
+
+def test_gemm_path_relocation_and_inertia_match_direct_path(rng, monkeypatch):
+    """The certified path skips distances during iterations; a relocation (which needs
+    them) and the final inertia must still match the direct path exactly (float64)."""
+    X = rng.standard_normal((3000, 30))
+    C0 = X[:20].copy()
+    C0[7] = 1e3  # empty at the first iteration: relocated
+    results = []
+    for kd in (0, 10**9):
+        monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
+        monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 128)
+        results.append(fastrbf.kmeans(X, 20, init=C0, max_iter=60, tol=0))
+    a, b = results
+    assert_array_equal(a.labels, b.labels)
+    assert_array_equal(a.centers, b.centers)
+    assert a.n_iter == b.n_iter and a.inertia == b.inertia
+    labels, d2 = reference.lloyd_assign(X, a.centers)
+    assert_array_equal(a.labels, labels)
+    assert a.inertia == pytest.approx(d2.sum(), rel=1e-12)

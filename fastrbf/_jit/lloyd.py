@@ -24,6 +24,13 @@ from .distances import chunk_row, chunk_row2
 from .exp import _bits_to_f32, _f32_to_bits
 
 
+@jit
+def assigned_sqdist(X, C, labels, lo, hi, mind):
+    # OUT: mind[lo:hi] = exact squared distance of each row to its labelled centre
+    for i in range(lo, hi):
+        mind[i] = _exact_sq(X, i, C, labels[i])
+
+
 RB = 256  # rows per task of assign_rows
 
 
@@ -109,12 +116,13 @@ def _unkey(k):
 
 
 @jit
-def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
+def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, mind):
     # IN: GT (K, b) float32 dot products of the centred centres with the centred rows
     #     row0:row0+b (one column per row, so that the work vectorises over rows),
     #     nx (n,) float64 and nc32 (K,) float32 squared norms of the centred data,
     #     ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
-    #     err_coef = (d + 8) eps32
+    #     err_coef = (d + 8) eps32, want_dist: also compute mind (else mind is only
+    #     written for rows that needed exact distances)
     # OUT: labels[row0:row0+b], mind[row0:row0+b]
     # The ranking value of centre j for a row is v_j = ||c_j||^2 - 2 x.c_j (float32).
     # |computed v_j - exact v_j| <= e = err_coef (||x||^2 + max ||c||^2): the rounding of
@@ -154,7 +162,8 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, labels, mind):
         i = row0 + r
         if cnt[r] == 1:
             labels[i] = isum[r]  # the index of the only candidate
-            mind[i] = _exact_sq(X, i, C, isum[r])
+            if want_dist:
+                mind[i] = _exact_sq(X, i, C, isum[r])
         else:
             eb = np.inf
             ebi = 0

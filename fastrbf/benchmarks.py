@@ -90,7 +90,7 @@ def _shape_xy(a):
 
 def _gram_workload():
     def setup(quick):
-        n = 4000 if quick else 10000
+        n = 3000 if quick else 10000
         X = _rng().standard_normal((n, 16))
         return {"X": X, "out": np.empty((n, n))}
 
@@ -109,7 +109,7 @@ def _gram_workload():
 def _matvec_workload():
     def setup(quick):
         rng = _rng()
-        n = 20000 if quick else 100000
+        n = 5000 if quick else 100000
         return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000)}
 
     cs = [
@@ -213,29 +213,31 @@ def workloads():
     return [
         _sqdist_workload("sqdist-lowd/float64", 20000, 2000, 16, np.float64, 5000, 2000),
         _sqdist_workload("sqdist-lowd/float32", 20000, 2000, 16, np.float32, 5000, 2000),
-        _sqdist_workload("sqdist-highd/float64", 10000, 10000, 256, np.float64, 2000, 2000),
+        _sqdist_workload("sqdist-highd/float64", 10000, 10000, 256, np.float64, 1000, 1000),
         _gram_workload(),
         _matvec_workload(),
         _lloyd_workload("lloyd-small/float64", 200000, 16, 64, np.float64, 50000),
         _lloyd_workload("lloyd-small/float32", 200000, 16, 64, np.float32, 50000),
-        _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 100000),
-        _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 100000),
+        _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 40000),
+        _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 40000),
         _kmeans_run_workload(),
     ]
 
 
 # ---------------------------------------------------------------- running
-def time_call(fn, data, repeats):
+def time_call(fn, data, repeats, budget_s=20.0):
     """Median seconds of ``repeats`` calls after one warm-up call (a callable that
-    returns a float measures itself: that float is the time)."""
+    returns a float measures itself: that float is the time).  Slow contenders stop
+    after ``budget_s`` seconds of timed calls (at least one call is timed)."""
     fn(data)  # warm-up, right before timing
     times = []
+    t_start = time.perf_counter()
     for _ in range(repeats):
         t0 = time.perf_counter()
         r = fn(data)
         t = time.perf_counter() - t0
         times.append(r if isinstance(r, float) else t)
-        if sum(times) > 20:  # slow contenders: fewer repeats
+        if time.perf_counter() - t_start > budget_s:
             break
     return float(np.median(times))
 
@@ -282,6 +284,7 @@ def run(quick=True, repeats=None, only=None, log=None):
     import numba
 
     repeats = repeats or (5 if quick else 7)
+    budget = 2.0 if quick else 20.0
     rows = []
     for wl in workloads():
         if only and only not in wl.name:
@@ -296,7 +299,7 @@ def run(quick=True, repeats=None, only=None, log=None):
             if not quick and not c.full:
                 row.update(median_s=None, throughput=None, peak_mem_bytes=None, note="skipped at full size (too slow)")
             else:
-                t = time_call(c.fn, data, repeats)
+                t = time_call(c.fn, data, repeats, budget)
                 mem = None if isinstance(c.fn, _PerIteration) else peak_memory(c.fn, data)
                 row.update(median_s=t, throughput=work / t if t > 0 else None, peak_mem_bytes=mem, note="")
             if log:

@@ -1,7 +1,10 @@
 """``python -m fastrbf.bench``: the benchmark suite against the NumPy reference and peers.
 
 Quick sizes by default (under two minutes on 2 cores); ``--full`` runs the sizes of the
-design document.  ``--json PATH`` writes the rows.
+design document.  ``--json PATH`` writes the rows, ``--only NAME`` keeps the workloads
+whose name contains NAME, ``--repeats N`` sets the timed calls per contender.  The
+header gives the versions, the BLAS (threadpoolctl) and the numba threading layer (known
+only after the first parallel call, so it is printed after the run).
 """
 
 import argparse
@@ -11,8 +14,26 @@ import platform
 import sys
 
 
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1; got {text!r}")
+    return value
+
+
 def main(argv=None):
     """Run the benchmark suite and print one table.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).  ``--quick`` (default) or
+        ``--full``, ``--json PATH``, ``--only NAME``, ``--repeats N``.
+
+    Returns
+    -------
+    list of dict
+        The rows of :func:`fastrbf.benchmarks.run`.
 
     Examples
     --------
@@ -27,7 +48,7 @@ def main(argv=None):
     size.add_argument("--full", action="store_true", help="the full sizes of the design document")
     p.add_argument("--json", metavar="PATH", help="write the rows as JSON")
     p.add_argument("--only", metavar="NAME", help="only workloads whose name contains NAME")
-    p.add_argument("--repeats", type=int, help="timed calls per contender")
+    p.add_argument("--repeats", type=_positive_int, help="timed calls per contender (default 5 quick, 7 full)")
     args = p.parse_args(argv)
 
     import numba
@@ -39,13 +60,14 @@ def main(argv=None):
     quick = not args.full
     print(f"fastrbf {fastrbf.__version__} | numba {numba.__version__} | numpy {np.__version__} | "
           f"python {platform.python_version()} | cores {os.cpu_count()} | numba threads {numba.get_num_threads()}")
-    print(f"BLAS: {_threads.blas_info()} | sizes: {'quick' if quick else 'full'}")
+    print(f"BLAS (threadpoolctl): {_threads.blas_info()} | sizes: {'quick' if quick else 'full'}")
     rows = benchmarks.run(quick=quick, repeats=args.repeats, only=args.only, log=lambda s: print(s, file=sys.stderr, flush=True))
     try:
         layer = numba.threading_layer()
     except ValueError:
         layer = "not initialised"
     print(f"numba threading layer: {layer}")
+    print("peak mem = peak traced memory (tracemalloc) of one call; ratios are medians within this run")
     print(benchmarks.format_table(rows))
     if args.json:
         with open(args.json, "w") as fh:

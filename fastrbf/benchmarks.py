@@ -5,8 +5,17 @@ and its contenders: fastrbf, the plain NumPy reference (:mod:`fastrbf.reference`
 the peers that are installed (scikit-learn, SciPy, faiss, the NumPy norm trick).  All
 rows of one run are measured side by side in one process: each contender is warmed up
 right before it is timed (memory freed to the host is slow to touch again), timed over
-repeated calls (median), then run once more under ``tracemalloc`` for its peak traced
-memory (NumPy's allocations are traced; numba's small per-thread tiles are not).
+repeated calls (median; at most 3 calls for a contender slower than 2 s per call, and
+timing stops once a time budget is spent), then run once more under ``tracemalloc``
+for its *peak traced memory* (NumPy's allocations are traced; numba's small per-thread
+tiles are not).
+
+Ratios: ``ratio_vs_numpy`` is the NumPy baseline's median (the reference, or NumPy
+build-then-multiply for gram-matvec) over the row's median; ``ratio_vs_best_peer``
+(fastrbf rows only) is the fastest peer's median over the row's median.  Peers are
+scikit-learn, SciPy, faiss and the NumPy norm trick, never the NumPy reference.  A
+contender that is too slow at full size (the broadcast reference on high-d data, over
+~30 s per call) is listed with ``median_s=None`` and a note.
 """
 
 import time
@@ -76,7 +85,8 @@ def _sqdist_workload(name, n, m, d, dtype, qn, qm):
         cs.append(Contender("scikit-learn", PEER, lambda a: skm.euclidean_distances(a["X"], a["Y"], squared=True)))
     ssd = _try_import("scipy.spatial.distance")
     if ssd is not None:
-        cs.append(Contender("scipy cdist", PEER, lambda a: ssd.cdist(a["X"], a["Y"], "sqeuclidean"), full=d <= 64))
+        # ~14 s per call at 10000x256 vs 10000 on 2 cores: slow, but under the ~30 s cut
+        cs.append(Contender("scipy cdist", PEER, lambda a: ssd.cdist(a["X"], a["Y"], "sqeuclidean")))
     return Workload(name, setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "pairs/s", cs, _shape_xy)
 
 
@@ -136,6 +146,7 @@ class _PerIteration:
     which removes the peer's set-up (validation, copies, init) from the figure."""
 
     ITERS = 4
+    self_timed = True  # returns its own time; tracemalloc of it is not meaningful
 
     def __init__(self, fit):
         self.fit = fit  # fit(data, n_iter)
@@ -225,25 +236,77 @@ def workloads():
 
 
 # ---------------------------------------------------------------- running
+#: contenders slower than this per call (warm-up) get at most SLOW_REPEATS timed calls
+SLOW_CALL_S = 2.0
+SLOW_REPEATS = 3
+#: untimed warm-up calls go on until this many seconds are spent (at least one call):
+#: the first few large allocations of a process, and the first after the host took
+#: freed memory back, were measured 5-10x slower than the steady state on this machine
+WARMUP_S = 0.5
+
+
 def time_call(fn, data, repeats, budget_s=20.0):
-    """Median seconds of ``repeats`` calls after one warm-up call (a callable that
-    returns a float measures itself: that float is the time).  Slow contenders stop
-    after ``budget_s`` seconds of timed calls (at least one call is timed)."""
-    fn(data)  # warm-up, right before timing
+    """Median wall time of repeated calls, after untimed warm-up calls.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(data)`` runs the contender once; it is first called untimed until
+        :data:`WARMUP_S` seconds are spent.  A callable with a true ``self_timed``
+        attribute returns its own time in seconds, which is used instead of the wall
+        time (per-iteration peers).
+    data : dict
+        The workload's arrays.
+    repeats : int
+        Timed calls; at most :data:`SLOW_REPEATS` when the warm-up took longer than
+        :data:`SLOW_CALL_S`.
+    budget_s : float
+        Stop timing once this many seconds of timed calls are spent (at least one
+        call is timed).
+
+    Returns
+    -------
+    float
+        Median seconds per call.
+    """
+    self_timed = getattr(fn, "self_timed", False)
+    t_warm = time.perf_counter()
+    while True:  # warm-up, right before timing: JIT, first touch of memory
+        t0 = time.perf_counter()
+        fn(data)
+        t1 = time.perf_counter()
+        if t1 - t_warm >= WARMUP_S:
+            break
+    if t1 - t0 > SLOW_CALL_S:
+        repeats = min(repeats, SLOW_REPEATS)
     times = []
     t_start = time.perf_counter()
-    for _ in range(repeats):
+    for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
         r = fn(data)
         t = time.perf_counter() - t0
-        times.append(r if isinstance(r, float) else t)
+        times.append(float(r) if self_timed else t)
         if time.perf_counter() - t_start > budget_s:
             break
     return float(np.median(times))
 
 
 def peak_memory(fn, data):
-    """Peak traced memory (bytes) of one call."""
+    """Peak traced memory of one call, measured with :mod:`tracemalloc`.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(data)`` runs the contender once.
+    data : dict
+        The workload's arrays.
+
+    Returns
+    -------
+    int
+        Peak bytes traced during the call (NumPy allocations are traced; memory that
+        numba or BLAS allocate outside Python's allocator hooks is not).
+    """
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
@@ -270,8 +333,12 @@ def run(quick=True, repeats=None, only=None, log=None):
     Returns
     -------
     list of dict
-        Keys: workload, shape, contender, kind, median_s, throughput, unit,
-        vs_numpy, vs_best_peer, peak_mem_bytes, threads, blas.
+        One row per (workload, contender), keys: ``workload``, ``shape`` (a
+        description), ``dtype``, ``contender``, ``kind`` (fastrbf, numpy or peer),
+        ``median_s``, ``throughput`` (work per second, in ``unit``), ``unit``,
+        ``ratio_vs_numpy``, ``ratio_vs_best_peer``, ``peak_mem_bytes`` (peak traced
+        memory), ``threads`` (numba threads), ``blas`` (BLAS library, kernel and
+        threads), ``note``.  Skipped contenders have ``median_s=None``.
 
     Examples
     --------
@@ -294,13 +361,13 @@ def run(quick=True, repeats=None, only=None, log=None):
         shape = wl.describe(data) if wl.describe else ""
         wl_rows = []
         for c in wl.contenders:
-            row = dict(workload=wl.name, shape=shape, contender=c.label, kind=c.kind, unit=wl.unit,
-                       threads=numba.get_num_threads(), blas=_threads.blas_info())
+            row = dict(workload=wl.name, shape=shape, dtype=str(data["X"].dtype), contender=c.label,
+                       kind=c.kind, unit=wl.unit, threads=numba.get_num_threads(), blas=_threads.blas_info())
             if not quick and not c.full:
                 row.update(median_s=None, throughput=None, peak_mem_bytes=None, note="skipped at full size (too slow)")
             else:
                 t = time_call(c.fn, data, repeats, budget)
-                mem = None if isinstance(c.fn, _PerIteration) else peak_memory(c.fn, data)
+                mem = None if getattr(c.fn, "self_timed", False) else peak_memory(c.fn, data)
                 row.update(median_s=t, throughput=work / t if t > 0 else None, peak_mem_bytes=mem, note="")
             if log:
                 log(f"  {wl.name:24s} {c.label:32s} {_fmt_s(row['median_s'])}")
@@ -309,8 +376,8 @@ def run(quick=True, repeats=None, only=None, log=None):
         peer_t = [r["median_s"] for r in wl_rows if r["kind"] == PEER and r["median_s"]]
         for r in wl_rows:
             t = r["median_s"]
-            r["vs_numpy"] = numpy_t[0] / t if (t and numpy_t) else None
-            r["vs_best_peer"] = min(peer_t) / t if (t and peer_t and r["kind"] == FASTRBF) else None
+            r["ratio_vs_numpy"] = numpy_t[0] / t if (t and numpy_t) else None
+            r["ratio_vs_best_peer"] = min(peer_t) / t if (t and peer_t and r["kind"] == FASTRBF) else None
         rows.extend(wl_rows)
         del data
     return rows
@@ -336,14 +403,34 @@ def _fmt_rate(v):
 
 
 def format_table(rows):
-    """One aligned plain-text table (a Markdown table) of the rows of :func:`run`."""
+    """Format the rows of :func:`run` as one aligned plain-text (Markdown) table.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`run`.
+
+    Returns
+    -------
+    str
+        The table; "peak mem" is the peak traced memory, "-" where not measured.
+
+    Examples
+    --------
+    >>> row = dict(workload="w", shape="10x2", contender="fastrbf", median_s=0.5, throughput=200.0,
+    ...            unit="pairs/s", ratio_vs_numpy=4.0, ratio_vs_best_peer=None, peak_mem_bytes=2**20)
+    >>> print(format_table([row]))
+    | workload | size | contender | median   | throughput  | vs NumPy | vs best peer | peak mem |
+    |----------|------|-----------|----------|-------------|----------|--------------|----------|
+    | w        | 10x2 | fastrbf   | 500.0 ms | 200 pairs/s | 4.00x    | -            | 1 MiB    |
+    """
     head = ["workload", "size", "contender", "median", "throughput", "vs NumPy", "vs best peer", "peak mem"]
     lines = []
     for r in rows:
         mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
         thr = "-" if r["throughput"] is None else f"{_fmt_rate(r['throughput'])} {r['unit']}"
         lines.append([r["workload"], r["shape"], r["contender"], _fmt_s(r["median_s"]) if r["median_s"] is not None else r.get("note", "-"),
-                      thr, _fmt_x(r["vs_numpy"]), _fmt_x(r["vs_best_peer"]), mem])
+                      thr, _fmt_x(r["ratio_vs_numpy"]), _fmt_x(r["ratio_vs_best_peer"]), mem])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
     fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
     out = [fmt.format(*head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]

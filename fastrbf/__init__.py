@@ -9,18 +9,29 @@ from ._threads import threads
 from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import KERNELS, gram, gram_matvec
+from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
+from .models import KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CholeskyFactor",
     "EmptyClusterError",
     "KERNELS",
     "KMeansResult",
+    "KernelModel",
+    "NotPositiveDefiniteError",
+    "RBFNetwork",
+    "cholesky",
     "gram",
     "gram_matvec",
+    "interpolate",
+    "kernel_ridge",
     "kmeans",
     "lloyd_assign",
     "lloyd_update",
+    "rbf_network",
+    "solve_regularized",
     "sqdist",
     "threads",
     "__version__",

@@ -114,3 +114,72 @@ def kmeans(X, centers, *, max_iter=300):
         centers = np.where(counts[:, None] > 0, new_centers, centers)
     labels, d2 = lloyd_assign(X, centers)
     return centers, labels, float(d2.sum())
+
+
+# ---------------------------------------------------------------- solves and models
+def solve_regularized(K, Y, *, alpha):
+    """``(K + alpha I)^-1 Y`` by ``numpy.linalg.solve`` (``alpha`` scalar or per row)."""
+    K = np.asarray(K, dtype=np.float64)
+    A = K + np.diag(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (K.shape[0],)))
+    return np.linalg.solve(A, np.asarray(Y, dtype=np.float64))
+
+
+def kernel_ridge(X, Y, *, kernel="gaussian", gamma=1.0, alpha=1.0):
+    """Dual weights of kernel ridge regression: the broadcast Gram matrix, then solve."""
+    return solve_regularized(gram(np.asarray(X, dtype=np.float64), kernel=kernel, gamma=gamma), Y, alpha=alpha)
+
+
+def monomials(X, degree):
+    """The monomials of total degree <= ``degree`` of the rows of X (unscaled)."""
+    from itertools import combinations_with_replacement
+
+    X = np.asarray(X, dtype=np.float64)
+    cols = [np.ones(X.shape[0])]
+    for deg in range(1, degree + 1):
+        for combo in combinations_with_replacement(range(X.shape[1]), deg):
+            cols.append(np.prod(X[:, list(combo)], axis=1))
+    return np.stack(cols, axis=1)
+
+
+def interpolate(X, Y, Xq, *, kernel, gamma, degree, alpha=0.0):
+    """RBF interpolant with a polynomial tail evaluated at ``Xq``: the full saddle-point
+    system ``[[K + alpha I, P], [P^T, 0]]`` solved by ``numpy.linalg.solve``."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    n = X.shape[0]
+    P = monomials(X, degree) if degree >= 0 else np.zeros((n, 0))
+    q = P.shape[1]
+    A = np.zeros((n + q, n + q))
+    A[:n, :n] = gram(X, kernel=kernel, gamma=gamma) + np.diag(np.broadcast_to(alpha, (n,)))
+    A[:n, n:] = P
+    A[n:, :n] = P.T
+    rhs = np.concatenate([Y.reshape(n, -1), np.zeros((q, Y.reshape(n, -1).shape[1]))])
+    sol = np.linalg.solve(A, rhs)
+    Pq = monomials(Xq, degree) if degree >= 0 else np.zeros((len(Xq), 0))
+    out = gram(np.asarray(Xq, dtype=np.float64), X, kernel=kernel, gamma=gamma) @ sol[:n] + Pq @ sol[n:]
+    return out[:, 0] if Y.ndim == 1 else out
+
+
+def rbf_design(X, centers, *, gamma, kernel="gaussian"):
+    """The explicit N x K design matrix Phi (gamma scalar or one per centre)."""
+    return gram(np.asarray(X, dtype=np.float64), np.asarray(centers, dtype=np.float64), kernel=kernel, gamma=gamma)
+
+
+def rbf_network(X, Y, centers, *, gamma, alpha=0.0, bias=True, kernel="gaussian"):
+    """(weights, bias) of an RBF network from the explicit design matrix:
+    ``numpy.linalg.lstsq`` for ``alpha = 0``, else ridge on centred Phi and Y (the bias
+    not penalised)."""
+    Phi = rbf_design(X, centers, gamma=gamma, kernel=kernel)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y2 = Y.reshape(Y.shape[0], -1)
+    K = Phi.shape[1]
+    if alpha == 0:
+        A = np.hstack([Phi, np.ones((Phi.shape[0], 1))]) if bias else Phi
+        sol = np.linalg.lstsq(A, Y2, rcond=None)[0]
+        return sol[:K], (sol[K] if bias else np.zeros(Y2.shape[1]))
+    if not bias:
+        return np.linalg.solve(Phi.T @ Phi + alpha * np.eye(K), Phi.T @ Y2), np.zeros(Y2.shape[1])
+    mp, my = Phi.mean(axis=0), Y2.mean(axis=0)
+    Pc, Yc = Phi - mp, Y2 - my
+    W = np.linalg.solve(Pc.T @ Pc + alpha * np.eye(K), Pc.T @ Yc)
+    return W, my - mp @ W

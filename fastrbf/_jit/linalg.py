@@ -1,0 +1,55 @@
+"""Kernels for the solves and the models: the symmetry check of a matrix, and the
+transposed design block of an RBF network (one row per centre) for the TSQR pass."""
+
+import numpy as np
+from numba import prange
+
+from ._decorators import jit, pjit
+from .distances import JB, chunk_row
+from .kernels import apply_kernel
+
+SB = 64  # tile size of the symmetry check
+
+
+@pjit
+def asymmetry(B, part):
+    # IN: B (n, n); OUT: part (nb,) = max |B[i, j] - B[j, i]| over the tiles of block row b
+    n = B.shape[0]
+    nb = part.shape[0]
+    for b in prange(nb):
+        i0 = b * SB
+        i1 = min(n, i0 + SB)
+        worst = 0.0
+        for j0 in range(0, i1, SB):
+            j1 = min(n, j0 + SB)
+            for i in range(i0, i1):
+                for j in range(j0, min(j1, i)):
+                    v = abs(np.float64(B[i, j]) - np.float64(B[j, i]))
+                    worst = v if v > worst else worst
+        part[b] = worst
+
+
+@jit
+def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
+    # IN: C (K, d) centres, Xt (d, n) the data as columns, rows lo:hi, kernel spec,
+    #     g (K,) one gamma per centre, Y (n, k) targets; gbuf (JB,) scratch
+    # OUT: Bt (K + 1 + k, hi - lo): Bt[j, r] = phi_j(x_{lo+r}) for the centres, then a
+    #      row of ones (the bias), then the targets.  Transposed, so that Bt.T is the
+    #      Fortran-ordered design block [Phi 1 Y] that LAPACK's QR reads.
+    K = C.shape[0]
+    k = Y.shape[1]
+    for j0 in range(lo, hi, JB):
+        j1 = min(hi, j0 + JB)
+        L = j1 - j0
+        for j in range(K):
+            o = Bt[j, j0 - lo : j1 - lo]
+            chunk_row(C, j, Xt, j0, j1, dot, o)
+            gb = gbuf[:L]
+            gb[:] = g[j]
+            apply_kernel(code, o, gb, c, degree)
+    L = hi - lo
+    for r in range(L):
+        Bt[K, r] = 1.0
+    for q in range(k):
+        for r in range(L):
+            Bt[K + 1 + q, r] = Y[lo + r, q]

@@ -1,0 +1,318 @@
+"""Cholesky factorisation of regularised symmetric positive definite matrices, and solves.
+
+``cholesky(K, alpha=a)`` factors ``K + a I`` (``a`` a scalar or one value per row: ridge,
+smoothing, noise) with LAPACK ``potrf`` and solves with ``potrs`` (SciPy's LAPACK).
+
+Decisions:
+
+- The factorisation runs in float64, also for float32 input (a float32 Cholesky of an
+  RBF Gram matrix loses most digits); ``dtype=np.float32`` asks for a float32 one.
+  Solutions come back in the input's dtype (float32 when ``K`` and ``Y`` are float32).
+- ``overwrite=True`` factors in the caller's buffer when it is float64 (C- or
+  Fortran-contiguous): the diagonal gets ``alpha`` added and the factor is written
+  over one triangle; no copy of ``K`` is made.  Otherwise one n x n copy is made.
+- The other triangle is left untouched (LAPACK ``clean=0``), so a failed factorisation
+  can be undone without a copy: that is how ``jitter="auto"`` retries in place with
+  ``alpha + j * mean(diag)``, ``j`` in ``1e-10, 1e-9, ..., 1e-3``.
+- ``K`` must be symmetric to ``max |K - K^T| <= 1000 eps max |K|`` (a check of O(n^2)
+  reads, small beside the O(n^3) factorisation).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import lapack
+
+from . import _threads
+from . import _validation as _v
+from ._jit import distances as _jd
+from ._jit import linalg as _jl
+
+#: the ``jitter="auto"`` ladder, in units of the mean diagonal
+JITTER_LADDER = tuple(10.0**e for e in range(-10, -2))
+
+_SYM_RTOL = 1000.0
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """The (regularised) matrix is not positive definite.
+
+    Attributes
+    ----------
+    column : int
+        The 0-based column at which the factorisation broke down.
+    alpha : float or ndarray
+        The regularisation that was in use (plus any jitter tried).
+    """
+
+    def __init__(self, message, column=None, alpha=None):
+        super().__init__(message)
+        self.column = column
+        self.alpha = alpha
+
+
+def _diag(A):
+    """A writeable view of the diagonal of a square contiguous array."""
+    n = A.shape[0]
+    flat = A.ravel(order="A")  # a view for C- and Fortran-contiguous arrays
+    assert np.shares_memory(flat, A)
+    return flat[:: n + 1]
+
+
+def _alpha_text(alpha):
+    a = np.asarray(alpha)
+    return f"{float(a):g}" if a.ndim == 0 else f"per-row, in [{a.min():g}, {a.max():g}]"
+
+
+def _check_alpha(alpha, n, name="alpha"):
+    """A float >= 0, or a length-n float64 array of values >= 0."""
+    try:
+        a = np.asarray(alpha)
+    except Exception:
+        a = None
+    if a is None or a.dtype.kind not in "iuf" or a.ndim > 1:
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {alpha!r}.")
+    a = a.astype(np.float64)
+    if a.ndim == 1 and a.shape[0] != n:
+        raise ValueError(f"`{name}` must be a scalar or have one value per row ({n}); got shape {a.shape}.")
+    if not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"`{name}` must be finite and >= 0; got {alpha!r}.")
+    return float(a) if a.ndim == 0 else np.ascontiguousarray(a)
+
+
+@dataclass(frozen=True, eq=False)
+class CholeskyFactor:
+    """The Cholesky factor of ``K + (alpha + jitter) I``, from :func:`cholesky`.
+
+    Attributes
+    ----------
+    factor : ndarray of shape (n, n), Fortran-ordered
+        Its upper triangle (LAPACK's view) holds ``U`` with ``K + alpha I = U^T U``;
+        the strict lower triangle still holds ``K``.
+    alpha : float or ndarray of shape (n,)
+        The regularisation that was asked for.
+    jitter : float
+        What ``jitter`` added on top of ``alpha`` (0.0 when nothing was added).
+    dtype : numpy.dtype
+        The dtype of the input; solutions are returned in it (float32 only when the
+        right-hand side is float32 too).
+    """
+
+    factor: np.ndarray
+    alpha: object
+    jitter: float
+    dtype: np.dtype
+
+    @property
+    def n(self):
+        """Order of the matrix."""
+        return self.factor.shape[0]
+
+    def solve(self, Y, *, n_threads=None):
+        """Solve ``(K + alpha I) W = Y``.
+
+        Parameters
+        ----------
+        Y : array_like of shape (n,) or (n, k)
+        n_threads : int, optional
+            BLAS threads (``None`` = all cores).
+
+        Returns
+        -------
+        W : ndarray of the shape of ``Y``
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import cholesky
+        >>> f = cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]))
+        >>> f.solve([2.0, 1.0])
+        array([0.5, 0. ])
+        """
+        Ya = _v.as_array(Y, "Y", ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
+        _v.check_finite(Ya, "Y")
+        if Ya.shape[0] != self.n:
+            raise ValueError(f"`Y` must have one row per row of the matrix ({self.n}); got shape {Ya.shape}.")
+        out_dtype = self.dtype if Ya.dtype == np.float32 else np.dtype(np.float64)
+        B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
+        with _threads.blas_threads(_threads.resolve(n_threads)):
+            potrs = lapack.dpotrs if self.factor.dtype == np.float64 else lapack.spotrs
+            W, info = potrs(self.factor, B, lower=0, overwrite_b=1)
+        if info != 0:  # pragma: no cover - only for invalid arguments
+            raise RuntimeError(f"LAPACK potrs failed with info={info}.")
+        return W.astype(out_dtype, copy=False)
+
+    def logdet(self):
+        """``log det(K + alpha I)`` from the diagonal of the factor.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import cholesky
+        >>> round(cholesky(np.array([[4.0, 2.0], [2.0, 3.0]])).logdet(), 6)  # log(8)
+        2.079442
+        """
+        return 2.0 * float(np.sum(np.log(_diag(self.factor))))
+
+
+def _check_square(K, name="K"):
+    Ka = _v.as_array(K, name)
+    if Ka.shape[0] != Ka.shape[1]:
+        raise ValueError(f"`{name}` must be a square matrix; got shape {Ka.shape}.")
+    _v.check_finite(Ka, name)
+    return Ka
+
+
+def _check_symmetric(A, name, n_threads):
+    n = A.shape[0]
+    part = np.empty((n + _jl.SB - 1) // _jl.SB, dtype=np.float64)
+    _threads.run(_jl.asymmetry, n_threads, A, part)
+    worst = float(part.max())
+    scale = float(np.abs(A).max()) if worst > 0 else 0.0
+    tol = _SYM_RTOL * np.finfo(A.dtype).eps * scale
+    if worst > tol:
+        raise ValueError(
+            f"`{name}` must be symmetric; got max |{name} - {name}.T| = {worst:.3g} "
+            f"(allowed {tol:.3g} = {_SYM_RTOL:g} eps max |{name}|)."
+        )
+
+
+def _factor_in_place(B, alpha, jitter, n_threads, name="K"):
+    """Factor ``B + alpha I`` in the C-contiguous symmetric buffer ``B`` (its strict
+    upper triangle is kept, its lower triangle gets the factor).  Returns the
+    Fortran-ordered view that holds the factor and the jitter used."""
+    A = B.T  # Fortran-ordered view of the same (symmetric) matrix
+    d = _diag(A)
+    d0 = d.copy()  # the diagonal of K, to undo a failed try
+    mean_diag = float(np.mean(d0 + alpha))
+    if not np.isfinite(mean_diag) or mean_diag <= 0:
+        mean_diag = 1.0
+    if jitter is None:
+        ladder = (0.0,)
+    elif isinstance(jitter, str):
+        if jitter != "auto":
+            raise ValueError(f'`jitter` must be None, "auto" or a number >= 0; got {jitter!r}.')
+        ladder = (0.0,) + tuple(j * mean_diag for j in JITTER_LADDER)
+    else:
+        j = _check_alpha(jitter, B.shape[0], "jitter")
+        if isinstance(j, np.ndarray):
+            raise TypeError(f'`jitter` must be None, "auto" or a number >= 0; got an array.')
+        ladder = (j,)
+    potrf = lapack.dpotrf if A.dtype == np.float64 else lapack.spotrf
+    nt = _threads.resolve(n_threads)
+    for t, jit_value in enumerate(ladder):
+        if t > 0:  # undo the failed try: lower triangle := upper, diagonal := K's
+            _threads.run(_jd.mirror_upper, nt, B)
+        d[:] = d0 + alpha + jit_value
+        with _threads.blas_threads(nt):
+            F, info = potrf(A, lower=0, clean=0, overwrite_a=1)
+        if info < 0:  # pragma: no cover - only for invalid arguments
+            raise RuntimeError(f"LAPACK potrf failed with info={info}.")
+        if info == 0:
+            return F, float(jit_value)  # F is A (in place) for a Fortran-ordered float A
+    col = int(info) - 1
+    tried = f"; jitter up to {ladder[-1]:.3g} was tried" if len(ladder) > 1 else ""
+    raise NotPositiveDefiniteError(
+        f"`{name}` + alpha I is not positive definite: the factorisation broke down at column "
+        f"{col} (alpha = {_alpha_text(alpha)}{tried}). Remedies: a larger `alpha` "
+        f"(e.g. 1e-8 x the mean diagonal = {1e-8 * mean_diag:.3g}), `jitter=\"auto\"`, removing "
+        f"duplicate points, or a positive definite kernel.",
+        column=col,
+        alpha=alpha,
+    )
+
+
+def cholesky(K, *, alpha=0.0, overwrite=False, jitter=None, dtype=None, n_threads=None):
+    """Cholesky factor of ``K + alpha I`` for solves and log-determinants.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        Symmetric (to ``1000 eps max|K|``) and, with ``alpha``, positive definite.
+    alpha : float or array_like of shape (n,), default 0
+        Added to the diagonal (ridge, smoothing, noise); >= 0.
+    overwrite : bool, default False
+        Factor in ``K``'s own memory when it is a contiguous float64 (or, with
+        ``dtype=np.float32``, float32) array: ``K`` is destroyed, no copy is made.
+    jitter : None, "auto" or float
+        ``None``: fail if not positive definite.  ``"auto"``: retry with
+        ``alpha + j mean(diag)``, ``j = 1e-10, 1e-9, ..., 1e-3``; the value used is in
+        ``.jitter``.  A number: added to the diagonal as well.
+    dtype : numpy dtype, optional
+        The factorisation dtype: float64 (default, also for float32 input) or float32.
+    n_threads : int, optional
+        Threads for LAPACK/BLAS and the checks (``None`` = all cores).
+
+    Returns
+    -------
+    CholeskyFactor
+        With ``.solve(Y)``, ``.logdet()`` and ``.jitter``.
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        Naming the column, the ``alpha`` in use and the remedies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import cholesky, gram
+    >>> X = np.array([[0.0], [0.5], [2.0]])
+    >>> f = cholesky(gram(X, gamma=1.0), alpha=1e-3)
+    >>> bool(np.allclose((gram(X, gamma=1.0) + 1e-3 * np.eye(3)) @ f.solve([1.0, 2.0, 3.0]), [1, 2, 3]))
+    True
+    >>> cholesky(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    Traceback (most recent call last):
+    ...
+    fastrbf.linalg.NotPositiveDefiniteError: `K` + alpha I is not positive definite: the factorisation broke down at column 1 ...
+    """
+    Ka = _check_square(K)
+    n = Ka.shape[0]
+    a = _check_alpha(alpha, n)
+    in_dtype = np.dtype(np.float32) if Ka.dtype == np.float32 else np.dtype(np.float64)
+    fdtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
+    if fdtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"`dtype` must be float64 or float32; got {dtype!r}.")
+    if overwrite and isinstance(K, np.ndarray) and K.dtype == fdtype and K.flags.writeable and K.dtype.isnative:
+        if K.flags.c_contiguous:
+            B = K
+        elif K.flags.f_contiguous:
+            B = K.T  # symmetric: its transpose is the same matrix, C-ordered
+        else:
+            B = None
+    else:
+        B = None
+    _check_symmetric(Ka if B is None else B, "K", n_threads)
+    if B is None:
+        _v.check_memory(n * n * fdtype.itemsize, f"cholesky: a {n} x {n} {fdtype} copy of `K`",
+                        "pass a float64 `K` with `overwrite=True` to factor it in place.")
+        B = np.array(Ka, dtype=fdtype, order="C", copy=True)
+    A, used = _factor_in_place(B, a, jitter, n_threads)
+    return CholeskyFactor(A, a, used, in_dtype)
+
+
+def solve_regularized(K, Y, *, alpha, overwrite=False, jitter=None, n_threads=None):
+    """Solve ``(K + alpha I) W = Y`` by a Cholesky factorisation.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+        Symmetric; ``K + alpha I`` positive definite.
+    Y : array_like of shape (n,) or (n, k)
+    alpha : float or array_like of shape (n,)
+        Added to the diagonal, >= 0.
+    overwrite, jitter, n_threads :
+        As in :func:`cholesky`.
+
+    Returns
+    -------
+    W : ndarray of the shape of ``Y``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import solve_regularized
+    >>> solve_regularized(np.eye(2), [2.0, 4.0], alpha=1.0)
+    array([1., 2.])
+    """
+    return cholesky(K, alpha=alpha, overwrite=overwrite, jitter=jitter, n_threads=n_threads).solve(Y, n_threads=n_threads)

@@ -1,0 +1,644 @@
+"""RBF models: kernel ridge regression, exact (or smoothed) RBF interpolation, and RBF
+networks with K << N centres.  Each fit returns a small frozen model (arrays only,
+picklable, no N x N or N x M matrix kept) whose ``.predict`` runs through the fused
+:func:`~fastrbf.gram_matvec`.
+
+Decisions:
+
+- **kernel_ridge** builds the Gram matrix in float64 straight into the one n x n
+  buffer that LAPACK then factors in place (peak memory about one n x n float64
+  matrix).  ``fit_intercept=True`` fits on ``Y - mean(Y)`` and adds the mean back.
+- **interpolate** solves SciPy ``RBFInterpolator``'s system
+  ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]`` (``P`` the monomials up to
+  ``degree`` of the shifted and scaled data, as SciPy) by the null-space method: with
+  ``P = Q R`` (Householder), ``w = Q_2 z`` where ``(Q_2^T A Q_2) z = Q_2^T y`` is
+  positive definite for a kernel that is conditionally positive definite of an order
+  the polynomial covers, so it is solved by Cholesky (half the flops of SciPy's LU)
+  in the same n x n buffer; then ``R c = Q_1^T (y - A w)``.  A ``degree`` below the
+  kernel's minimum (SciPy warns) falls back to SciPy's LU on the full system.
+- **rbf_network** never forms the N x K design matrix: chunks of rows of
+  ``[Phi 1 Y]`` are made by a numba kernel and folded into an upper-triangular factor
+  by LAPACK's triangular-pentagonal QR (``tpqrt``: TSQR), group by group on worker
+  threads, the group factors then folded in group order, so the result is bitwise the
+  same for any thread count.  The least-squares problem is then solved from the small
+  factor by SciPy ``lstsq`` (SVD): the condition number is not squared as with the
+  normal equations ``Phi^T Phi``, ``alpha = 0`` gives the minimum-norm least-squares
+  solution of ``numpy.linalg.lstsq`` on ``Phi`` (same ``rcond``), and ``alpha > 0``
+  penalises the weights but not the bias (as scikit-learn's ``Ridge``).
+- float32 input is computed in float64 inside (factorisations and weights); the
+  predictions are returned as float32 when the query and the training data were.
+"""
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from scipy.linalg import lapack
+
+from . import _threads
+from . import _validation as _v
+from ._jit import lapack as _jlapack
+from ._jit import linalg as _jla
+from .cluster import kmeans
+from .distances import _consts
+from .kernels import KERNELS, _check_kernel, _check_params, gram, gram_matvec
+from .linalg import NotPositiveDefiniteError, _check_alpha, _factor_in_place
+
+_F64 = np.dtype(np.float64)
+
+
+# ---------------------------------------------------------------- validation
+def _check_xy(X, Y, name_y="Y"):
+    Xa = _v.check_data(X, "X")
+    Ya = _v.as_array(Y, name_y, ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
+    if Ya.shape[0] != Xa.shape[0]:
+        raise ValueError(f"`{name_y}` must have one row per row of `X` ({Xa.shape[0]}); got shape {Ya.shape}.")
+    _v.check_finite(Ya, name_y)
+    return Xa, Ya
+
+
+def _check_scalar_gamma(gamma):
+    if gamma is None:
+        raise ValueError("`gamma` must be a finite number > 0; got None.")
+    if np.ndim(gamma) != 0:
+        raise TypeError(f"`gamma` must be a number here (one width for all points); got {gamma!r}.")
+    g, _ = _v.check_gamma(gamma, 1, _F64)
+    return float(g[0])
+
+
+def _out_dtype(*arrays):
+    return _v.result_dtype(*arrays)
+
+
+def _query(model_dtype, n_features, X):
+    Xa = _v.check_data(X, "X")
+    if Xa.shape[1] != n_features:
+        raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {Xa.shape}.")
+    dtype = np.dtype(np.float32) if (Xa.dtype == np.float32 and model_dtype == np.float32) else _F64
+    return _v.to_dtype(Xa, _F64), dtype
+
+
+# ---------------------------------------------------------------- polynomial tail
+def _monomial_powers(d, degree):
+    """Exponents of the monomials of total degree <= ``degree`` in ``d`` variables
+    (SciPy's order)."""
+    out = []
+    for deg in range(degree + 1):
+        for combo in itertools.combinations_with_replacement(range(d), deg):
+            p = [0] * d
+            for i in combo:
+                p[i] += 1
+            out.append(p)
+    return np.array(out, dtype=np.int64).reshape(len(out), d)
+
+
+def _polynomial_matrix(X, shift, scale, powers):
+    Xs = (X - shift) / scale
+    P = np.ones((X.shape[0], powers.shape[0]), dtype=np.float64)
+    for j, p in enumerate(powers):
+        for i, e in enumerate(p):
+            if e:
+                P[:, j] *= Xs[:, i] ** e
+    return P
+
+
+# ---------------------------------------------------------------- models
+@dataclass(frozen=True, eq=False)
+class KernelModel:
+    """A fitted kernel expansion ``f(x) = sum_i w_i k(x, x_i) + p(x) + b``.
+
+    From :func:`kernel_ridge` and :func:`interpolate`.  Arrays only; picklable.
+
+    Attributes
+    ----------
+    centers : ndarray of shape (n, d), float64
+        The training points.
+    weights : ndarray of shape (n, k), float64
+    kernel, gamma, degree, coef0 :
+        The kernel: name and parameters.
+    intercept : ndarray of shape (k,)
+    poly_powers : ndarray of shape (q, d)
+        Exponents of the polynomial tail's monomials (q = 0: none).
+    poly_shift, poly_scale : ndarray of shape (d,)
+        The monomials are of ``(x - shift) / scale``.
+    poly_coef : ndarray of shape (q, k)
+    dtype : numpy.dtype
+        float32 when the training data were float32.
+    single_output : bool
+        ``Y`` was 1-D: predictions are 1-D.
+    jitter : float
+        Jitter added to the diagonal by ``jitter="auto"`` (0 if none).
+    """
+
+    centers: np.ndarray
+    weights: np.ndarray
+    kernel: str
+    gamma: float
+    degree: int
+    coef0: float
+    intercept: np.ndarray
+    poly_powers: np.ndarray
+    poly_shift: np.ndarray
+    poly_scale: np.ndarray
+    poly_coef: np.ndarray
+    dtype: np.dtype
+    single_output: bool
+    jitter: float = 0.0
+
+    def predict(self, X, *, n_threads=None):
+        """Evaluate the model at the rows of ``X`` (fused: no n_query x n matrix).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, k)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import kernel_ridge
+        >>> X = np.linspace(0, 1, 20)[:, None]
+        >>> m = kernel_ridge(X, np.sin(3 * X[:, 0]), gamma=10.0, alpha=1e-6)
+        >>> bool(abs(m.predict([[0.5]])[0] - np.sin(1.5)) < 1e-3)
+        True
+        """
+        Xq, dtype = _query(self.dtype, self.centers.shape[1], X)
+        out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
+                          degree=self.degree, coef0=self.coef0, n_threads=n_threads)
+        if self.poly_powers.shape[0]:
+            out += _polynomial_matrix(Xq, self.poly_shift, self.poly_scale, self.poly_powers) @ self.poly_coef
+        out += self.intercept
+        out = out.astype(dtype, copy=False)
+        return out[:, 0] if self.single_output else out
+
+
+def _as_targets(Ya):
+    single = Ya.ndim == 1
+    return np.array(Ya.reshape(Ya.shape[0], -1), dtype=np.float64, order="F", copy=True), single
+
+
+def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what):
+    n = Xd.shape[0]
+    _v.check_memory(8 * n * n, f"{what}: the {n} x {n} float64 kernel matrix",
+                    "use `rbf_network` with fewer centres for large n.")
+    B = np.empty((n, n), dtype=np.float64)
+    gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    return B
+
+
+def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, degree=3, coef0=1.0,
+                 jitter=None, n_threads=None):
+    """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``.
+
+    The Gram matrix is built into one n x n float64 buffer that is factored in place
+    (peak memory about one n x n matrix).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (n,) or (n, k)
+    gamma : float
+        Kernel width (> 0), as in :func:`fastrbf.gram`.
+    alpha : float or array_like of shape (n,)
+        Ridge, added to the diagonal; >= 0.
+    kernel : str, default "gaussian"
+        A positive definite kernel of :data:`fastrbf.KERNELS`.
+    fit_intercept : bool, default False
+        Fit ``Y - mean(Y)`` and add the mean back (scikit-learn's ``KernelRidge`` has
+        no intercept: the default matches it).
+    degree, coef0 :
+        Parameters of the polynomial and tanh kernels.
+    jitter : None, "auto" or float
+        As in :func:`fastrbf.cholesky`.
+    n_threads : int, optional
+
+    Returns
+    -------
+    KernelModel
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import kernel_ridge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> m = kernel_ridge(X, [0.0, 1.0, 0.0], gamma=1.0, alpha=0.1)
+    >>> m.predict(X).round(3)
+    array([0.038, 0.883, 0.038])
+    """
+    spec = _check_kernel(kernel)
+    Xa, Ya = _check_xy(X, Y)
+    g = _check_scalar_gamma(gamma)
+    deg, coef0 = _check_params(spec, degree, coef0)
+    n = Xa.shape[0]
+    a = _check_alpha(alpha, n)
+    Xd = _v.to_dtype(Xa, _F64)
+    T, single = _as_targets(Ya)
+    intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
+    T -= intercept
+    B = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge")
+    F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)")
+    with _threads.blas_threads(_threads.resolve(n_threads)):
+        W, info = lapack.dpotrs(F, T, lower=0, overwrite_b=1)
+    del B, F
+    return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
+                       np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
+                       np.zeros((0, W.shape[1])), _out_dtype(Xa, Ya), single, used)
+
+
+def _compact_trailing(A, q):
+    """Move the trailing (n-q) x (n-q) block of the Fortran-ordered ``A`` to the start
+    of its buffer, Fortran-ordered, and return it (no second n x n buffer)."""
+    n = A.shape[0]
+    m = n - q
+    flat = A.ravel(order="F")
+    assert np.shares_memory(flat, A)
+    for j in range(m):  # targets never overlap sources not yet moved
+        src = (q + j) * n + q
+        flat[j * m : (j + 1) * m] = flat[src : src + m]
+    return flat[: m * m].reshape((m, m), order="F")
+
+
+def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, alpha=0.0, n_threads=None):
+    """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
+
+    Solves ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]``; with ``alpha = 0`` the
+    model reproduces the data.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (n,) or (n, k)
+    kernel : str, default "thin_plate_spline"
+        A radial kernel of :data:`fastrbf.KERNELS`.
+    gamma : float, optional
+        ``epsilon**2`` in SciPy's terms.  Required unless the kernel is scale invariant
+        (then 1.0).
+    degree : int, optional
+        Degree of the polynomial tail; -1 for none.  Default: the kernel's minimum
+        degree, or 0 when it has none (SciPy's default).
+    alpha : float or array_like of shape (n,), default 0
+        Smoothing (SciPy's ``smoothing``), added to the diagonal.
+    n_threads : int, optional
+
+    Returns
+    -------
+    KernelModel
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import interpolate
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> m = interpolate(X, [0.0, 1.0, 1.0, 2.0, 1.5])
+    >>> bool(np.allclose(m.predict(X), [0.0, 1.0, 1.0, 2.0, 1.5]))
+    True
+    """
+    spec = _check_kernel(kernel)
+    if not spec.radial:
+        raise ValueError(f"`kernel` must be a radial kernel for interpolation; got {kernel!r}.")
+    Xa, Ya = _check_xy(X, Y)
+    n, d = Xa.shape
+    if gamma is None:
+        if not spec.scale_invariant:
+            raise ValueError(f"`gamma` must be given for the {kernel!r} kernel (it is not scale invariant).")
+        gamma = 1.0
+    g = _check_scalar_gamma(gamma)
+    min_degree = spec.min_degree
+    if degree is None:
+        degree = max(min_degree, 0)
+    if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < -1:
+        raise ValueError(f"`degree` must be an int >= -1; got {degree!r}.")
+    degree = int(degree)
+    if degree < min_degree:
+        warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
+                      "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
+    a = _check_alpha(alpha, n)
+    Xd = _v.to_dtype(Xa, _F64)
+    T, single = _as_targets(Ya)
+    k = T.shape[1]
+    powers = _monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
+    q = powers.shape[0]
+    if n < q:
+        raise ValueError(f"At least {q} data points are required when `degree` is {degree} and the "
+                         f"number of dimensions is {d}; got {n}.")
+    lo, hi = Xd.min(axis=0), Xd.max(axis=0)
+    shift = (hi + lo) / 2
+    scale = (hi - lo) / 2
+    scale[scale == 0.0] = 1.0
+    P = _polynomial_matrix(Xd, shift, scale, powers)
+    if q and np.linalg.matrix_rank(P) < q:
+        raise ValueError(f"The polynomial matrix of degree {degree} of `X` is singular: the points do not "
+                         "determine a polynomial of that degree (too few distinct points, or collinear "
+                         "ones). Use a lower `degree`.")
+    nt = _threads.resolve(n_threads)
+    B = _gram_buffer(Xd, kernel, g, 1, 0.0, n_threads, "interpolate")
+    used = 0.0
+    if degree < min_degree:  # ill-posed: SciPy's LU on the full system
+        _v.check_memory(8 * (n + q) ** 2, f"interpolate: the {n + q} x {n + q} system", "")
+        Afull = np.zeros((n + q, n + q))
+        Afull[:n, :n] = B
+        del B
+        Afull[np.arange(n), np.arange(n)] += a
+        Afull[:n, n:] = P
+        Afull[n:, :n] = P.T
+        rhs = np.zeros((n + q, k))
+        rhs[:n] = T
+        with _threads.blas_threads(nt):
+            sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+        W, C = sol[:n], sol[n:]
+    elif q == 0:
+        F, used = _interp_factor(B, a, n_threads)
+        with _threads.blas_threads(nt):
+            W, _ = lapack.dpotrs(F, T, lower=0, overwrite_b=1)
+        C = np.zeros((0, k))
+    else:
+        with _threads.blas_threads(nt):
+            _diag_add(B, a)
+            A = B.T  # Fortran view, A = K + diag(alpha) (symmetric)
+            qr, tau, _, info = lapack.dgeqrf(np.asfortranarray(P))
+            lw = max(1, n * 64)
+            # A <- Q^T A Q in place (two applications of q reflectors)
+            A, _, info1 = lapack.dormqr("L", "T", qr, tau, A, lw, overwrite_c=1)
+            A, _, info2 = lapack.dormqr("R", "N", qr, tau, A, lw, overwrite_c=1)
+            T12 = np.array(A[:q, q:])  # (Q^T A Q)[:q, q:], needed for the tail
+            b, _, _ = lapack.dormqr("L", "T", qr, tau, T, max(1, k * 64), overwrite_c=1)  # Q^T y
+            b1 = np.array(b[:q])
+            b2 = np.array(b[q:], order="F")
+            M = _compact_trailing(A, q)
+            del A
+            Bm = M.T  # C-ordered view for the in-place factorisation
+            F, used = _interp_factor(Bm, 0.0, n_threads)
+            z, _ = lapack.dpotrs(F, b2, lower=0, overwrite_b=1)
+            C = scipy.linalg.solve_triangular(np.triu(qr[:q, :q]), b1 - T12 @ z)
+            wz = np.zeros((n, k), order="F")
+            wz[q:] = z
+            W, _, _ = lapack.dormqr("L", "N", qr, tau, wz, max(1, k * 64), overwrite_c=1)
+            del B, M, F
+    return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, 1, 0.0, np.zeros(k), powers, shift, scale,
+                       np.ascontiguousarray(C), _out_dtype(Xa, Ya), single, used)
+
+
+def _interp_factor(B, a, n_threads):
+    try:
+        return _factor_in_place(B, a, None, n_threads)
+    except NotPositiveDefiniteError as exc:
+        raise NotPositiveDefiniteError(
+            f"The interpolation system is not positive definite (numerically singular) on the "
+            f"polynomial null space: the factorisation broke down at column {exc.column}. Causes: "
+            f"duplicate points with `alpha` = 0, or a `gamma` so small against the spacing of the "
+            f"points that the kernel matrix is numerically singular. Remedies: a smoothing `alpha` "
+            f"> 0, a larger `gamma`, or removing duplicate points.", column=exc.column, alpha=a) from None
+
+
+def _diag_add(B, a):
+    n = B.shape[0]
+    B.reshape(-1)[:: n + 1] += a
+
+
+# ---------------------------------------------------------------- RBF network
+@dataclass(frozen=True, eq=False)
+class RBFNetwork:
+    """A fitted RBF network ``f(x) = sum_j w_j phi(||x - c_j||^2; gamma_j) + b``.
+
+    From :func:`rbf_network`.  Arrays only; picklable.
+
+    Attributes
+    ----------
+    centers : ndarray of shape (K, d), float64
+    gamma : ndarray of shape (K,)
+        One width per centre.
+    weights : ndarray of shape (K, k)
+    bias : ndarray of shape (k,)
+        Zeros when fitted with ``bias=False``.
+    kernel : str
+    classes : ndarray or None
+        The class labels for a classifier (``.predict`` returns them), else None.
+    dtype : numpy.dtype
+    single_output : bool
+    """
+
+    centers: np.ndarray
+    gamma: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+    kernel: str
+    classes: object
+    dtype: np.dtype
+    single_output: bool
+
+    def decision_function(self, X, *, n_threads=None):
+        """The network's output: regression values, or the scores of a classifier
+        (1-D for two classes, one column per class otherwise).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import rbf_network
+        >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+        >>> net = rbf_network(X, [1, -1, -1, 1], centers=np.array([[0.0, 0.2], [1.0, 0.7]]), gamma=1.0)
+        >>> net.decision_function(X).round(3)
+        array([ 1.022, -1.317, -0.441,  0.737])
+        """
+        Xq, dtype = _query(self.dtype, self.centers.shape[1], X)
+        out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma, n_threads=n_threads)
+        out += self.bias
+        out = out.astype(dtype, copy=False)
+        return out[:, 0] if self.single_output else out
+
+    def predict(self, X, *, n_threads=None):
+        """Regression values, or class labels for a classifier (sign for two classes,
+        the largest one-vs-rest score otherwise).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import rbf_network
+        >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+        >>> net = rbf_network(X, ["a", "b", "b", "a"], centers=X, gamma=1.0, classify=True)
+        >>> net.predict(X).tolist()
+        ['a', 'b', 'b', 'a']
+        """
+        s = self.decision_function(X, n_threads=n_threads)
+        if self.classes is None:
+            return s
+        if s.ndim == 1:
+            return self.classes[(s > 0).astype(np.int64)]
+        return self.classes[np.argmax(s, axis=1)]
+
+
+#: rows per design chunk and chunks per group of the TSQR pass
+TSQR_CHUNK = 4096
+TSQR_GROUP_CHUNKS = 16
+
+
+class _TSQRWork:
+    """Per-thread scratch of the TSQR pass."""
+
+    def __init__(self, p, chunk):
+        self.nb = min(32, p)
+        self.T = np.empty((p, self.nb))
+        self.work = np.empty(self.nb * p)
+        self.iw = np.zeros(8, dtype=np.int32)
+        self.gbuf = np.empty(_jla.JB)
+        self.Bt = np.empty((p, chunk))
+
+    def fold(self, Rt, Bt):
+        info = _jlapack.tpqrt(Rt, Bt, self.T, self.work, self.iw)
+        if info != 0:  # pragma: no cover - only for invalid arguments
+            raise RuntimeError(f"LAPACK dtpqrt failed with info={info}.")
+
+
+def _tsqr(C, X, g, code, dot, c, degree, T, n_threads):
+    """Upper-triangular R (p x p, p = K + 1 + k) with R^T R = M^T M, M = [Phi 1 T]."""
+    n = X.shape[0]
+    p = C.shape[0] + 1 + T.shape[1]
+    Xt = np.ascontiguousarray(X.T)
+    Tc = np.ascontiguousarray(T)
+    rows = TSQR_CHUNK * TSQR_GROUP_CHUNKS
+    ng = -(-n // rows)
+    Rts = np.zeros((ng, p, p))  # Rts[i] = R_i^T, C-ordered (R_i Fortran-ordered)
+
+    def work(g0, g1):
+        w = _TSQRWork(p, TSQR_CHUNK)
+        for i in range(g0, g1):
+            for r0 in range(i * rows, min(n, (i + 1) * rows), TSQR_CHUNK):
+                r1 = min(n, r0 + TSQR_CHUNK)
+                Bt = w.Bt if r1 - r0 == TSQR_CHUNK else np.empty((p, r1 - r0))
+                _jla.design_chunk(C, Xt, r0, r1, dot, code, g, c, degree, Tc, w.gbuf, Bt)
+                w.fold(Rts[i], Bt)
+
+    with _threads.blas_threads(1):
+        _threads.map_ranges(work, ng, n_threads)
+        w = _TSQRWork(p, 1)
+        Rt = np.zeros((p, p))
+        for i in range(ng):  # fold the group factors in group order
+            w.fold(Rt, Rts[i])
+    return np.triu(Rt.T)
+
+
+def _check_targets(Ya, classify):
+    if not classify:
+        _v.check_finite(Ya, "Y")
+        T, single = _as_targets(Ya)
+        return T, single, None
+    if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
+        raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
+    classes, idx = np.unique(Ya, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
+    if classes.shape[0] == 2:
+        T = np.where(idx == 1, 1.0, -1.0)[:, None]
+        return np.asfortranarray(T), True, classes
+    T = np.full((Ya.shape[0], classes.shape[0]), -1.0)
+    T[np.arange(Ya.shape[0]), idx] = 1.0
+    return np.asfortranarray(T), False, classes
+
+
+def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bias=True, kernel="gaussian",
+                classify=False, seed=None, max_iter=300, n_init=1, n_threads=None):
+    """An RBF network: K centres, output weights by least squares (or ridge) and a bias.
+
+    ``f(x) = sum_j w_j exp(-gamma_j ||x - c_j||^2) + b`` (for the Gaussian kernel).  The
+    N x K design matrix is never formed (see the module notes: TSQR in chunks).
+
+    Parameters
+    ----------
+    X : array_like of shape (N, d)
+    Y : array_like of shape (N,) or (N, k)
+        Targets; class labels (any values) with ``classify=True``.
+    gamma : float or array_like of shape (K,)
+        Width, or one width per centre; > 0.
+    n_centers : int, optional
+        Number of k-means centres (with ``centers="kmeans"``).
+    centers : "kmeans", "all" or array_like of shape (K, d)
+        k-means centres of ``X``, every training point (the full network), or given.
+    alpha : float, default 0
+        Ridge on the weights (not the bias).  0: the minimum-norm least-squares
+        (pseudo-inverse) solution.
+    bias : bool, default True
+    kernel : str, default "gaussian"
+        A kernel of :data:`fastrbf.KERNELS`.
+    classify : bool, default False
+        Two classes: regression on -1/+1 and the sign; more: one-vs-rest on -1/+1
+        targets and the largest score.
+    seed, max_iter, n_init :
+        Passed to :func:`fastrbf.kmeans`.
+    n_threads : int, optional
+
+    Returns
+    -------
+    RBFNetwork
+
+    Examples
+    --------
+    The worked example of the Caltech RBF lecture's forum (bias, then the two weights):
+
+    >>> import numpy as np
+    >>> from fastrbf import rbf_network
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> net = rbf_network(X, [1.0, -1.0, -1.0, 1.0], centers=np.array([[0.0, 0.2], [1.0, 0.7]]), gamma=1.0)
+    >>> print(np.round(net.bias, 3), np.round(net.weights[:, 0], 3))
+    [-7.848] [7.397 7.823]
+    """
+    spec = _check_kernel(kernel)
+    Xa = _v.check_data(X, "X")
+    if classify:
+        Ya = np.asarray(Y)
+        if Ya.ndim != 1:
+            raise ValueError(f"`Y` must be 1-D class labels with `classify=True`; got shape {Ya.shape}.")
+    else:
+        Ya = _v.as_array(Y, "Y", ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
+    if Ya.shape[0] != Xa.shape[0]:
+        raise ValueError(f"`Y` must have one row per row of `X` ({Xa.shape[0]}); got shape {Ya.shape}.")
+    T, single, classes = _check_targets(Ya, classify)
+    n, d = Xa.shape
+    Xd = _v.to_dtype(Xa, _F64)
+    if isinstance(centers, str):
+        if centers == "kmeans":
+            if n_centers is None:
+                raise ValueError('`n_centers` must be given with centers="kmeans".')
+            C = kmeans(Xd, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
+        elif centers == "all":
+            C = Xd.copy()
+        else:
+            raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
+    else:
+        Ca = _v.check_data(centers, "centers")
+        _v.check_features(Xa, Ca, "X", "centers")
+        C = _v.to_dtype(Ca, _F64)
+        if n_centers is not None and n_centers != C.shape[0]:
+            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
+    K = C.shape[0]
+    g, _ = _v.check_gamma(gamma, K, _F64)
+    deg, coef0 = _check_params(spec, 3, 1.0)
+    a = float(_check_alpha(alpha, 1)) if np.ndim(alpha) == 0 else None
+    if a is None:
+        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    k = T.shape[1]
+    R = _tsqr(C, Xd, g, spec.code, not spec.radial, _consts(_F64, coef0), deg, T, n_threads)
+    Kp = K + 1
+    R11 = R[:Kp, :Kp]
+    z = R[:Kp, Kp:]
+    if not bias:  # drop the bias column: refold the remaining triangle
+        keep = np.r_[0:K, Kp : Kp + k]
+        R = np.linalg.qr(R[:, keep], mode="r")
+        R11, z = R[:K, :K], R[:K, K:]
+    nw = R11.shape[0]
+    with _threads.blas_threads(_threads.resolve(n_threads)):
+        if a > 0:
+            D = np.sqrt(a) * np.eye(nw)
+            if bias:
+                D[K, K] = 0.0  # the bias is not penalised
+            sol = scipy.linalg.lstsq(np.vstack([R11, D]), np.vstack([z, np.zeros((nw, k))]), lapack_driver="gelsd")[0]
+        else:
+            sol = scipy.linalg.lstsq(R11, z, cond=np.finfo(np.float64).eps * max(n, nw), lapack_driver="gelsd")[0]
+    W = np.ascontiguousarray(sol[:K])
+    b = sol[K].copy() if bias else np.zeros(k)
+    dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, Ya)
+    return RBFNetwork(C, g, W, b, kernel, classes, dtype, single)

@@ -1,0 +1,149 @@
+import numpy as np
+import pytest
+import scipy.linalg
+
+from fastrbf import CholeskyFactor, NotPositiveDefiniteError, cholesky, gram, reference, solve_regularized
+from fastrbf import linalg as fl
+
+
+def _spd(rng, n, gamma=3.0, dtype=np.float64):
+    X = rng.random((n, 3))
+    return gram(X, gamma=gamma).astype(dtype)
+
+
+def _rel(a, b):
+    return np.abs(np.asarray(a, np.float64) - b).max() / np.abs(b).max()
+
+
+@pytest.mark.parametrize("n", [1, 2, 65, 257])
+@pytest.mark.parametrize("ycols", [None, 1, 3])
+@pytest.mark.parametrize("alpha_kind", ["scalar", "vector"])
+def test_solve_matches_reference_and_scipy(rng, n, ycols, alpha_kind):
+    K = _spd(rng, n)
+    alpha = 1e-3 if alpha_kind == "scalar" else rng.uniform(1e-3, 1e-2, n)
+    Y = rng.standard_normal(n) if ycols is None else rng.standard_normal((n, ycols))
+    f = cholesky(K, alpha=alpha)
+    W = f.solve(Y)
+    assert W.shape == Y.shape and W.dtype == np.float64
+    A = K + np.diag(np.broadcast_to(alpha, (n,)))
+    assert _rel(W, reference.solve_regularized(K, Y, alpha=alpha)) < 1e-8
+    assert _rel(W, scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), Y)) < 1e-10
+    assert np.isclose(f.logdet(), np.linalg.slogdet(A)[1], rtol=1e-10, atol=1e-10)
+    assert f.jitter == 0.0 and f.n == n
+    assert _rel(solve_regularized(K, Y, alpha=alpha), W) == 0.0
+
+
+def test_input_not_modified_and_overwrite_in_place(rng):
+    K = _spd(rng, 100)
+    keep = K.copy()
+    f = cholesky(K, alpha=1e-4)
+    assert np.array_equal(K, keep)
+    y = rng.standard_normal(100)
+    for layout in ("C", "F"):
+        K2 = np.array(keep, order=layout)
+        g = cholesky(K2, alpha=1e-4, overwrite=True)
+        assert np.shares_memory(g.factor, K2)
+        assert np.array_equal(g.solve(y), f.solve(y))
+    # overwrite cannot apply to float32 input with a float64 factorisation: K is kept
+    K32 = keep.astype(np.float32)
+    k32 = K32.copy()
+    cholesky(K32, alpha=1e-4, overwrite=True)
+    assert np.array_equal(K32, k32)
+
+
+def test_float32(rng):
+    K = _spd(rng, 80, dtype=np.float32)
+    y = rng.standard_normal(80).astype(np.float32)
+    f = cholesky(K, alpha=1e-3)
+    assert f.factor.dtype == np.float64 and f.dtype == np.float32
+    w = f.solve(y)
+    assert w.dtype == np.float32
+    assert f.solve(y.astype(np.float64)).dtype == np.float64
+    ref = reference.solve_regularized(K.astype(np.float64), y.astype(np.float64), alpha=1e-3)
+    assert _rel(w, ref) < 1e-5
+    g = cholesky(K, alpha=1e-3, dtype=np.float32)
+    assert g.factor.dtype == np.float32
+    assert _rel(g.solve(y), ref) < 1e-2  # a float32 factorisation of a Gram matrix: few digits
+    K2 = K.copy()
+    h = cholesky(K2, alpha=1e-3, dtype=np.float32, overwrite=True)
+    assert np.shares_memory(h.factor, K2)
+
+
+def test_not_positive_definite_error(rng):
+    X = rng.random((30, 2))
+    X[7] = X[3]  # a duplicate point: singular Gram matrix
+    K = gram(X, gamma=2.0)
+    with pytest.raises(NotPositiveDefiniteError, match=r"broke down at column \d+ \(alpha = 0\).*larger `alpha`.*jitter=\"auto\".*duplicate") as exc:
+        cholesky(K)
+    assert isinstance(exc.value, np.linalg.LinAlgError)
+    assert 7 <= exc.value.column < 30 and exc.value.alpha == 0.0
+    with pytest.raises(NotPositiveDefiniteError, match="broke down at column 1"):
+        cholesky(np.array([[1.0, 2.0], [2.0, 1.0]]), alpha=0.5)
+    with pytest.raises(NotPositiveDefiniteError, match="jitter up to"):
+        cholesky(-np.eye(3), jitter="auto")
+
+
+def test_jitter_auto_in_place_retry(rng):
+    K = gram(rng.random((40, 2)), gamma=2.0) - 1e-7 * np.eye(40)  # indefinite
+    keep = K.copy()
+    f = cholesky(K, jitter="auto")
+    assert np.array_equal(K, keep)
+    mean_diag = np.mean(np.diag(K))
+    assert f.jitter in [j * mean_diag for j in fl.JITTER_LADDER]
+    assert f.jitter >= 1e-8  # the smaller rungs failed
+    # the retry undid the failed try in place: same factor as a fresh factorisation
+    K2 = keep.copy()
+    g = cholesky(K2, jitter="auto", overwrite=True)
+    assert g.jitter == f.jitter and np.shares_memory(g.factor, K2)
+    fresh = cholesky(keep, alpha=f.jitter)
+    y = rng.standard_normal(40)
+    assert np.array_equal(g.solve(y), fresh.solve(y))
+    assert np.array_equal(f.solve(y), fresh.solve(y))
+    # a fixed jitter is added as well
+    assert cholesky(keep, jitter=1e-6).jitter == 1e-6
+    # no jitter needed: none recorded
+    assert cholesky(_spd(rng, 10), alpha=1e-3, jitter="auto").jitter == 0.0
+
+
+def test_threads_agree(rng):
+    # LAPACK with 1 or 2 BLAS threads may differ in the last bits (blocking), not more
+    K = _spd(rng, 300)
+    y = rng.standard_normal((300, 2))
+    a = cholesky(K, alpha=1e-2, n_threads=1).solve(y, n_threads=1)
+    b = cholesky(K, alpha=1e-2, n_threads=2).solve(y, n_threads=2)
+    assert _rel(a, b) < 1e-10
+
+
+@pytest.mark.parametrize(
+    "K, kwargs, exc, match",
+    [
+        (np.ones((3, 2)), {}, ValueError, r"`K` must be a square matrix; got shape \(3, 2\)"),
+        (np.array([[1.0, 0.5], [0.4, 1.0]]), {}, ValueError, r"`K` must be symmetric; got max \|K - K.T\| = 0.1"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), {}, ValueError, "`K` must contain only finite values"),
+        (np.eye(2), {"alpha": -1.0}, ValueError, r"`alpha` must be finite and >= 0; got -1.0"),
+        (np.eye(2), {"alpha": [1.0, 2.0, 3.0]}, ValueError, r"`alpha` must be a scalar or have one value per row \(2\)"),
+        (np.eye(2), {"alpha": "big"}, TypeError, "`alpha` must be a number or a 1-D array"),
+        (np.eye(2), {"jitter": "more"}, ValueError, '`jitter` must be None, "auto" or a number'),
+        (np.eye(2), {"dtype": np.int32}, ValueError, "`dtype` must be float64 or float32"),
+        (np.zeros((0, 0)), {}, ValueError, "`K` must not be empty"),
+    ],
+)
+def test_bad_input(K, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        cholesky(K, **kwargs)
+
+
+def test_solve_bad_y(rng):
+    f = cholesky(np.eye(3))
+    with pytest.raises(ValueError, match=r"`Y` must have one row per row of the matrix \(3\); got shape \(4,\)"):
+        f.solve(np.ones(4))
+    with pytest.raises(ValueError, match="`Y` must contain only finite values"):
+        f.solve([1.0, np.inf, 0.0])
+    assert isinstance(f, CholeskyFactor)
+
+
+def test_symmetry_check_tolerates_rounding(rng):
+    A = rng.standard_normal((50, 50))
+    K = A @ A.T + 50 * np.eye(50)
+    K[3, 4] *= 1 + 1e-14  # rounding-level asymmetry is accepted
+    cholesky(K)

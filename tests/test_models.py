@@ -1,0 +1,299 @@
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy.interpolate import RBFInterpolator
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_digits
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import Ridge, RidgeClassifier
+from sklearn.metrics.pairwise import rbf_kernel
+
+from fastrbf import NotPositiveDefiniteError, interpolate, kernel_ridge, models, rbf_network, reference
+
+
+def _rel(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    return np.abs(a - b).max() / np.abs(b).max()
+
+
+# ---------------------------------------------------------------- kernel ridge
+@pytest.mark.parametrize("kernel, sk_kernel, params", [
+    ("gaussian", "rbf", {}),
+    ("polynomial", "polynomial", {"degree": 2, "coef0": 1.0}),
+])
+@pytest.mark.parametrize("ycols", [None, 2])
+def test_kernel_ridge_matches_sklearn(rng, kernel, sk_kernel, params, ycols):
+    X = rng.random((300, 4))
+    Y = np.sin(3 * X[:, 0]) if ycols is None else np.c_[np.sin(3 * X[:, 0]), X[:, 1] * X[:, 2]]
+    Xq = rng.random((200, 4))
+    m = kernel_ridge(X, Y, kernel=kernel, gamma=0.7, alpha=1e-3, **params)
+    sk = KernelRidge(alpha=1e-3, kernel=sk_kernel, gamma=0.7, **params).fit(X, Y)
+    assert m.predict(Xq).shape == sk.predict(Xq).shape
+    assert _rel(m.predict(Xq), sk.predict(Xq)) < 1e-8
+    assert _rel(m.weights.reshape(sk.dual_coef_.shape), sk.dual_coef_) < 1e-8
+    if kernel == "gaussian":
+        ref = reference.kernel_ridge(X, Y, gamma=0.7, alpha=1e-3)
+        assert _rel(m.weights.reshape(ref.shape), ref) < 1e-8
+
+
+def test_kernel_ridge_model_is_small_and_inputs_kept(rng):
+    X = rng.random((200, 3))
+    y = rng.standard_normal(200)
+    X0, y0 = X.copy(), y.copy()
+    m = kernel_ridge(X, y, gamma=2.0, alpha=1e-2)
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+    big = [k for k, v in vars(m).items() if isinstance(v, np.ndarray) and v.size >= 200 * 200]
+    assert big == []
+    m2 = pickle.loads(pickle.dumps(m))
+    Xq = rng.random((50, 3))
+    assert np.array_equal(m2.predict(Xq), m.predict(Xq))
+
+
+def test_kernel_ridge_intercept_alpha_vector_float32(rng):
+    X = rng.random((150, 2))
+    y = 5.0 + np.cos(4 * X[:, 0])
+    m = kernel_ridge(X, y, gamma=3.0, alpha=1e-3, fit_intercept=True)
+    assert np.isclose(m.intercept[0], y.mean())
+    ref = reference.kernel_ridge(X, y - y.mean(), gamma=3.0, alpha=1e-3)
+    assert _rel(m.weights[:, 0], ref) < 1e-8
+    a = rng.uniform(1e-3, 1e-2, 150)
+    mv = kernel_ridge(X, y, gamma=3.0, alpha=a)
+    assert _rel(mv.weights[:, 0], reference.kernel_ridge(X, y, gamma=3.0, alpha=a)) < 1e-8
+    m32 = kernel_ridge(X.astype(np.float32), y.astype(np.float32), gamma=3.0, alpha=1e-3)
+    p32 = m32.predict(X.astype(np.float32))
+    assert p32.dtype == np.float32
+    assert m32.predict(X).dtype == np.float64
+    assert _rel(p32, kernel_ridge(X, y, gamma=3.0, alpha=1e-3).predict(X)) < 1e-4
+
+
+def test_kernel_ridge_bad_input(rng):
+    X = rng.random((20, 2))
+    y = rng.random(20)
+    Xd = X.copy()
+    Xd[5] = Xd[2]
+    with pytest.raises(NotPositiveDefiniteError, match="larger `alpha`.*duplicate points"):
+        kernel_ridge(Xd, y, gamma=1.0, alpha=0.0)
+    with pytest.raises(ValueError, match=r"`Y` must have one row per row of `X` \(20\); got shape \(19,\)"):
+        kernel_ridge(X, y[:19], gamma=1.0, alpha=1.0)
+    with pytest.raises(ValueError, match="`Y` must contain only finite values"):
+        kernel_ridge(X, np.r_[y[:19], np.nan], gamma=1.0, alpha=1.0)
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0; got -1"):
+        kernel_ridge(X, y, gamma=-1, alpha=1.0)
+    with pytest.raises(TypeError, match="`gamma` must be a number here"):
+        kernel_ridge(X, y, gamma=np.ones(20), alpha=1.0)
+    with pytest.raises(ValueError, match="`alpha` must be finite and >= 0"):
+        kernel_ridge(X, y, gamma=1.0, alpha=-1.0)
+    with pytest.raises(ValueError, match=r"`X` must have 2 features \(as the training data\)"):
+        kernel_ridge(X, y, gamma=1.0, alpha=1.0).predict(np.ones((3, 3)))
+
+
+# ---------------------------------------------------------------- interpolation
+_CASES = [
+    ("thin_plate_spline", 1.0, None),
+    ("thin_plate_spline", 1.0, 2),
+    ("cubic", 1.0, None),
+    ("quintic", 1.0, None),
+    ("linear", 1.0, None),
+    ("multiquadric", 400.0, None),
+    ("gaussian", 400.0, None),
+    ("gaussian", 400.0, -1),
+    ("gaussian", 400.0, 1),
+    ("inverse_multiquadric", 400.0, None),
+    ("inverse_quadratic", 400.0, 0),
+]
+
+
+@pytest.mark.parametrize("kernel, gamma, degree", _CASES)
+@pytest.mark.parametrize("smoothing", [0.0, 1e-3])
+def test_interpolate_matches_scipy(rng, kernel, gamma, degree, smoothing):
+    X = rng.random((250, 2))
+    Y = np.c_[np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]), X[:, 0] ** 2]
+    Xq = rng.random((300, 2))
+    sp = RBFInterpolator(X, Y, kernel=kernel, epsilon=np.sqrt(gamma), degree=degree, smoothing=smoothing)
+    m = interpolate(X, Y, kernel=kernel, gamma=gamma, degree=degree, alpha=smoothing)
+    assert _rel(m.predict(Xq), sp(Xq)) < 1e-8
+    if smoothing == 0.0:  # E_in = 0: the data are reproduced
+        assert _rel(m.predict(X), Y) < 1e-10
+
+
+def test_interpolate_reference_per_point_smoothing_single_output(rng):
+    X = rng.random((120, 3))
+    y = np.exp(X[:, 0]) - X[:, 2]
+    Xq = rng.random((40, 3))
+    a = rng.uniform(0, 1e-2, 120)
+    m = interpolate(X, y, kernel="gaussian", gamma=9.0, degree=1, alpha=a)
+    ref = reference.interpolate(X, y, Xq, kernel="gaussian", gamma=9.0, degree=1, alpha=a)
+    assert m.predict(Xq).shape == (40,)
+    assert _rel(m.predict(Xq), ref) < 1e-8
+    sp = RBFInterpolator(X, y, kernel="gaussian", epsilon=3.0, degree=1, smoothing=a)
+    assert _rel(m.predict(Xq), sp(Xq)) < 1e-8
+    m2 = pickle.loads(pickle.dumps(m))
+    assert np.array_equal(m2.predict(Xq), m.predict(Xq))
+    m32 = interpolate(X.astype(np.float32), y.astype(np.float32), kernel="gaussian", gamma=9.0, degree=1)
+    assert m32.predict(Xq.astype(np.float32)).dtype == np.float32
+
+
+def test_interpolate_below_min_degree_warns_and_matches_scipy(rng):
+    X = rng.random((60, 2))
+    y = np.sin(3 * X[:, 0])
+    Xq = rng.random((20, 2))
+    with pytest.warns(UserWarning, match="`degree` should be at least 1"):
+        m = interpolate(X, y, kernel="thin_plate_spline", degree=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sp = RBFInterpolator(X, y, kernel="thin_plate_spline", degree=0)
+    assert _rel(m.predict(Xq), sp(Xq)) < 1e-8
+
+
+def test_interpolate_bad_input(rng):
+    X = rng.random((30, 2))
+    y = rng.random(30)
+    Xd = X.copy()
+    Xd[9] = Xd[4]
+    with pytest.raises(NotPositiveDefiniteError, match="duplicate points with `alpha` = 0.*`alpha` > 0"):
+        interpolate(Xd, y, kernel="gaussian", gamma=50.0)
+    interpolate(Xd, y, kernel="gaussian", gamma=50.0, alpha=1e-6)  # smoothing cures it
+    with pytest.raises(ValueError, match="`gamma` must be given for the 'gaussian' kernel"):
+        interpolate(X, y, kernel="gaussian")
+    with pytest.raises(ValueError, match="`kernel` must be a radial kernel"):
+        interpolate(X, y, kernel="polynomial", gamma=1.0)
+    with pytest.raises(ValueError, match="At least 6 data points are required when `degree` is 2"):
+        interpolate(X[:5], y[:5], degree=2)
+    line = np.c_[np.linspace(0, 1, 10), np.linspace(0, 1, 10)]
+    with pytest.raises(ValueError, match="polynomial matrix of degree 1 of `X` is singular"):
+        interpolate(line, np.arange(10.0))
+    with pytest.raises(ValueError, match="`degree` must be an int >= -1"):
+        interpolate(X, y, degree=-2)
+    with pytest.raises(ValueError, match="`Y` must contain only finite values"):
+        interpolate(X, np.r_[y[:29], np.inf])
+
+
+# ---------------------------------------------------------------- RBF networks
+def test_caltech_forum_example():
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    net = rbf_network(X, [1.0, -1.0, -1.0, 1.0], centers=np.array([[0.0, 0.2], [1.0, 0.7]]), gamma=1.0)
+    assert np.allclose(net.bias, [-7.848], atol=5e-4)
+    assert np.allclose(net.weights[:, 0], [7.397, 7.823], atol=5e-4)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-3])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("per_center", [False, True])
+def test_rbf_network_matches_reference(rng, monkeypatch, alpha, bias, per_center):
+    # small chunks and groups: many chunks per group and many groups
+    monkeypatch.setattr(models, "TSQR_CHUNK", 97)
+    monkeypatch.setattr(models, "TSQR_GROUP_CHUNKS", 3)
+    X = rng.random((2000, 3))
+    Y = np.c_[np.sin(5 * X[:, 0]), X[:, 1] ** 2 - X[:, 2]]
+    C = X[rng.choice(2000, 25, replace=False)]
+    g = rng.uniform(2, 8, 25) if per_center else 4.0
+    net = rbf_network(X, Y, centers=C, gamma=g, alpha=alpha, bias=bias)
+    W, b = reference.rbf_network(X, Y, C, gamma=g, alpha=alpha, bias=bias)
+    assert _rel(net.weights, W) < 1e-8
+    assert np.abs(net.bias - b).max() <= 1e-8 * np.abs(W).max()
+    Xq = rng.random((100, 3))
+    Phi = reference.rbf_design(Xq, C, gamma=g)
+    assert _rel(net.predict(Xq), Phi @ W + b) < 1e-8
+
+
+def test_rbf_network_matches_lstsq_and_sklearn_ridge(rng):
+    X = rng.random((3000, 4))
+    y = np.sin(4 * X[:, 0]) + X[:, 3]
+    C = X[:40]
+    Phi = rbf_kernel(X, C, gamma=3.0)
+    net = rbf_network(X, y, centers=C, gamma=3.0)
+    sol = np.linalg.lstsq(np.c_[Phi, np.ones(3000)], y, rcond=None)[0]
+    assert _rel(np.r_[net.weights[:, 0], net.bias], sol) < 1e-8
+    ridge = Ridge(alpha=0.5).fit(Phi, y)
+    net2 = rbf_network(X, y, centers=C, gamma=3.0, alpha=0.5)
+    assert _rel(net2.weights[:, 0], ridge.coef_) < 1e-8
+    assert np.isclose(net2.bias[0], ridge.intercept_, rtol=1e-8, atol=1e-10)
+
+
+def test_rbf_network_ill_conditioned_does_not_blow_up(rng):
+    X = rng.random((2000, 2))
+    y = np.sin(3 * X[:, 0])
+    C = X[:60]
+    net = rbf_network(X, y, centers=C, gamma=1e-3)  # nearly collinear columns
+    Phi = np.c_[reference.rbf_design(X, C, gamma=1e-3), np.ones(2000)]
+    sol = np.linalg.lstsq(Phi, y, rcond=None)[0]
+    r_ours = np.linalg.norm(net.predict(X) - y)
+    r_lstsq = np.linalg.norm(Phi @ sol - y)
+    assert np.all(np.isfinite(net.weights))
+    assert r_ours <= r_lstsq * (1 + 1e-4) + 1e-12  # rank cut-offs differ slightly
+    assert np.linalg.norm(net.weights) <= 10 * np.linalg.norm(sol[:-1])
+
+
+def test_rbf_network_threads_bitwise_and_kmeans_centres(rng):
+    X = rng.random((5000, 3))
+    y = np.cos(3 * X[:, 1])
+    a = rbf_network(X, y, n_centers=20, gamma=5.0, seed=3, n_threads=1)
+    b = rbf_network(X, y, n_centers=20, gamma=5.0, seed=3, n_threads=2)
+    assert np.array_equal(a.centers, b.centers)
+    assert np.array_equal(a.weights, b.weights) and np.array_equal(a.bias, b.bias)
+    assert a.centers.shape == (20, 3) and a.gamma.shape == (20,)
+    full = rbf_network(X[:300], y[:300], centers="all", gamma=5.0, alpha=1e-8)
+    assert full.centers.shape == (300, 3)
+    assert _rel(full.predict(X[:300]), y[:300]) < 1e-3
+    net = pickle.loads(pickle.dumps(a))
+    assert np.array_equal(net.predict(X[:50]), a.predict(X[:50]))
+
+
+def test_rbf_network_classification_digits_vs_sklearn_pipeline():
+    digits = load_digits()
+    X, y = digits.data, digits.target
+    X = X / 16.0
+    tr, te = slice(0, 1300), slice(1300, None)
+    C = KMeans(n_clusters=100, n_init=1, random_state=0).fit(X[tr]).cluster_centers_
+    gamma = 0.05
+    sk = RidgeClassifier(alpha=1e-2).fit(rbf_kernel(X[tr], C, gamma=gamma), y[tr])
+    sk_acc = (sk.predict(rbf_kernel(X[te], C, gamma=gamma)) == y[te]).mean()
+    net = rbf_network(X[tr], y[tr], centers=C, gamma=gamma, alpha=1e-2, classify=True)
+    acc = (net.predict(X[te]) == y[te]).mean()
+    assert net.decision_function(X[te]).shape == (X[te].shape[0], 10)
+    assert acc >= sk_acc - 0.01 and acc > 0.9
+
+
+def test_rbf_network_binary_labels(rng):
+    X = rng.random((400, 2))
+    lab = np.where(X[:, 0] + X[:, 1] > 1, "up", "down")
+    net = rbf_network(X, lab, n_centers=10, gamma=4.0, classify=True, seed=0)
+    assert net.decision_function(X).shape == (400,)
+    assert set(net.predict(X)) <= {"up", "down"}
+    assert (net.predict(X) == lab).mean() > 0.95
+    # the sign rule: positive scores are the second class
+    s = net.decision_function(X)
+    assert np.array_equal(net.predict(X) == "up", s > 0)
+
+
+def test_rbf_network_float32(rng):
+    X = rng.random((500, 2)).astype(np.float32)
+    y = np.sin(X[:, 0]).astype(np.float32)
+    net = rbf_network(X, y, n_centers=8, gamma=2.0, seed=0)
+    assert net.predict(X).dtype == np.float32
+    assert net.predict(X.astype(np.float64)).dtype == np.float64
+
+
+def test_rbf_network_bad_input(rng):
+    X = rng.random((30, 2))
+    y = rng.random(30)
+    with pytest.raises(ValueError, match=r"`n_clusters` must be in \[1, n_samples\]"):
+        rbf_network(X, y, n_centers=31, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(5\)"):
+        rbf_network(X, y, centers=X[:5], gamma=np.ones(4))
+    with pytest.raises(ValueError, match="`Y` must contain only finite values"):
+        rbf_network(X, np.r_[y[:29], np.nan], n_centers=3, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`Y` must have one row per row of `X` \(30\)"):
+        rbf_network(X, y[:10], n_centers=3, gamma=1.0)
+    with pytest.raises(ValueError, match="`centers` must have the same number of features as `X`"):
+        rbf_network(X, y, centers=np.ones((3, 3)), gamma=1.0)
+    with pytest.raises(ValueError, match='`n_centers` must be given with centers="kmeans"'):
+        rbf_network(X, y, gamma=1.0)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        rbf_network(X, np.zeros(30), n_centers=3, gamma=1.0, classify=True)
+    with pytest.raises(ValueError, match='`centers` must be "kmeans", "all" or an array'):
+        rbf_network(X, y, centers="grid", gamma=1.0)
+    with pytest.raises(ValueError, match="`alpha` must be finite and >= 0"):
+        rbf_network(X, y, n_centers=3, gamma=1.0, alpha=-1.0)

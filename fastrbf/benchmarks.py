@@ -28,8 +28,9 @@ from . import _threads, reference
 from .cluster import kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import gram, gram_matvec
+from .models import interpolate, kernel_ridge, rbf_network
 
-FASTRBF, NUMPY, PEER = "fastrbf", "numpy", "peer"
+FASTRBF, NUMPY, PEER, FLOOR = "fastrbf", "numpy", "peer", "floor"
 
 
 @dataclass
@@ -37,7 +38,7 @@ class Contender:
     """One implementation of a workload: ``fn(data)`` runs it once."""
 
     label: str
-    kind: str  # FASTRBF, NUMPY or PEER
+    kind: str  # FASTRBF, NUMPY, PEER or FLOOR (a hardware/LAPACK floor, not a peer)
     fn: object
     full: bool = True  # also run at full size (False: too slow, quick size only)
 
@@ -100,7 +101,7 @@ def _shape_xy(a):
 
 def _gram_workload():
     def setup(quick):
-        n = 3000 if quick else 10000
+        n = 2000 if quick else 10000
         X = _rng().standard_normal((n, 16))
         return {"X": X, "out": np.empty((n, n))}
 
@@ -219,6 +220,122 @@ def _kmeans_run_workload():
                     lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations")
 
 
+# ---------------------------------------------------------------- solves and models
+class _PotrfFloor:
+    """LAPACK ``dpotrf`` alone on a copy of the regularised Gram matrix; the copy is
+    made untimed, so the figure is the factorisation only."""
+
+    self_timed = True
+
+    def __call__(self, a):
+        from scipy.linalg import lapack
+
+        np.copyto(a["work"], a["A"])
+        t0 = time.perf_counter()
+        _, info = lapack.dpotrf(a["work"].T, lower=0, clean=0, overwrite_a=1)
+        t = time.perf_counter() - t0
+        assert info == 0
+        return t
+
+
+def _krr_workload():
+    gamma, alpha = 1.0 / 16, 1e-3
+
+    def setup(quick):
+        rng = _rng()
+        n = 2000 if quick else 10000
+        X = rng.standard_normal((n, 16))
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        A = gram(X, gamma=gamma)
+        A.flat[:: n + 1] += alpha
+        return {"X": X, "y": y, "A": A, "work": np.empty_like(A)}
+
+    def sk(a):
+        from sklearn.kernel_ridge import KernelRidge
+
+        return KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma).fit(a["X"], a["y"])
+
+    cs = [
+        Contender("fastrbf kernel_ridge", FASTRBF, lambda a: kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
+        Contender("numpy reference (Gram + solve)", NUMPY, lambda a: reference.kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
+        Contender("LAPACK dpotrf alone", FLOOR, _PotrfFloor()),
+    ]
+    if _try_import("sklearn.kernel_ridge") is not None:
+        cs.append(Contender("scikit-learn KernelRidge", PEER, sk))
+    return Workload("krr-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, gaussian, alpha {alpha:g}")
+
+
+def _interp_workload():
+    gamma = 900.0  # epsilon 30 on the unit square: a well-posed Gaussian system at N = 5000
+
+    def setup(quick):
+        rng = _rng()
+        n, m = (1000, 2000) if quick else (5000, 10000)
+        X = rng.random((n, 2))
+        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1])
+        return {"X": X, "y": y, "Xq": rng.random((m, 2))}
+
+    def sp(a):
+        from scipy.interpolate import RBFInterpolator
+
+        return RBFInterpolator(a["X"], a["y"], kernel="gaussian", epsilon=np.sqrt(gamma))(a["Xq"])
+
+    def ref(a):
+        return reference.interpolate(a["X"], a["y"], a["Xq"], kernel="gaussian", gamma=gamma, degree=0)
+
+    cs = [
+        Contender("fastrbf interpolate + predict", FASTRBF,
+                  lambda a: interpolate(a["X"], a["y"], kernel="gaussian", gamma=gamma).predict(a["Xq"])),
+        Contender("numpy reference", NUMPY, ref),
+    ]
+    if _try_import("scipy.interpolate") is not None:
+        cs.append(Contender("SciPy RBFInterpolator", PEER, sp))
+    return Workload("interp", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations")
+
+
+def _rbfnet_workload():
+    gamma, alpha = 0.05, 1e-6
+
+    def setup(quick):
+        rng = _rng()
+        n, k = (20000, 32) if quick else (1000000, 256)
+        X = rng.standard_normal((n, 16))
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        return {"X": X, "y": y, "k": k}
+
+    def ours(a):
+        return rbf_network(a["X"], a["y"], n_centers=a["k"], gamma=gamma, alpha=alpha, max_iter=100, seed=0)
+
+    def sk(a):
+        import warnings
+
+        from sklearn.cluster import KMeans
+        from sklearn.linear_model import Ridge
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            C = KMeans(a["k"], n_init=1, max_iter=100, random_state=0).fit(a["X"]).cluster_centers_
+        return Ridge(alpha=alpha).fit(rbf_kernel(a["X"], C, gamma=gamma), a["y"])
+
+    def ref(a):
+        rng = np.random.default_rng(0)
+        C0 = a["X"][rng.choice(a["X"].shape[0], a["k"], replace=False)]
+        C = reference.kmeans(a["X"], C0, max_iter=100)[0]
+        return reference.rbf_network(a["X"], a["y"], C, gamma=gamma, alpha=alpha)
+
+    cs = [
+        Contender("fastrbf rbf_network", FASTRBF, ours),
+        Contender("numpy reference (lecture k-means + Phi + solve)", NUMPY, ref, full=False),
+    ]
+    if _try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn KMeans + rbf_kernel + Ridge", PEER, sk))
+    return Workload("rbfnet-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, {a['k']} k-means centres, max_iter 100")
+
+
 def workloads():
     """All workloads, in the order of the report."""
     return [
@@ -232,6 +349,9 @@ def workloads():
         _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 40000),
         _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 40000),
         _kmeans_run_workload(),
+        _krr_workload(),
+        _interp_workload(),
+        _rbfnet_workload(),
     ]
 
 
@@ -336,7 +456,8 @@ def run(quick=True, repeats=None, only=None, log=None):
         One row per (workload, contender), keys: ``workload``, ``shape`` (a
         description), ``dtype``, ``contender``, ``kind`` (fastrbf, numpy or peer),
         ``median_s``, ``throughput`` (work per second, in ``unit``), ``unit``,
-        ``ratio_vs_numpy``, ``ratio_vs_best_peer``, ``peak_mem_bytes`` (peak traced
+        ``ratio_vs_numpy``, ``ratio_vs_best_peer``, ``ratio_vs_floor`` (the floor's
+        median over the row's: 1/1.2 = 0.83 means 1.2x the floor), ``peak_mem_bytes`` (peak traced
         memory), ``threads`` (numba threads), ``blas`` (BLAS library, kernel and
         threads), ``note``.  Skipped contenders have ``median_s=None``.
 
@@ -374,10 +495,12 @@ def run(quick=True, repeats=None, only=None, log=None):
             wl_rows.append(row)
         numpy_t = [r["median_s"] for r in wl_rows if r["kind"] == NUMPY and r["median_s"]]
         peer_t = [r["median_s"] for r in wl_rows if r["kind"] == PEER and r["median_s"]]
+        floor_t = [r["median_s"] for r in wl_rows if r["kind"] == FLOOR and r["median_s"]]
         for r in wl_rows:
             t = r["median_s"]
             r["ratio_vs_numpy"] = numpy_t[0] / t if (t and numpy_t) else None
             r["ratio_vs_best_peer"] = min(peer_t) / t if (t and peer_t and r["kind"] == FASTRBF) else None
+            r["ratio_vs_floor"] = floor_t[0] / t if (t and floor_t and r["kind"] == FASTRBF) else None
         rows.extend(wl_rows)
         del data
     return rows
@@ -420,17 +543,17 @@ def format_table(rows):
     >>> row = dict(workload="w", shape="10x2", contender="fastrbf", median_s=0.5, throughput=200.0,
     ...            unit="pairs/s", ratio_vs_numpy=4.0, ratio_vs_best_peer=None, peak_mem_bytes=2**20)
     >>> print(format_table([row]))
-    | workload | size | contender | median   | throughput  | vs NumPy | vs best peer | peak mem |
-    |----------|------|-----------|----------|-------------|----------|--------------|----------|
-    | w        | 10x2 | fastrbf   | 500.0 ms | 200 pairs/s | 4.00x    | -            | 1 MiB    |
+    | workload | size | contender | median   | throughput  | vs NumPy | vs best peer | vs floor | peak mem |
+    |----------|------|-----------|----------|-------------|----------|--------------|----------|----------|
+    | w        | 10x2 | fastrbf   | 500.0 ms | 200 pairs/s | 4.00x    | -            | -        | 1 MiB    |
     """
-    head = ["workload", "size", "contender", "median", "throughput", "vs NumPy", "vs best peer", "peak mem"]
+    head = ["workload", "size", "contender", "median", "throughput", "vs NumPy", "vs best peer", "vs floor", "peak mem"]
     lines = []
     for r in rows:
         mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
         thr = "-" if r["throughput"] is None else f"{_fmt_rate(r['throughput'])} {r['unit']}"
         lines.append([r["workload"], r["shape"], r["contender"], _fmt_s(r["median_s"]) if r["median_s"] is not None else r.get("note", "-"),
-                      thr, _fmt_x(r["ratio_vs_numpy"]), _fmt_x(r["ratio_vs_best_peer"]), mem])
+                      thr, _fmt_x(r["ratio_vs_numpy"]), _fmt_x(r["ratio_vs_best_peer"]), _fmt_x(r.get("ratio_vs_floor")), mem])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
     fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
     out = [fmt.format(*head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]

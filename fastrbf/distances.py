@@ -69,27 +69,29 @@ def _use_gemm(dtype, d):
     return d >= GEMM_MIN_FEATURES[dtype]
 
 
-def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads):
+def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
     """Fill ``out`` with phi(squared distances) (``code < 0``: the distances).
 
     ``X``, ``Y`` are validated arrays of ``out.dtype`` (``Y`` may be ``X`` itself);
-    ``symmetric`` means ``Y is X`` and one gamma for all columns.
+    ``symmetric`` means ``Y is X`` and one gamma for all columns; then ``mirror=False``
+    leaves the strict lower triangle unwritten (for a consumer of the upper one only).
     """
     dtype = out.dtype
     d = X.shape[1]
     if _use_gemm(dtype, d):
-        _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads)
+        _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror)
         return out
     Yt = np.ascontiguousarray(Y.T)
     if symmetric:
         _threads.run(_jd.pairwise_upper, n_threads, X, Yt, False, code, g, c, degree, out)
-        _threads.run(_jd.mirror_upper, n_threads, out)
+        if mirror:
+            _threads.run(_jd.mirror_upper, n_threads, out)
     else:
         _threads.run(_jd.pairwise_rows, n_threads, X, Yt, False, code, g, c, degree, out)
     return out
 
 
-def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads):
+def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
     dtype = out.dtype
     n, d = X.shape
     m = Y.shape[0]
@@ -122,7 +124,7 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads):
 
         with _threads.blas_threads(1):
             _threads.map_ranges(work, n, nt, align=rows)
-    if symmetric:
+    if symmetric and mirror:
         _threads.run(_jd.mirror_upper, nt, out)
 
 

@@ -16,6 +16,10 @@ Decisions:
   ``alpha + j * mean(diag)``, ``j`` in ``1e-10, 1e-9, ..., 1e-3``.
 - ``K`` must be symmetric to ``max |K - K^T| <= 1000 eps max |K|`` (a check of O(n^2)
   reads, small beside the O(n^3) factorisation).
+- A factorisation that completes with a pivot ``L_jj^2 <= 10 n eps (K_jj + alpha_j)``
+  (below the backward error of Cholesky) is treated as a breakdown: such a matrix is
+  singular to working precision (duplicate points with ``alpha = 0``), and the weights
+  it would give are noise.
 """
 
 from dataclasses import dataclass
@@ -87,8 +91,8 @@ class CholeskyFactor:
     Attributes
     ----------
     factor : ndarray of shape (n, n), Fortran-ordered
-        Its upper triangle (LAPACK's view) holds ``U`` with ``K + alpha I = U^T U``;
-        the strict lower triangle still holds ``K``.
+        Its lower triangle (LAPACK's view) holds ``L`` with ``K + alpha I = L L^T``;
+        the strict upper triangle is left as it was (``K``, when ``K`` was given whole).
     alpha : float or ndarray of shape (n,)
         The regularisation that was asked for.
     jitter : float
@@ -137,7 +141,7 @@ class CholeskyFactor:
         B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
         with _threads.blas_threads(_threads.resolve(n_threads)):
             potrs = lapack.dpotrs if self.factor.dtype == np.float64 else lapack.spotrs
-            W, info = potrs(self.factor, B, lower=0, overwrite_b=1)
+            W, info = potrs(self.factor, B, lower=1, overwrite_b=1)
         if info != 0:  # pragma: no cover - only for invalid arguments
             raise RuntimeError(f"LAPACK potrs failed with info={info}.")
         return W.astype(out_dtype, copy=False)
@@ -177,10 +181,12 @@ def _check_symmetric(A, name, n_threads):
         )
 
 
-def _factor_in_place(B, alpha, jitter, n_threads, name="K"):
-    """Factor ``B + alpha I`` in the C-contiguous symmetric buffer ``B`` (its strict
-    upper triangle is kept, its lower triangle gets the factor).  Returns the
-    Fortran-ordered view that holds the factor and the jitter used."""
+def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
+    """Factor ``B + alpha I`` in the C-contiguous symmetric buffer ``B``: LAPACK reads
+    the upper triangle of ``B`` (the lower one of the Fortran view ``B.T``) and writes
+    the factor over it; the strict lower triangle of ``B`` is kept.  ``whole=False``
+    says only the upper triangle was filled (it is mirrored first if a retry may be
+    needed).  Returns the Fortran-ordered view that holds the factor, and the jitter."""
     A = B.T  # Fortran-ordered view of the same (symmetric) matrix
     d = _diag(A)
     d0 = d.copy()  # the diagonal of K, to undo a failed try
@@ -200,21 +206,37 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K"):
         ladder = (j,)
     potrf = lapack.dpotrf if A.dtype == np.float64 else lapack.spotrf
     nt = _threads.resolve(n_threads)
+    if len(ladder) > 1 and not whole:
+        _threads.run(_jd.mirror_upper, nt, B)  # keep a copy of K for the retries
+    eps = np.finfo(A.dtype).eps
+    n = B.shape[0]
+    singular = False
     for t, jit_value in enumerate(ladder):
-        if t > 0:  # undo the failed try: lower triangle := upper, diagonal := K's
-            _threads.run(_jd.mirror_upper, nt, B)
-        d[:] = d0 + alpha + jit_value
+        if t > 0:  # undo the failed try: upper triangle := lower, diagonal := K's
+            _threads.run(_jl.mirror_lower, nt, B)
+        full = d0 + alpha + jit_value
+        d[:] = full
         with _threads.blas_threads(nt):
-            F, info = potrf(A, lower=0, clean=0, overwrite_a=1)
+            F, info = potrf(A, lower=1, clean=0, overwrite_a=1)
         if info < 0:  # pragma: no cover - only for invalid arguments
             raise RuntimeError(f"LAPACK potrf failed with info={info}.")
+        singular = False
         if info == 0:
-            return F, float(jit_value)  # F is A (in place) for a Fortran-ordered float A
+            # a pivot below the backward error of the factorisation (10 n eps of the
+            # diagonal) is numerically zero: the matrix is singular to working precision
+            piv = _diag(F)
+            bad = np.flatnonzero(piv * piv <= 10 * n * eps * np.abs(full))
+            if bad.size == 0:
+                return F, float(jit_value)  # F is A (in place) for a Fortran-ordered float A
+            info = int(bad[0]) + 1
+            singular = True
     col = int(info) - 1
     tried = f"; jitter up to {ladder[-1]:.3g} was tried" if len(ladder) > 1 else ""
+    why = (" The pivot there is below the rounding level (10 n eps of the diagonal): the matrix is "
+           "singular to working precision." if singular else "")
     raise NotPositiveDefiniteError(
         f"`{name}` + alpha I is not positive definite: the factorisation broke down at column "
-        f"{col} (alpha = {_alpha_text(alpha)}{tried}). Remedies: a larger `alpha` "
+        f"{col} (alpha = {_alpha_text(alpha)}{tried}).{why} Remedies: a larger `alpha` "
         f"(e.g. 1e-8 x the mean diagonal = {1e-8 * mean_diag:.3g}), `jitter=\"auto\"`, removing "
         f"duplicate points, or a positive definite kernel.",
         column=col,

@@ -42,7 +42,7 @@ from . import _validation as _v
 from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
 from .cluster import kmeans
-from .distances import _consts
+from .distances import _consts, pairwise
 from .kernels import KERNELS, _check_kernel, _check_params, gram, gram_matvec
 from .linalg import NotPositiveDefiniteError, _check_alpha, _factor_in_place
 
@@ -183,13 +183,19 @@ def _as_targets(Ya):
     return np.array(Ya.reshape(Ya.shape[0], -1), dtype=np.float64, order="F", copy=True), single
 
 
-def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what):
+def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
+    """The n x n float64 Gram matrix; ``whole=False``: radial kernels fill only the
+    upper triangle (all that the in-place Cholesky reads)."""
     n = Xd.shape[0]
     _v.check_memory(8 * n * n, f"{what}: the {n} x {n} float64 kernel matrix",
                     "use `rbf_network` with fewer centres for large n.")
     B = np.empty((n, n), dtype=np.float64)
+    spec = KERNELS[kernel]
+    if spec.radial and not whole:
+        pairwise(Xd, Xd, spec.code, np.full(n, gamma), _consts(_F64, coef0), degree, True, B, n_threads, mirror=False)
+        return B, False
     gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
-    return B
+    return B, True
 
 
 def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, degree=3, coef0=1.0,
@@ -241,10 +247,10 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     T, single = _as_targets(Ya)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
     T -= intercept
-    B = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge")
-    F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)")
+    B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=False)
+    F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
     with _threads.blas_threads(_threads.resolve(n_threads)):
-        W, info = lapack.dpotrs(F, T, lower=0, overwrite_b=1)
+        W, info = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
     del B, F
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
                        np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
@@ -337,7 +343,7 @@ def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, al
                          "determine a polynomial of that degree (too few distinct points, or collinear "
                          "ones). Use a lower `degree`.")
     nt = _threads.resolve(n_threads)
-    B = _gram_buffer(Xd, kernel, g, 1, 0.0, n_threads, "interpolate")
+    B, _ = _gram_buffer(Xd, kernel, g, 1, 0.0, n_threads, "interpolate")
     used = 0.0
     if degree < min_degree:  # ill-posed: SciPy's LU on the full system
         _v.check_memory(8 * (n + q) ** 2, f"interpolate: the {n + q} x {n + q} system", "")
@@ -355,7 +361,7 @@ def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, al
     elif q == 0:
         F, used = _interp_factor(B, a, n_threads)
         with _threads.blas_threads(nt):
-            W, _ = lapack.dpotrs(F, T, lower=0, overwrite_b=1)
+            W, _ = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
         C = np.zeros((0, k))
     else:
         with _threads.blas_threads(nt):
@@ -374,7 +380,7 @@ def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, al
             del A
             Bm = M.T  # C-ordered view for the in-place factorisation
             F, used = _interp_factor(Bm, 0.0, n_threads)
-            z, _ = lapack.dpotrs(F, b2, lower=0, overwrite_b=1)
+            z, _ = lapack.dpotrs(F, b2, lower=1, overwrite_b=1)
             C = scipy.linalg.solve_triangular(np.triu(qr[:q, :q]), b1 - T12 @ z)
             wz = np.zeros((n, k), order="F")
             wz[q:] = z
@@ -603,6 +609,8 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
         if centers == "kmeans":
             if n_centers is None:
                 raise ValueError('`n_centers` must be given with centers="kmeans".')
+            if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
+                raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
             C = kmeans(Xd, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
         elif centers == "all":
             C = Xd.copy()

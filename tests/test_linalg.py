@@ -147,3 +147,14 @@ def test_symmetry_check_tolerates_rounding(rng):
     K = A @ A.T + 50 * np.eye(50)
     K[3, 4] *= 1 + 1e-14  # rounding-level asymmetry is accepted
     cholesky(K)
+
+
+def test_numerically_singular_is_a_breakdown():
+    # potrf completes, but the second pivot (2.2e-16) is below the rounding level
+    K = np.array([[1.0, 1.0 - 1e-16], [1.0 - 1e-16, 1.0]])
+    with pytest.raises(NotPositiveDefiniteError, match="column 1 .*below the rounding level") as exc:
+        cholesky(K)
+    assert exc.value.column == 1
+    f = cholesky(K, jitter="auto")
+    assert f.jitter > 0
+    assert np.all(np.isfinite(f.solve([1.0, 1.0])))

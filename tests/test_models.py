@@ -279,7 +279,7 @@ def test_rbf_network_float32(rng):
 def test_rbf_network_bad_input(rng):
     X = rng.random((30, 2))
     y = rng.random(30)
-    with pytest.raises(ValueError, match=r"`n_clusters` must be in \[1, n_samples\]"):
+    with pytest.raises(ValueError, match=r"`n_centers` must be an int in \[1, n_samples\] = \[1, 30\]; got 31"):
         rbf_network(X, y, n_centers=31, gamma=1.0)
     with pytest.raises(ValueError, match=r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(5\)"):
         rbf_network(X, y, centers=X[:5], gamma=np.ones(4))
@@ -297,3 +297,14 @@ def test_rbf_network_bad_input(rng):
         rbf_network(X, y, centers="grid", gamma=1.0)
     with pytest.raises(ValueError, match="`alpha` must be finite and >= 0"):
         rbf_network(X, y, n_centers=3, gamma=1.0, alpha=-1.0)
+
+
+def test_kernel_ridge_jitter_auto_on_duplicates(rng):
+    # the Gram matrix is built as one triangle; the retries need the mirrored copy
+    X = rng.random((40, 2))
+    X[13] = X[4]
+    y = rng.random(40)
+    m = kernel_ridge(X, y, gamma=2.0, alpha=0.0, jitter="auto")
+    assert m.jitter > 0
+    ref = kernel_ridge(X, y, gamma=2.0, alpha=m.jitter)
+    assert np.array_equal(m.weights, ref.weights)

@@ -29,6 +29,21 @@ def asymmetry(B, part):
         part[b] = worst
 
 
+@pjit
+def mirror_lower(B):
+    # IN/OUT: B (n, n); copies the strict lower triangle onto the upper one, in tiles
+    n = B.shape[0]
+    nb = (n + SB - 1) // SB
+    for b in prange(nb):
+        i0 = b * SB
+        i1 = min(n, i0 + SB)
+        for j0 in range(i0, n, SB):  # tiles right of the diagonal block
+            j1 = min(n, j0 + SB)
+            for i in range(i0, i1):
+                for j in range(max(j0, i + 1), j1):
+                    B[i, j] = B[j, i]
+
+
 @jit
 def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
     # IN: C (K, d) centres, Xt (d, n) the data as columns, rows lo:hi, kernel spec,

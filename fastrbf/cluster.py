@@ -29,6 +29,7 @@ import numpy as np
 from . import _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
+from ._jit import seeding as _jseed
 
 #: up to this many K * d products per point the exact direct assignment is used (the
 #: crossover with the certified float32 GEMM path, measured on AVX2)
@@ -252,30 +253,36 @@ def lloyd_update(X, labels, n_clusters, *, sample_weight=None, n_threads=None):
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads):
-    from .distances import sqdist
-
+    # greedy k-means++ (scikit-learn's): 2 + log K candidates per step, the one that
+    # lowers the potential most is kept.  One fused pass over the data per step for
+    # the candidates' potentials and one to update the distances (no t x n matrix).
     n = X.shape[0]
     n_trials = 2 + int(np.log(K))
+    Xt = np.ascontiguousarray(X.T)
+    w64 = np.ascontiguousarray(w, dtype=np.float64)
     centers = np.empty((K, X.shape[1]), dtype=X.dtype)
     first = rng.choice(n, p=w / w.sum())
     centers[0] = X[first]
-    closest = sqdist(X[first : first + 1], X, n_threads=n_threads)[0].astype(np.float64)
-    pot = closest @ w
+    closest = np.full(n, np.inf)
+    wc = np.empty(n)
+    _threads.run(_jseed.update_closest, n_threads, Xt, X[first : first + 1], 0, closest, w64, wc)
+    pot = wc.sum()
+    part = np.empty(((n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK, n_trials))
     for c in range(1, K):
         if pot <= 0:
             raise ValueError(
                 f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
                 f"only {c} distinct centres could be chosen."
             )
-        cum = np.cumsum(w * closest)
+        cum = np.cumsum(wc)
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
-        dcand = sqdist(X[ids], X, n_threads=n_threads).astype(np.float64, copy=False)
-        np.minimum(closest, dcand, out=dcand)
-        pots = dcand @ w
+        cand = np.ascontiguousarray(X[ids])
+        _threads.run(_jseed.candidate_potentials, n_threads, Xt, cand, closest, w64, part)
+        pots = part.sum(axis=0)
         best = int(np.argmin(pots))
-        centers[c] = X[ids[best]]
-        closest = dcand[best]
+        centers[c] = cand[best]
+        _threads.run(_jseed.update_closest, n_threads, Xt, cand, best, closest, w64, wc)
         pot = pots[best]
     return centers
 

@@ -1,0 +1,69 @@
+"""k-means++ seeding kernels: one pass over the data per step, never a t x n matrix.
+
+The data are read as columns (``Xt``, d x n) so that the distance loop runs over points
+(vectorised); distances are those of :func:`fastrbf._jit.distances.chunk_row` (the
+arithmetic of ``sqdist``).  Sums are per fixed chunk of ``SEED_CHUNK`` points, so the
+result does not depend on the thread count.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._decorators import jit_reduce, pjit
+from .distances import JB, chunk_row
+
+SEED_CHUNK = 8192  # points per partial sum
+
+
+@jit_reduce
+def _wmin_sum(w, closest, o):
+    # sum_j w[j] * min(closest[j], o[j]), float64 accumulator
+    s = 0.0
+    for j in range(o.shape[0]):
+        c = closest[j]
+        v = o[j]
+        m = v if v < c else c
+        s += w[j] * m
+    return s
+
+
+@pjit
+def candidate_potentials(Xt, cand, closest, w, part):
+    # IN: Xt (d, n), cand (t, d) candidate centres, closest (n,) float64 current
+    #     squared distance to the nearest chosen centre, w (n,) float64 weights
+    # OUT: part (nchunks, t): per chunk, sum_j w_j min(closest_j, ||x_j - cand_c||^2)
+    n = Xt.shape[1]
+    t = cand.shape[0]
+    nch = part.shape[0]
+    for b in prange(nch):
+        lo = b * SEED_CHUNK
+        hi = min(n, lo + SEED_CHUNK)
+        o = np.empty(JB, dtype=Xt.dtype)
+        for c in range(t):
+            part[b, c] = 0.0
+        for j0 in range(lo, hi, JB):
+            j1 = min(hi, j0 + JB)
+            L = j1 - j0
+            for c in range(t):
+                chunk_row(cand, c, Xt, j0, j1, False, o)
+                part[b, c] += _wmin_sum(w[j0:j1], closest[j0:j1], o[:L])
+
+
+@pjit
+def update_closest(Xt, cand, c, closest, w, wc):
+    # IN: Xt (d, n), cand (t, d), c the chosen candidate; IN/OUT: closest (n,)
+    # OUT: wc (n,) = w * closest (for the next sampling)
+    n = Xt.shape[1]
+    nch = (n + SEED_CHUNK - 1) // SEED_CHUNK
+    for b in prange(nch):
+        lo = b * SEED_CHUNK
+        hi = min(n, lo + SEED_CHUNK)
+        o = np.empty(JB, dtype=Xt.dtype)
+        for j0 in range(lo, hi, JB):
+            j1 = min(hi, j0 + JB)
+            chunk_row(cand, c, Xt, j0, j1, False, o)
+            for j in range(j1 - j0):
+                v = np.float64(o[j])
+                m = v if v < closest[j0 + j] else closest[j0 + j]
+                closest[j0 + j] = m
+                wc[j0 + j] = w[j0 + j] * m

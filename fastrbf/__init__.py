@@ -10,6 +10,7 @@ from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloy
 from .distances import sqdist
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
+from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
 from .models import KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
 
 __version__ = "0.1.0"
@@ -28,9 +29,13 @@ __all__ = [
     "interpolate",
     "kernel_ridge",
     "kmeans",
+    "knn",
+    "knn_predict",
     "lloyd_assign",
     "lloyd_update",
+    "nadaraya_watson",
     "rbf_network",
+    "rbf_vote",
     "solve_regularized",
     "sqdist",
     "threads",

@@ -183,3 +183,24 @@ def rbf_network(X, Y, centers, *, gamma, alpha=0.0, bias=True, kernel="gaussian"
     Pc, Yc = Phi - mp, Y2 - my
     W = np.linalg.solve(Pc.T @ Pc + alpha * np.eye(K), Pc.T @ Yc)
     return W, my - mp @ W
+
+
+# ---------------------------------------------------------------- neighbours
+def knn(X, Xq, k):
+    """(indices, squared distances) of the k nearest: full distance rows, stable argsort."""
+    D = sqdist(Xq, X)
+    idx = np.argsort(D, axis=1, kind="stable")[:, :k]
+    return idx, np.take_along_axis(D, idx, axis=1)
+
+
+def nadaraya_watson(X, Y, Xq, *, gamma, kernel="gaussian"):
+    """``K @ Y / K.sum(1)`` with the full kernel matrix (NaN where every weight underflows)."""
+    K = gram(np.asarray(Xq, dtype=np.float64), np.asarray(X, dtype=np.float64), kernel=kernel, gamma=gamma)
+    Y = np.asarray(Y, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (K @ Y) / (K.sum(axis=1) if Y.ndim == 1 else K.sum(axis=1)[:, None])
+
+
+def rbf_vote(X, Y, Xq, *, gamma):
+    """The uniform-influence RBF sum ``K(Xq, X) @ Y``."""
+    return gram(np.asarray(Xq, dtype=np.float64), np.asarray(X, dtype=np.float64), gamma=gamma) @ np.asarray(Y, dtype=np.float64)

@@ -1,0 +1,153 @@
+"""Fused neighbour kernels: k nearest neighbours, and kernel sums relative to the
+nearest training point (Nadaraya-Watson, the RBF vote), never an n_query x n matrix.
+
+Distances are those of :func:`fastrbf._jit.distances.chunk_row` (the arithmetic of
+``sqdist``), computed in tiles of ``JB`` training points per query row and consumed
+while in cache.  Each ``prange`` task owns whole query rows: results do not depend on
+the thread count.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._decorators import jit, jit_reduce, pjit
+from .distances import JB, chunk_row, chunk_row2
+from .exp import fexp
+
+QB = 8  # query rows per task
+
+
+@jit
+def _push(o, j0, idx, dist):
+    # insert the entries of o (training indices j0, j0+1, ...) that beat the current
+    # k-th distance into the sorted (dist, idx); equal distances keep the lower index
+    k = dist.shape[0]
+    thr = dist[k - 1]
+    for j in range(o.shape[0]):
+        v = o[j]
+        if v < thr:
+            p = k - 1
+            while p > 0 and dist[p - 1] > v:
+                dist[p] = dist[p - 1]
+                idx[p] = idx[p - 1]
+                p -= 1
+            dist[p] = v
+            idx[p] = j0 + j
+            thr = dist[k - 1]
+
+
+@pjit
+def knn_rows(Xq, Xt, k, idx, dist):
+    # IN: Xq (m, d) queries, Xt (d, n) training points as columns, k
+    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    nb = (m + QB - 1) // QB
+    for b in prange(nb):
+        i0 = b * QB
+        i1 = min(m, i0 + QB)
+        o = np.empty(JB, dtype=Xt.dtype)
+        p = np.empty(JB, dtype=Xt.dtype)
+        for i in range(i0, i1):
+            for t in range(k):
+                dist[i, t] = np.inf
+                idx[i, t] = -1
+        for j0 in range(0, n, JB):
+            j1 = min(n, j0 + JB)
+            L = j1 - j0
+            i = i0
+            while i + 1 < i1:
+                chunk_row2(Xq, i, i + 1, Xt, j0, j1, o, p)
+                _push(o[:L], j0, idx[i], dist[i])
+                _push(p[:L], j0, idx[i + 1], dist[i + 1])
+                i += 2
+            if i < i1:
+                chunk_row(Xq, i, Xt, j0, j1, False, o)
+                _push(o[:L], j0, idx[i], dist[i])
+
+
+@jit_reduce
+def _sum(e):
+    s = 0.0
+    for j in range(e.shape[0]):
+        s += e[j]
+    return s
+
+
+@jit_reduce
+def _dot(e, t):
+    s = 0.0
+    for j in range(e.shape[0]):
+        s += e[j] * t[j]
+    return s
+
+
+@jit
+def _min(o):
+    m = o[0]
+    for j in range(1, o.shape[0]):
+        v = o[j]
+        m = v if v < m else m
+    return m
+
+
+@jit
+def _weights(o, m, g, laplacian, e):
+    # e[j] = k(d_j) / k(d_min): exp(-g (d_j - d_min)) (gaussian) or
+    # exp(-sqrt(g) (r_j - r_min)) (laplacian); never all zero (the nearest is 1)
+    if laplacian:
+        sg = np.sqrt(g)
+        rm = np.sqrt(m)
+        for j in range(o.shape[0]):
+            e[j] = fexp(-(sg * (np.sqrt(o[j]) - rm)))
+    else:
+        for j in range(o.shape[0]):
+            e[j] = fexp(-(g * (o[j] - m)))
+
+
+@jit
+def _rescale(m_old, m_new, g, laplacian):
+    if laplacian:
+        return np.exp(-(np.sqrt(g) * (np.sqrt(m_old) - np.sqrt(m_new))))
+    return np.exp(-(g * (m_old - m_new)))
+
+
+@pjit
+def shifted_sums(Xq, Xt, Tt, g, laplacian, num, den, dmin):
+    # IN: Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g gamma, laplacian
+    # OUT: num (m, k) = sum_j w_j T[j], den (m,) = sum_j w_j, dmin (m,) the smallest
+    #      squared distance, with w_j = k(x, x_j) / k(x, x_nearest): the common factor
+    #      k(x, x_nearest) of numerator and denominator is left out (no underflow).
+    #      float64 sums, one partial per chunk, added in order (an online rescaling
+    #      when a chunk brings a nearer point).
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    k = Tt.shape[0]
+    for i in prange(m):
+        o = np.empty(JB, dtype=Xt.dtype)
+        e = np.empty(JB, dtype=Xt.dtype)
+        cur = np.inf
+        W = 0.0
+        S = np.zeros(k, dtype=np.float64)
+        for j0 in range(0, n, JB):
+            j1 = min(n, j0 + JB)
+            L = j1 - j0
+            oo = o[:L]
+            ee = e[:L]
+            chunk_row(Xq, i, Xt, j0, j1, False, oo)
+            cm = _min(oo)
+            if cm < cur:
+                if W > 0.0:
+                    s = _rescale(np.float64(cur), np.float64(cm), np.float64(g), laplacian)
+                    W *= s
+                    for q in range(k):
+                        S[q] *= s
+                cur = cm
+            _weights(oo, cur, g, laplacian, ee)
+            W += _sum(ee)
+            for q in range(k):
+                S[q] += _dot(ee, Tt[q, j0:j1])
+        den[i] = W
+        dmin[i] = cur
+        for q in range(k):
+            num[i, q] = S[q]

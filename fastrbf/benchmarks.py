@@ -29,6 +29,7 @@ from .cluster import kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import gram, gram_matvec
 from .models import interpolate, kernel_ridge, rbf_network
+from .neighbors import knn, nadaraya_watson
 
 FASTRBF, NUMPY, PEER, FLOOR = "fastrbf", "numpy", "peer", "floor"
 
@@ -336,6 +337,48 @@ def _rbfnet_workload():
                     lambda a: f"N={a['X'].shape[0]}, d=16, {a['k']} k-means centres, max_iter 100")
 
 
+# ---------------------------------------------------------------- neighbours
+def _knn_workload():
+    def setup(quick):
+        rng = _rng()
+        n, m = (10000, 1000) if quick else (100000, 10000)
+        X = rng.standard_normal((n, 16))
+        Q = rng.standard_normal((m, 16))
+        data = {"X": X, "Q": Q}
+        skn = _try_import("sklearn.neighbors")
+        if skn is not None:
+            data["nn"] = skn.NearestNeighbors(n_neighbors=10, algorithm="brute").fit(X)
+        return data
+
+    cs = [
+        Contender("fastrbf knn", FASTRBF, lambda a: knn(a["X"], a["Q"], 10)),
+        Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10), full=False),
+    ]
+    if _try_import("sklearn.neighbors") is not None:
+        cs.append(Contender("scikit-learn NearestNeighbors brute", PEER, lambda a: a["nn"].kneighbors(a["Q"])))
+    return Workload("knn", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
+                    lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=16")
+
+
+def _nw_workload():
+    gamma = 0.5
+
+    def setup(quick):
+        rng = _rng()
+        n, m = (5000, 2000) if quick else (20000, 10000)
+        X = rng.standard_normal((n, 8))
+        y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2]
+        return {"X": X, "y": y, "Q": rng.standard_normal((m, 8))}
+
+    cs = [
+        Contender("fastrbf nadaraya_watson", FASTRBF, lambda a: nadaraya_watson(a["X"], a["y"], a["Q"], gamma=gamma)),
+        Contender("numpy reference (kernel matrix)", NUMPY,
+                  lambda a: reference.nadaraya_watson(a["X"], a["y"], a["Q"], gamma=gamma)),
+    ]
+    return Workload("nadaraya-watson", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
+                    lambda a: f"{a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=8, gaussian")
+
+
 def workloads():
     """All workloads, in the order of the report."""
     return [
@@ -352,6 +395,8 @@ def workloads():
         _krr_workload(),
         _interp_workload(),
         _rbfnet_workload(),
+        _knn_workload(),
+        _nw_workload(),
     ]
 
 

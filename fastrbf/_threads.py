@@ -111,6 +111,17 @@ def run(kernel, n_threads, *args):
         return kernel.parallel(*args)
 
 
+#: below this much work (roughly flops) a call runs on one thread: waking the pool costs
+#: more than it saves, and on a loaded machine a descheduled thread stalls the others
+SERIAL_WORK = 4_000_000
+
+
+def for_work(work, n_threads):
+    """``n_threads`` validated and resolved, or 1 when ``work`` is small."""
+    nt = resolve(n_threads)
+    return 1 if work < SERIAL_WORK else nt
+
+
 def map_ranges(func, n, n_threads, align=1):
     """Run ``func(lo, hi)`` over ``n_threads`` contiguous ranges of ``range(n)`` (range
     starts aligned to ``align``) on plain Python threads, for work that mixes BLAS calls

@@ -243,6 +243,7 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     deg, coef0 = _check_params(spec, degree, coef0)
     n = Xa.shape[0]
     a = _check_alpha(alpha, n)
+    n_threads = _threads.for_work(n * n * (Xa.shape[1] + n // 8 + 8), n_threads)
     Xd = _v.to_dtype(Xa, _F64)
     T, single = _as_targets(Ya)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
@@ -325,6 +326,7 @@ def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, al
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
     a = _check_alpha(alpha, n)
+    n_threads = _threads.for_work(n * n * (d + n // 8 + 8), n_threads)
     Xd = _v.to_dtype(Xa, _F64)
     T, single = _as_targets(Ya)
     k = T.shape[1]

@@ -1,0 +1,130 @@
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, WhiteKernel
+from sklearn.gaussian_process.kernels import ConstantKernel as Cst
+from sklearn.gaussian_process.kernels import DotProduct
+
+from fastrbf import gp, gp_log_marginal_likelihood, gp_regression
+
+
+def _sk_kernel(theta, noise, bounds=(1e-5, 1e5)):
+    k = Cst(theta[0], bounds) * RBF(1 / np.sqrt(theta[1]), (1 / np.sqrt(bounds[1]), 1 / np.sqrt(bounds[0])))
+    if len(theta) == 4:
+        k = k + Cst(theta[2], bounds) + Cst(theta[3], bounds) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed")
+    return k + WhiteKernel(noise, bounds)
+
+
+def _to_sklearn_grad(g):
+    # sklearn differentiates by log(length_scale) = -log(t1) / 2
+    out = g.copy()
+    out[1] *= -2.0
+    return out
+
+
+def _data(rng, n=150, d=3):
+    X = rng.random((n, d))
+    y = np.sin(4 * X[:, 0]) + X[:, -1] + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("theta", [[1.3, 5.0, 0.2, 0.4], [0.7, 12.0]])
+def test_lml_and_gradient_match_sklearn(rng, theta):
+    X, y = _data(rng)
+    noise = 0.02
+    sk = GaussianProcessRegressor(_sk_kernel(theta, noise), alpha=0.0, optimizer=None).fit(X, y)
+    v, g = sk.log_marginal_likelihood(sk.kernel_.theta, eval_gradient=True)
+    kernel = "prml" if len(theta) == 4 else "gaussian"
+    ours, og = gp_log_marginal_likelihood(X, y, theta, noise=noise, kernel=kernel)
+    assert abs(ours - v) <= 1e-8 * abs(v)
+    assert np.allclose(_to_sklearn_grad(og), g, rtol=1e-8, atol=1e-8)
+    assert gp_log_marginal_likelihood(X, y, theta, noise=noise, kernel=kernel, grad=False) == ours
+
+
+def test_gradient_matches_finite_differences(rng):
+    X, y = _data(rng, n=80)
+    p = np.log([1.3, 5.0, 0.2, 0.4, 0.02])
+
+    def f(q):
+        return gp_log_marginal_likelihood(X, y, np.exp(q[:4]), noise=float(np.exp(q[4])), grad=False)
+
+    _, g = gp_log_marginal_likelihood(X, y, np.exp(p[:4]), noise=float(np.exp(p[4])))
+    h = 1e-5
+    fd = np.array([(f(p + h * e) - f(p - h * e)) / (2 * h) for e in np.eye(5)])
+    assert np.allclose(g, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_predictive_mean_and_variance_match_sklearn(rng, monkeypatch):
+    monkeypatch.setattr(gp, "PREDICT_CHUNK", 7)  # several chunks
+    X, y = _data(rng)
+    theta, noise = [1.3, 5.0, 0.2, 0.4], 0.02
+    sk = GaussianProcessRegressor(_sk_kernel(theta, noise), alpha=0.0, optimizer=None).fit(X, y)
+    Xq = rng.random((40, 3))
+    mu, sd = sk.predict(Xq, return_std=True)
+    m = gp_regression(X, y, theta0=theta, noise=noise, optimize=False)
+    assert np.allclose(m.predict(Xq), mu, rtol=1e-8, atol=1e-10)
+    p = m.predict(Xq, return_var=True)
+    assert np.allclose(p.mean, mu, rtol=1e-8, atol=1e-10)
+    assert np.allclose(p.var, sd**2, rtol=1e-8, atol=1e-10)
+    assert p.n_clamped == 0
+    # normalised targets
+    skn = GaussianProcessRegressor(_sk_kernel(theta, noise), alpha=0.0, optimizer=None, normalize_y=True).fit(X, 3 * y + 5)
+    mn = gp_regression(X, 3 * y + 5, theta0=theta, noise=noise, optimize=False, normalize_y=True)
+    mu2, sd2 = skn.predict(Xq, return_std=True)
+    p2 = mn.predict(Xq, return_var=True)
+    assert np.allclose(p2.mean, mu2, rtol=1e-8) and np.allclose(p2.var, sd2**2, rtol=1e-8)
+
+
+def test_optimised_lml_at_least_sklearn(rng):
+    X, y = _data(rng, n=120, d=2)
+    theta0, noise0 = [1.0, 1.0, 1.0, 1.0], 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = GaussianProcessRegressor(_sk_kernel(theta0, noise0), alpha=0.0, n_restarts_optimizer=3,
+                                      random_state=0).fit(X, y)
+        m = gp_regression(X, y, theta0=theta0, noise=noise0, n_restarts=3, seed=0)
+    assert m.log_marginal_likelihood >= sk.log_marginal_likelihood_value_ - 1e-6
+    assert len(m.restarts) == 4 and max(r["lml"] for r in m.restarts) == pytest.approx(m.log_marginal_likelihood)
+    lml_here = gp_log_marginal_likelihood(X, y, m.theta, noise=m.noise, grad=False)
+    assert lml_here == pytest.approx(m.log_marginal_likelihood, abs=1e-9)
+
+
+def test_optimum_on_a_bound_warns(rng):
+    X, y = _data(rng, n=60, d=1)
+    b = [[1e-3, 1e3], [1e-3, 1e3], [1e-3, 1e3], [1e-3, 1e3], [0.5, 1e3]]  # noise forced high
+    with pytest.warns(UserWarning, match=r"optimum sits on a bound for .*'noise'"):
+        gp_regression(X, y, noise=1.0, bounds=b, n_restarts=0)
+
+
+def test_threads_agree(rng):
+    X, y = _data(rng, n=300)
+    a = gp_log_marginal_likelihood(X, y, [1.3, 5.0, 0.2, 0.4], noise=0.02, n_threads=1)
+    b = gp_log_marginal_likelihood(X, y, [1.3, 5.0, 0.2, 0.4], noise=0.02, n_threads=2)
+    assert a[0] == pytest.approx(b[0], rel=1e-12) and np.allclose(a[1], b[1], rtol=1e-10)
+
+
+def test_bad_input(rng):
+    X, y = _data(rng, n=20)
+    th = [1.0, 1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="`noise` must be a finite number > 0; got 0"):
+        gp_log_marginal_likelihood(X, y, th, noise=0)
+    with pytest.raises(ValueError, match=r"`theta` must contain only finite values > 0; got \[1.0, -1.0, 1.0, 1.0\]"):
+        gp_log_marginal_likelihood(X, y, [1.0, -1.0, 1.0, 1.0], noise=0.1)
+    with pytest.raises(ValueError, match="`theta` must have 4 values for the 'prml' kernel"):
+        gp_log_marginal_likelihood(X, y, [1.0, 1.0], noise=0.1)
+    with pytest.raises(ValueError, match="`y` must contain only finite values"):
+        gp_regression(X, np.r_[y[:19], np.nan])
+    with pytest.raises(ValueError, match=r"`y` must have one value per row of `X` \(20\)"):
+        gp_regression(X, y[:10])
+    with pytest.raises(ValueError, match=r"must lie inside `bounds`"):
+        gp_regression(X, y, noise=10.0, bounds=[[1e-3, 1e3]] * 4 + [[1e-3, 1.0]])
+    with pytest.raises(ValueError, match="`bounds` must be 5 pairs"):
+        gp_regression(X, y, bounds=[[1.0, 0.5]] * 5)
+    with pytest.raises(ValueError, match="`kernel` must be one of"):
+        gp_regression(X, y, kernel="cubic")
+    with pytest.raises(ValueError, match="`n_restarts` must be an int >= 0"):
+        gp_regression(X, y, n_restarts=-1)
+    with pytest.raises(ValueError, match=r"`X` must have 3 features"):
+        gp_regression(X, y, optimize=False).predict(np.ones((2, 2)))

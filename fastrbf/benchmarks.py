@@ -30,6 +30,7 @@ from .distances import sqdist
 from .kernels import gram, gram_matvec
 from .models import interpolate, kernel_ridge, rbf_network
 from .neighbors import knn, nadaraya_watson
+from .gp import gp_regression
 
 FASTRBF, NUMPY, PEER, FLOOR = "fastrbf", "numpy", "peer", "floor"
 
@@ -379,6 +380,37 @@ def _nw_workload():
                     lambda a: f"{a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=8, gaussian")
 
 
+# ---------------------------------------------------------------- Gaussian processes
+def _gp_workload():
+    def setup(quick):
+        rng = _rng()
+        n = 500 if quick else 2000
+        X = rng.random((n, 8))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        return {"X": X, "y": y}
+
+    def ours(a):
+        return gp_regression(a["X"], a["y"], theta0=[1.0, 1.0, 1.0, 1.0], noise=0.1, n_restarts=0)
+
+    def sk(a):
+        import warnings
+
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
+
+        k = (ConstantKernel(1.0) * RBF(1.0) + ConstantKernel(1.0)
+             + ConstantKernel(1.0) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed") + WhiteKernel(0.1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return GaussianProcessRegressor(k, alpha=0.0, n_restarts_optimizer=0).fit(a["X"], a["y"])
+
+    cs = [Contender("fastrbf gp_regression", FASTRBF, ours)]
+    if _try_import("sklearn.gaussian_process") is not None:
+        cs.append(Contender("scikit-learn GaussianProcessRegressor", PEER, sk))
+    return Workload("gp-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=8, PRML kernel, L-BFGS-B from one start")
+
+
 def workloads():
     """All workloads, in the order of the report."""
     return [
@@ -397,6 +429,7 @@ def workloads():
         _rbfnet_workload(),
         _knn_workload(),
         _nw_workload(),
+        _gp_workload(),
     ]
 
 

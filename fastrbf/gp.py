@@ -37,7 +37,6 @@ from scipy.linalg import lapack
 
 from . import _threads
 from . import _validation as _v
-from ._jit import distances as _jd
 from ._jit import gp as _jgp
 from .kernels import gram_matvec
 from .linalg import _factor_in_place
@@ -91,13 +90,14 @@ def _check_xy(X, y):
 
 
 def _factor(X, theta, noise, n_threads):
+    """C = K + noise I built as its upper triangle and factored in place."""
     n = X.shape[0]
     t0, g, t2, t3, dotk = _params(theta)
     _v.check_memory(8 * n * n, f"gp: the {n} x {n} covariance matrix", "use fewer points.")
     B = np.empty((n, n))
     Xt = np.ascontiguousarray(X.T)
-    _threads.run(_jgp.build_cov, n_threads, X, Xt, t0, g, t2, t3, dotk, B)
-    F, _ = _factor_in_place(B, noise, None, n_threads, name="C = K + noise I")
+    _threads.map_ranges(lambda lo, hi: _jgp.cov_upper(X, Xt, lo, hi, t0, g, t2, t3, dotk, B), (n + 1) // 2, n_threads)
+    F, _ = _factor_in_place(B, noise, None, n_threads, name="C = K + noise I", whole=False)
     return B, F, Xt
 
 
@@ -105,23 +105,21 @@ def _lml_grad(X, y, theta, noise, grad, n_threads):
     n = X.shape[0]
     n_threads = _threads.for_work(n * n * (X.shape[1] + n // 8 + 8), n_threads)
     B, F, Xt = _factor(X, theta, noise, n_threads)
-    nt = _threads.resolve(n_threads)
-    with _threads.blas_threads(nt):
+    with _threads.blas_threads(n_threads):
         a, _ = lapack.dpotrs(F, y[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     logdet_half = float(np.sum(np.log(np.diag(F))))
     lml = -0.5 * float(y @ a) - logdet_half - 0.5 * n * math.log(2 * math.pi)
     if not grad:
         return lml, None
-    with _threads.blas_threads(nt):
-        Ci, info = lapack.dpotri(F, lower=1, overwrite_c=1)  # C^-1 in the same buffer
+    with _threads.blas_threads(n_threads):
+        Ci, info = lapack.dpotri(F, lower=1, overwrite_c=1)  # C^-1 (upper triangle of B)
     if info != 0:  # pragma: no cover - the factor is nonsingular here
         raise RuntimeError(f"LAPACK potri failed with info={info}.")
-    _threads.run(_jd.mirror_upper, nt, B)  # potri filled B's upper triangle: make it whole
     t0, g, t2, t3, dotk = _params(theta)
     part = np.empty((n, 4))
-    _threads.run(_jgp.grad_traces, n_threads, X, Xt, B, a, t0, g, t2, t3, dotk, part)
-    tr = 0.5 * part.sum(axis=0)
+    _threads.map_ranges(lambda lo, hi: _jgp.grad_upper(X, Xt, B, a, lo, hi, t0, g, dotk, part), (n + 1) // 2, n_threads)
+    tr = 0.5 * part.sum(axis=0) * np.array([1.0, 1.0, t2, t3])
     gnoise = 0.5 * noise * (float(a @ a) - float(np.trace(B)))
     k = len(theta)
     return lml, np.r_[tr[:k], gnoise]
@@ -238,7 +236,11 @@ class GPModel:
         for q0 in range(0, m, PREDICT_CHUNK):
             q1 = min(m, q0 + PREDICT_CHUNK)
             Kb = Kq[: q1 - q0]
-            _threads.run(_jgp.build_cov, n_threads, Xq[q0:q1], Xt, t0, g, t2, t3, dotk, Kb)
+
+            def rows(lo, hi, q0=q0, Kb=Kb):
+                _jgp.cov_rows(Xq, Xt, q0 + lo, q0 + hi, t0, g, t2, t3, dotk, Kb[lo:hi])
+
+            _threads.map_ranges(rows, q1 - q0, nt)
             with _threads.blas_threads(nt):
                 V = scipy.linalg.solve_triangular(self.factor, Kb.T, lower=True, check_finite=False)
             var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)

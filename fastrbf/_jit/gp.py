@@ -1,72 +1,106 @@
 """Gaussian-process kernels: the PRML covariance
 ``k(x, y) = t0 exp(-g ||x - y||^2) + t2 + t3 x.y`` (``g = t1 / 2``) built into a
 buffer, and the gradient traces ``sum_ij W_ij dC_ij / dlog(t_k)`` computed on the fly
-from the distances (never a matrix per parameter).  Rows are the tasks; per-row
-partial sums are added in row order by the caller, so results do not depend on the
-thread count."""
+from the distances (never a matrix per parameter).
+
+Serial ``nogil`` kernels over row ranges: the caller runs them on Python worker threads
+(``_threads.map_ranges``), because a GP fit alternates them with multi-threaded LAPACK
+calls, and numba's OpenMP threads spinning after a region slow the BLAS threads that
+follow (measured 10x on this 2-core machine under load).  Symmetric matrices are done
+as their upper triangle, rows paired ``(p, n - 1 - p)`` so that ranges of pairs carry
+equal work.  Per-row partial sums are added in row order by the caller, so results do
+not depend on the thread count.
+"""
 
 import numpy as np
-from numba import prange
 
-from ._decorators import pjit
+from ._decorators import jit
 from .distances import JB, chunk_row
 from .exp import fexp
 
 
-@pjit
-def build_cov(X, Yt, t0, g, t2, t3, dotk, out):
-    # IN: X (n, d), Yt (d, m), the parameters, dotk (include t3 x.y)
-    # OUT: out (n, m) = k(X[i], Y[j])
-    n = X.shape[0]
+@jit
+def _cov_row(X, i, Yt, j_start, t0, g, t2, t3, dotk, t, out_row):
     m = Yt.shape[1]
-    for i in prange(n):
-        t = np.empty(JB, dtype=out.dtype)
-        for j0 in range(0, m, JB):
-            j1 = min(m, j0 + JB)
-            L = j1 - j0
-            o = out[i, j0:j1]
-            chunk_row(X, i, Yt, j0, j1, False, o)
+    for j0 in range(j_start, m, JB):
+        j1 = min(m, j0 + JB)
+        L = j1 - j0
+        o = out_row[j0:j1]
+        chunk_row(X, i, Yt, j0, j1, False, o)
+        for j in range(L):
+            o[j] = t0 * fexp(-(g * o[j])) + t2
+        if dotk:
+            tt = t[:L]
+            chunk_row(X, i, Yt, j0, j1, True, tt)
             for j in range(L):
-                o[j] = t0 * fexp(-(g * o[j])) + t2
-            if dotk:
-                tt = t[:L]
-                chunk_row(X, i, Yt, j0, j1, True, tt)
-                for j in range(L):
-                    o[j] += t3 * tt[j]
+                o[j] += t3 * tt[j]
 
 
-@pjit
-def grad_traces(X, Xt, Cinv, alpha, t0, g, t2, t3, dotk, part):
-    # IN: X (n, d), Xt (d, n), Cinv (n, n) the full inverse covariance, alpha = C^-1 y
-    # OUT: part (n, 4): per row i, sum_j W_ij dC_ij/dlog t_k for k = 0..3, with
-    #      W = alpha alpha^T - C^-1 (the noise term is the caller's)
+@jit
+def cov_rows(X, Yt, lo, hi, t0, g, t2, t3, dotk, out):
+    # IN: X (n, d), Yt (d, m), rows lo:hi; OUT: out[r - lo] = k(X[r], Y[:]) (a block)
+    t = np.empty(JB, dtype=out.dtype)
+    for i in range(lo, hi):
+        _cov_row(X, i, Yt, 0, t0, g, t2, t3, dotk, t, out[i - lo])
+
+
+@jit
+def cov_upper(X, Xt, lo, hi, t0, g, t2, t3, dotk, out):
+    # IN: X (n, d), Xt (d, n), row pairs lo:hi; OUT: the upper triangle (j >= i) of
+    # rows p and n - 1 - p of out (n, n) = k(X, X)
     n = X.shape[0]
-    for i in prange(n):
-        r = np.empty(JB, dtype=np.float64)
-        t = np.empty(JB, dtype=np.float64)
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
-        ai = alpha[i]
-        for j0 in range(0, n, JB):
-            j1 = min(n, j0 + JB)
-            L = j1 - j0
-            rr = r[:L]
-            chunk_row(X, i, Xt, j0, j1, False, rr)
+    t = np.empty(JB, dtype=out.dtype)
+    for p in range(lo, hi):
+        q = n - 1 - p
+        _cov_row(X, p, Xt, p, t0, g, t2, t3, dotk, t, out[p])
+        if q != p:
+            _cov_row(X, q, Xt, q, t0, g, t2, t3, dotk, t, out[q])
+
+
+@jit
+def _grad_row(X, i, Xt, Cinv, alpha, t0, g, dotk, r, t, part):
+    # part[i, :] = sum_{j >= i} c_j W_ij dC_ij (c_j = 1 on the diagonal, 2 off it)
+    n = X.shape[0]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    ai = alpha[i]
+    for j0 in range(i, n, JB):
+        j1 = min(n, j0 + JB)
+        L = j1 - j0
+        rr = r[:L]
+        chunk_row(X, i, Xt, j0, j1, False, rr)
+        if dotk:
+            chunk_row(X, i, Xt, j0, j1, True, t[:L])
+        for j in range(L):
+            w = ai * alpha[j0 + j] - Cinv[i, j0 + j]
+            if j0 + j != i:
+                w = 2.0 * w
+            gr = g * rr[j]
+            e = t0 * fexp(-gr)
+            s0 += w * e
+            s1 -= w * e * gr
+            s2 += w
             if dotk:
-                tt = t[:L]
-                chunk_row(X, i, Xt, j0, j1, True, tt)
-            for j in range(L):
-                w = ai * alpha[j0 + j] - Cinv[i, j0 + j]
-                gr = g * rr[j]
-                e = t0 * fexp(-gr)
-                s0 += w * e
-                s1 -= w * e * gr
-                s2 += w
-                if dotk:
-                    s3 += w * t[j]
-        part[i, 0] = s0
-        part[i, 1] = s1
-        part[i, 2] = s2 * t2
-        part[i, 3] = s3 * t3
+                s3 += w * t[j]
+    part[i, 0] = s0
+    part[i, 1] = s1
+    part[i, 2] = s2
+    part[i, 3] = s3
+
+
+@jit
+def grad_upper(X, Xt, Cinv, alpha, lo, hi, t0, g, dotk, part):
+    # IN: X (n, d), Xt (d, n), Cinv (n, n) with the upper triangle of C^-1 (j >= i),
+    #     alpha = C^-1 y, row pairs lo:hi
+    # OUT: part (n, 4): per row, its share of sum_ij W_ij dC_ij/dlog t_k, k = 0..3
+    #      without the factors t2, t3 (the caller's), W = alpha alpha^T - C^-1
+    n = X.shape[0]
+    r = np.empty(JB, dtype=np.float64)
+    t = np.empty(JB, dtype=np.float64)
+    for p in range(lo, hi):
+        q = n - 1 - p
+        _grad_row(X, p, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
+        if q != p:
+            _grad_row(X, q, Xt, Cinv, alpha, t0, g, dotk, r, t, part)

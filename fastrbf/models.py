@@ -429,6 +429,9 @@ class RBFNetwork:
         The class labels for a classifier (``.predict`` returns them), else None.
     dtype : numpy.dtype
     single_output : bool
+    error_history : ndarray or None
+        With ``learn_gamma``: the objective of the gamma steps / N after each accepted
+        step, the starting value first (non-increasing).
     """
 
     centers: np.ndarray
@@ -439,6 +442,7 @@ class RBFNetwork:
     classes: object
     dtype: np.dtype
     single_output: bool
+    error_history: object = None
 
     def decision_function(self, X, *, n_threads=None):
         """The network's output: regression values, or the scores of a classifier
@@ -502,11 +506,11 @@ class _TSQRWork:
             raise RuntimeError(f"LAPACK dtpqrt failed with info={info}.")
 
 
-def _tsqr(C, X, g, code, dot, c, degree, T, n_threads):
+def _tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
     """Upper-triangular R (p x p, p = K + 1 + k) with R^T R = M^T M, M = [Phi 1 T]."""
     n = X.shape[0]
     p = C.shape[0] + 1 + T.shape[1]
-    Xt = np.ascontiguousarray(X.T)
+    Xt = np.ascontiguousarray(X.T) if Xt is None else Xt
     Tc = np.ascontiguousarray(T)
     rows = TSQR_CHUNK * TSQR_GROUP_CHUNKS
     ng = -(-n // rows)
@@ -549,7 +553,8 @@ def _check_targets(Ya, classify):
 
 
 def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bias=True, kernel="gaussian",
-                classify=False, seed=None, max_iter=300, n_init=1, n_threads=None):
+                classify=False, seed=None, max_iter=300, n_init=1, learn_gamma=False, per_center=False,
+                validation=None, gamma_tol=1e-4, max_gamma_iter=100, n_threads=None):
     """An RBF network: K centres, output weights by least squares (or ridge) and a bias.
 
     ``f(x) = sum_j w_j exp(-gamma_j ||x - c_j||^2) + b`` (for the Gaussian kernel).  The
@@ -577,11 +582,29 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
         targets and the largest score.
     seed, max_iter, n_init :
         Passed to :func:`fastrbf.kmeans`.
+    learn_gamma : bool, default False
+        Learn the width(s) from ``gamma`` on (Gaussian kernel): the lectures'
+        alternation of a least-squares solve for the weights at fixed widths and a
+        gradient step on ``log gamma`` at fixed weights (analytic gradient of the squared
+        error, fused; backtracking so the error never increases), until the relative
+        improvement is below ``gamma_tol`` or ``max_gamma_iter`` steps.
+    per_center : bool, default False
+        With ``learn_gamma``: one width per centre instead of one for all (learned after a
+        common width has been).
+    validation : (X_val, Y_val), optional
+        With ``learn_gamma``: take the gradient steps on the validation squared error
+        (weights still solved on the training data) and stop when it goes up.
+    gamma_tol, max_gamma_iter :
+        Stopping rule of ``learn_gamma``.
     n_threads : int, optional
 
     Returns
     -------
     RBFNetwork
+        With ``error_history`` when ``learn_gamma``: per accepted step, the objective of
+        the steps divided by N (the training squared error plus ``alpha ||w||^2``; with
+        ``alpha = 0`` a ridge of ``1e-12 N`` is used for the steps, the final weights are
+        solved with ``alpha = 0``), or the validation mean squared error.
 
     Examples
     --------
@@ -630,8 +653,49 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
     a = float(_check_alpha(alpha, 1)) if np.ndim(alpha) == 0 else None
     if a is None:
         raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    Xt = np.ascontiguousarray(Xd.T)
+    solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731
+    W, b = solve(g)
+    history = None
+    if learn_gamma:
+        if spec.code != KERNELS["gaussian"].code:
+            raise ValueError(f"`learn_gamma` needs the 'gaussian' kernel; got {kernel!r}.")
+        if validation is not None:
+            Xv, Yv = validation
+            Xva = _v.check_data(Xv, "validation X")
+            _v.check_features(Xa, Xva, "X", "validation X")
+            Tv, _, _ = _check_targets(np.asarray(Yv) if classify else _v.as_array(
+                Yv, "validation Y", ndim=np.ndim(Yv) if np.ndim(Yv) in (1, 2) else 2), classify)
+            if Tv.shape[0] != Xva.shape[0] or Tv.shape[1] != T.shape[1]:
+                raise ValueError(f"`validation` targets must have shape ({Xva.shape[0]}, {T.shape[1]}); got {Tv.shape}.")
+            Xvt = np.ascontiguousarray(_v.to_dtype(Xva, _F64).T)
+        else:
+            Xvt, Tv = Xt, T
+        # with alpha = 0 the steps use a tiny ridge: the truncated least-squares solution of
+        # an ill-conditioned design jumps as singular values cross the rank cut-off, which
+        # stalls gradient steps; the final weights are solved with the caller's alpha
+        a_learn = a if a > 0 else 1e-12 * n
+        solve_learn = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a_learn, bias, n_threads)  # noqa: E731
+        # one common width first, then (per_center) one per centre from there: per-centre
+        # steps from a poor common start crawl (a few centres dominate the gradient)
+        g, W, b, history = _learn_gamma(C, Xvt, Tv, g, *solve_learn(g), solve_learn, False, gamma_tol,
+                                        max_gamma_iter, validation is not None, a_learn, n_threads)
+        if per_center:
+            g, W, b, more = _learn_gamma(C, Xvt, Tv, g, W, b, solve_learn, True, gamma_tol,
+                                         max_gamma_iter, validation is not None, a_learn, n_threads)
+            history = np.r_[history, more[1:]]
+        if a_learn != a:
+            W, b = solve(g)
+    dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, Ya)
+    return RBFNetwork(C, g, W, b, kernel, classes, dtype, single, history)
+
+
+def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):
+    """(W, b): least squares (a = 0) or ridge on the weights, from the TSQR factor."""
+    n = X.shape[0]
+    K = C.shape[0]
     k = T.shape[1]
-    R = _tsqr(C, Xd, g, spec.code, not spec.radial, _consts(_F64, coef0), deg, T, n_threads)
+    R = _tsqr(C, X, g, spec.code, not spec.radial, _consts(_F64, coef0), deg, T, n_threads, Xt)
     Kp = K + 1
     R11 = R[:Kp, :Kp]
     z = R[:Kp, Kp:]
@@ -650,5 +714,71 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
             sol = scipy.linalg.lstsq(R11, z, cond=np.finfo(np.float64).eps * max(n, nw), lapack_driver="gelsd")[0]
     W = np.ascontiguousarray(sol[:K])
     b = sol[K].copy() if bias else np.zeros(k)
-    dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, Ya)
-    return RBFNetwork(C, g, W, b, kernel, classes, dtype, single)
+    return W, b
+
+
+#: rows per partial sum of the gamma pass
+GAMMA_CHUNK = 8192
+
+
+def _gamma_objective(C, Xt, T, g, W, b, want_grad, n_threads):
+    """(sum of squared residuals, its gradient in log gamma (K,)) of a Gaussian RBF
+    network: fused chunks, partial sums per fixed chunk added in order."""
+    n = Xt.shape[1]
+    K = C.shape[0]
+    k = W.shape[1]
+    nch = -(-n // GAMMA_CHUNK)
+    errs = np.zeros(nch)
+    grads = np.zeros((nch, K))
+    Tc = np.ascontiguousarray(T)
+
+    def work(c0, c1):
+        D = np.empty((K, _jla.JB))
+        P = np.empty((K, _jla.JB))
+        Rs = np.empty((k, _jla.JB))
+        for c in range(c0, c1):
+            lo = c * GAMMA_CHUNK
+            _jla.gamma_pass(C, Xt, lo, min(n, lo + GAMMA_CHUNK), g, W, b, Tc, want_grad, D, P, Rs,
+                            errs[c : c + 1], grads[c])
+
+    _threads.map_ranges(work, nch, n_threads)
+    return float(errs.sum()), grads.sum(axis=0)
+
+
+def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop, a, n_threads):
+    """The lectures' alternation: at fixed widths the weights are solved, then a
+    gradient step on log gamma.  The gradient at fixed weights is the gradient of the
+    error with the weights re-solved (the weights minimise it: envelope theorem), and
+    each trial step is judged with its weights re-solved (backtracking, Armijo), so the
+    recorded error never increases.  Stops when the relative improvement is below
+    ``tol``.  Returns (gamma, W, b, mean squared error per step; the ridge objective / n
+    when ``a > 0``)."""
+    n = Xt.shape[1]
+    pen = (lambda W_: a * float(np.sum(W_ * W_))) if (a > 0 and not early_stop) else (lambda W_: 0.0)
+    E, grad = _gamma_objective(C, Xt, T, g, W, b, True, n_threads)
+    J = E + pen(W)
+    history = [J / n]
+    step = 1.0
+    for _ in range(max_iter):
+        gr = grad if per_center else np.full_like(grad, grad.sum() / np.sqrt(grad.shape[0]))
+        norm = float(np.linalg.norm(gr))
+        if norm == 0.0:
+            break
+        d = -gr / norm
+        while True:
+            g_new = g * np.exp(step * d)
+            W_new, b_new = solve(g_new)
+            E_new, grad_new = _gamma_objective(C, Xt, T, g_new, W_new, b_new, True, n_threads)
+            J_new = E_new + pen(W_new)
+            if J_new <= J - 1e-4 * step * norm or step < 1e-8:
+                break
+            step *= 0.5
+        if not J_new < J:  # no decrease along the gradient: a stationary point
+            break
+        improvement = (J - J_new) / J
+        g, W, b, E, grad, J = g_new, W_new, b_new, E_new, grad_new, J_new
+        history.append(J / n)
+        if improvement < tol:
+            break
+        step = min(4.0, 2.0 * step)
+    return g, W, b, np.array(history)

@@ -308,3 +308,69 @@ def test_kernel_ridge_jitter_auto_on_duplicates(rng):
     assert m.jitter > 0
     ref = kernel_ridge(X, y, gamma=2.0, alpha=m.jitter)
     assert np.array_equal(m.weights, ref.weights)
+
+
+# ---------------------------------------------------------------- learning gamma
+def _multiscale(rng, n):
+    # the target varies fast on [0, 0.3) and slowly on [0.3, 1]: one width cannot fit both
+    X = rng.random((n, 1))
+    f = np.where(X[:, 0] < 0.3, np.sin(60 * X[:, 0]), np.sin(4 * X[:, 0]))
+    return X, f
+
+
+def test_gamma_gradient_matches_finite_differences(rng):
+    X, y = _multiscale(rng, 1500)
+    C = np.linspace(0, 1, 15)[:, None]
+    Xt = np.ascontiguousarray(X.T)
+    g = rng.uniform(50, 500, 15)
+    W, b = models._solve_weights(C, X, Xt, g, models.KERNELS["gaussian"], 1.0, 3, y[:, None].copy(), 1e-6, True, None)
+    E, grad = models._gamma_objective(C, Xt, y[:, None], g, W, b, True, None)
+    h = 1e-6
+    for j in (0, 7, 14):
+        gp, gm = g.copy(), g.copy()
+        gp[j] *= np.exp(h)
+        gm[j] *= np.exp(-h)
+        fd = (models._gamma_objective(C, Xt, y[:, None], gp, W, b, False, None)[0]
+              - models._gamma_objective(C, Xt, y[:, None], gm, W, b, False, None)[0]) / (2 * h)
+        assert grad[j] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+    Phi = reference.rbf_design(X, C, gamma=g)
+    assert E == pytest.approx(np.sum((Phi @ W[:, 0] + b[0] - y) ** 2), rel=1e-12)
+
+
+def test_learn_gamma_from_a_poor_start_reaches_the_grid_best(rng):
+    X, y = _multiscale(rng, 3000)
+    y = y + 0.05 * rng.standard_normal(3000)
+    Xv, yv = _multiscale(rng, 2000)
+    C = np.linspace(0, 1, 40)[:, None]
+
+    def heldout(net):
+        return np.mean((net.predict(Xv) - yv) ** 2)
+
+    grid = [10.0**e for e in np.arange(0.0, 5.01, 0.25)]
+    best = min(heldout(rbf_network(X, y, centers=C, gamma=g)) for g in grid)
+    start = rbf_network(X, y, centers=C, gamma=1.0)
+    net = rbf_network(X, y, centers=C, gamma=1.0, learn_gamma=True)
+    assert np.all(np.diff(net.error_history) <= 0)
+    train = lambda m: np.mean((m.predict(X) - y) ** 2)  # noqa: E731
+    assert train(net) <= train(start)
+    assert heldout(net) <= 1.05 * best
+    # one width per centre beats the best single width on this target
+    per = rbf_network(X, y, centers=C, gamma=1.0, learn_gamma=True, per_center=True)
+    assert per.gamma.shape == (40,) and np.ptp(np.log(per.gamma)) > 0.1
+    assert heldout(per) < best
+
+
+def test_learn_gamma_with_validation_and_ridge(rng):
+    X, y = _multiscale(rng, 1500)
+    Xv, yv = _multiscale(rng, 500)
+    C = np.linspace(0, 1, 20)[:, None]
+    net = rbf_network(X, y, centers=C, gamma=10.0, alpha=1e-6, learn_gamma=True, validation=(Xv, yv))
+    assert net.error_history[-1] <= net.error_history[0]
+    assert np.all(np.diff(net.error_history) <= 0)
+    a = rbf_network(X, y, centers=C, gamma=10.0, alpha=1e-6, learn_gamma=True, per_center=True, n_threads=1)
+    b = rbf_network(X, y, centers=C, gamma=10.0, alpha=1e-6, learn_gamma=True, per_center=True, n_threads=2)
+    assert np.array_equal(a.gamma, b.gamma) and np.array_equal(a.weights, b.weights)
+    with pytest.raises(ValueError, match="`learn_gamma` needs the 'gaussian' kernel"):
+        rbf_network(X, y, centers=C, gamma=1.0, kernel="inverse_quadratic", learn_gamma=True)
+    with pytest.raises(ValueError, match=r"`validation` targets must have shape \(500, 1\)"):
+        rbf_network(X, y, centers=C, gamma=1.0, learn_gamma=True, validation=(Xv, yv[:10]))

@@ -6,6 +6,7 @@ from numba import prange
 
 from ._decorators import jit, pjit
 from .distances import JB, chunk_row
+from .exp import fexp
 from .kernels import apply_kernel
 
 SB = 64  # tile size of the symmetry check
@@ -68,3 +69,51 @@ def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
     for q in range(k):
         for r in range(L):
             Bt[K + 1 + q, r] = Y[lo + r, q]
+
+
+@jit
+def gamma_pass(C, Xt, lo, hi, g, W, b, T, want_grad, D, P, R, err, grad):
+    # The squared error of a Gaussian RBF network on rows lo:hi and its gradient with
+    # respect to log(gamma_j), without the N x K design matrix.
+    # IN: C (K, d), Xt (d, n), g (K,), W (K, k), b (k,), T (n, k) targets;
+    #     scratch D, P (K, JB), R (k, JB)
+    # OUT: err[0] += sum of squared residuals; grad[j] += d err / d log(gamma_j)
+    K = C.shape[0]
+    k = W.shape[1]
+    for j0 in range(lo, hi, JB):
+        j1 = min(hi, j0 + JB)
+        L = j1 - j0
+        for q in range(k):
+            rq = R[q, :L]
+            bq = b[q]
+            for r in range(L):
+                rq[r] = bq - T[j0 + r, q]
+        for j in range(K):
+            dj = D[j, :L]
+            pj = P[j, :L]
+            chunk_row(C, j, Xt, j0, j1, False, dj)
+            gj = g[j]
+            for r in range(L):
+                pj[r] = fexp(-(gj * dj[r]))
+            for q in range(k):
+                wq = W[j, q]
+                rq = R[q, :L]
+                for r in range(L):
+                    rq[r] += wq * pj[r]
+        e = 0.0
+        for q in range(k):
+            rq = R[q, :L]
+            for r in range(L):
+                e += rq[r] * rq[r]
+        err[0] += e
+        if want_grad:
+            for j in range(K):
+                dj = D[j, :L]
+                pj = P[j, :L]
+                s = 0.0
+                for q in range(k):
+                    wq = W[j, q]
+                    rq = R[q, :L]
+                    for r in range(L):
+                        s += wq * rq[r] * pj[r] * dj[r]
+                grad[j] += -2.0 * g[j] * s

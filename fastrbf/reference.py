@@ -204,3 +204,43 @@ def nadaraya_watson(X, Y, Xq, *, gamma, kernel="gaussian"):
 def rbf_vote(X, Y, Xq, *, gamma):
     """The uniform-influence RBF sum ``K(Xq, X) @ Y``."""
     return gram(np.asarray(Xq, dtype=np.float64), np.asarray(X, dtype=np.float64), gamma=gamma) @ np.asarray(Y, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- Gaussian processes
+def prml_kernel(X, Y, theta):
+    """PRML 6.63: ``t0 exp(-t1/2 ||x - y||^2) + t2 + t3 x.y`` (or the first term for two
+    parameters)."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    K = theta[0] * np.exp(-0.5 * theta[1] * sqdist(X, Y))
+    if len(theta) == 4:
+        K = K + theta[2] + theta[3] * (X @ Y.T)
+    return K
+
+
+def gp_log_marginal_likelihood(X, y, theta, *, noise):
+    """(log marginal likelihood, gradient in log(theta..., noise)) by the textbook
+    formulas with an explicit inverse: ``0.5 tr((a a^T - C^-1) dC/dlog p)``."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = X.shape[0]
+    C = prml_kernel(X, X, theta) + noise * np.eye(n)
+    Ci = np.linalg.inv(C)
+    a = Ci @ y
+    lml = -0.5 * y @ a - 0.5 * np.linalg.slogdet(C)[1] - 0.5 * n * np.log(2 * np.pi)
+    E = theta[0] * np.exp(-0.5 * theta[1] * sqdist(X, X))
+    dC = [E, E * (-0.5 * theta[1] * sqdist(X, X))]
+    if len(theta) == 4:
+        dC += [theta[2] * np.ones((n, n)), theta[3] * (X @ X.T)]
+    dC.append(noise * np.eye(n))
+    W = np.outer(a, a) - Ci
+    return lml, np.array([0.5 * np.sum(W * D) for D in dC])
+
+
+def gp_predict(X, y, Xq, theta, *, noise):
+    """Predictive mean and variance (noise included) by the textbook formulas."""
+    C = prml_kernel(X, X, theta) + noise * np.eye(len(X))
+    k = prml_kernel(X, Xq, theta)
+    mean = k.T @ np.linalg.solve(C, np.asarray(y, dtype=np.float64))
+    var = np.diag(prml_kernel(Xq, Xq, theta)) + noise - np.sum(k * np.linalg.solve(C, k), axis=0)
+    return mean, var

@@ -128,3 +128,19 @@ def test_bad_input(rng):
         gp_regression(X, y, n_restarts=-1)
     with pytest.raises(ValueError, match=r"`X` must have 3 features"):
         gp_regression(X, y, optimize=False).predict(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("theta", [[1.3, 5.0, 0.2, 0.4], [0.7, 12.0]])
+def test_matches_reference(rng, theta):
+    from fastrbf import reference
+
+    X, y = _data(rng, n=90)
+    kernel = "prml" if len(theta) == 4 else "gaussian"
+    lml, g = gp_log_marginal_likelihood(X, y, theta, noise=0.03, kernel=kernel)
+    rl, rg = reference.gp_log_marginal_likelihood(X, y, theta, noise=0.03)
+    assert lml == pytest.approx(rl, rel=1e-9)
+    assert np.allclose(g, rg, rtol=1e-7, atol=1e-9)
+    Xq = rng.random((25, 3))
+    p = gp_regression(X, y, kernel=kernel, theta0=theta, noise=0.03, optimize=False).predict(Xq, return_var=True)
+    rm, rv = reference.gp_predict(X, y, Xq, theta, noise=0.03)
+    assert np.allclose(p.mean, rm, rtol=1e-8, atol=1e-10) and np.allclose(p.var, rv, rtol=1e-7, atol=1e-10)

@@ -101,6 +101,8 @@ class _Assigner:
         err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
         nc32 = nc.astype(np.float32)
         ncmax = float(nc.max())
+        packed = K <= _jl.PACKED_MAX_K
+        nbits = max(1, (K - 1).bit_length())
 
         def work(lo, hi):
             GT = np.empty((K, min(GEMM_CHUNK_ROWS, hi - lo)), dtype=np.float32)
@@ -110,7 +112,10 @@ class _Assigner:
                 if not Gb.flags.c_contiguous:
                     Gb = np.empty((K, r1 - r0), dtype=np.float32)
                 np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
-                _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
+                if packed:
+                    _jl.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
+                else:
+                    _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
 
         with _threads.blas_threads(1):
             _threads.map_ranges(work, n, self.n_threads, align=GEMM_CHUNK_ROWS)

@@ -177,6 +177,82 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
             mind[i] = eb
 
 
+#: largest K for certify_packed: the centre index takes ceil(log2 K) low bits of the
+#: 32-bit order key, so the ranking keeps 23 - 12 = 11 mantissa bits at worst
+PACKED_MAX_K = 4096
+
+
+@jit
+def _key32(x):
+    # _key with every step in int32 (numba widens int32 expressions to int64, which
+    # would halve the vector width of the loops that use it)
+    b = _f32_to_bits(x)
+    m = np.int32(np.int32(b >> np.int32(31)) & np.int32(0x7FFFFFFF))
+    return np.int32(b ^ m)
+
+
+@jit
+def certify_packed(GT, row0, nx, nc32, ncmax, X, C, err_coef, nbits, want_dist, labels, mind):
+    # certify_cols in one pass over GT (same arguments, plus nbits = ceil(log2 K),
+    # K <= PACKED_MAX_K; the result is the same).  The ranking value of centre j
+    # for a row becomes an int32 order key whose low nbits bits are replaced by j:
+    # keys of different centres differ, their order is that of the values truncated to
+    # the remaining bits (ties: lower index), and a running minimum and second
+    # minimum of the keys are integer min/max that LLVM vectorises.  With t the
+    # truncated value of the minimum and u the largest value with that truncated key
+    # (so t <= min(v) <= v_best <= u), the best centre is the only candidate when the
+    # truncated second smallest key is above lim = u + 2 e: every other centre then has
+    # v_j > lim >= v_best + 2 e.  Otherwise every centre with v_j <= lim is a candidate
+    # (a superset of those within 2 e of the minimum) and the exact distances decide,
+    # as in certify_cols.
+    K = GT.shape[0]
+    b = GT.shape[1]
+    two = np.float32(2.0)
+    low = np.int32((1 << nbits) - 1)
+    high = np.int32(~low)
+    best = np.empty(b, dtype=np.int32)
+    second = np.empty(b, dtype=np.int32)
+    g = GT[0]
+    c0 = nc32[0]
+    for r in range(b):
+        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
+        second[r] = np.int32(0x7FFFFFFF)
+    for j in range(1, K):
+        g = GT[j]
+        cj = nc32[j]
+        jj = np.int32(j)
+        for r in range(b):
+            # int32 throughout (numba would widen mixed int32 expressions to int64,
+            # halving the vector width)
+            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
+            bb = best[r]
+            sr = second[r]
+            hi2 = kk if kk > bb else bb
+            second[r] = hi2 if hi2 < sr else sr
+            best[r] = kk if kk < bb else bb
+    for r in range(b):
+        i = row0 + r
+        bb = best[r]
+        u = _unkey(bb | low)
+        lim = np.float32(np.float64(u) + 2.0 * err_coef * (nx[i] + ncmax))
+        if (second[r] & high) > _key(lim):
+            lab = bb & low
+            labels[i] = lab
+            if want_dist:
+                mind[i] = _exact_sq(X, i, C, lab)
+        else:
+            eb = np.inf
+            ebi = 0
+            for j in range(K):
+                if nc32[j] - two * GT[j, r] <= lim:
+                    dj = _exact_sq(X, i, C, j)
+                    if dj < eb:
+                        eb = dj
+                        ebi = j
+            labels[i] = ebi
+            mind[i] = eb
+
+
 UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend on threads)
 
 

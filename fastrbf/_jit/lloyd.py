@@ -116,6 +116,15 @@ def _unkey(k):
 
 
 @jit
+def _key32(x):
+    # _key with every step in int32 (numba widens int32 expressions to int64, which
+    # would halve the vector width of the loops that use it)
+    b = _f32_to_bits(x)
+    m = np.int32(np.int32(b >> np.int32(31)) & np.int32(0x7FFFFFFF))
+    return np.int32(b ^ m)
+
+
+@jit
 def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, mind):
     # IN: GT (K, b) float32 dot products of the centred centres with the centred rows
     #     row0:row0+b (one column per row, so that the work vectorises over rows),
@@ -140,12 +149,14 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
     g = GT[0]
     c0 = nc32[0]
     for r in range(b):
-        best[r] = _key(c0 - two * g[r])
+        best[r] = _key32(c0 - two * g[r])
     for j in range(1, K):
         g = GT[j]
         cj = nc32[j]
         for r in range(b):
-            best[r] = min(best[r], _key(cj - two * g[r]))
+            kk = _key32(cj - two * g[r])
+            bb = best[r]
+            best[r] = kk if kk < bb else bb
     lim = np.empty(b, dtype=np.float32)
     for r in range(b):
         lim[r] = np.float32(np.float64(_unkey(best[r])) + 2.0 * err_coef * (nx[row0 + r] + ncmax))
@@ -154,10 +165,11 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
     for j in range(K):
         g = GT[j]
         cj = nc32[j]
+        jj = np.int32(j)
         for r in range(b):
             c = np.int32((cj - two * g[r]) <= lim[r])
-            cnt[r] += c
-            isum[r] += np.int32(j) * c
+            cnt[r] = np.int32(cnt[r] + c)
+            isum[r] = np.int32(isum[r] + jj * c)
     for r in range(b):
         i = row0 + r
         if cnt[r] == 1:
@@ -180,15 +192,6 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
 #: largest K for certify_packed: the centre index takes ceil(log2 K) low bits of the
 #: 32-bit order key, so the ranking keeps 23 - 12 = 11 mantissa bits at worst
 PACKED_MAX_K = 4096
-
-
-@jit
-def _key32(x):
-    # _key with every step in int32 (numba widens int32 expressions to int64, which
-    # would halve the vector width of the loops that use it)
-    b = _f32_to_bits(x)
-    m = np.int32(np.int32(b >> np.int32(31)) & np.int32(0x7FFFFFFF))
-    return np.int32(b ^ m)
 
 
 @jit

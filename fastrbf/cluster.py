@@ -7,7 +7,10 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
   distances (ties to the lowest index, as ``np.argmin``).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
-  order: bitwise the same result for any thread count.
+  order: bitwise the same result for any thread count.  In ``kmeans`` each chunk's
+  slot is filled right after its rows are assigned, by the same worker thread, and
+  chunks are handed out one at a time (one parallel step per iteration; a core that
+  is busy with other work takes fewer chunks).
 - The Lloyd steps run serial ``nogil`` numba kernels (and single-threaded BLAS) over
   row ranges on plain Python worker threads (:func:`fastrbf._threads.map_ranges`), not
   in numba's OpenMP pool: BLAS called from several numba threads contended, and idle

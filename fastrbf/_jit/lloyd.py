@@ -10,6 +10,13 @@ Assignment has two paths (chosen by the public wrapper):
   the rigorous error bound of the best is recomputed exactly by direct differences,
   and the exact argmin among them (lowest index on ties) is the label.  So the label
   is always the exact one, and the GEMM only decides the clear cases.
+- ``certify_packed`` (K <= 4096, the one used): the same certification in one pass
+  over the GEMM block: the centre index replaces the low bits of an int32 order key
+  of ``v_j``, and a running minimum and second minimum of the keys (int32 min/max,
+  8 lanes on AVX2) tell whether the best centre is the only candidate; the other
+  rows go through the candidate scan of ``certify_cols``.  Same labels and distances.
+  The int32 arithmetic is written with explicit casts: numba widens int32
+  expressions to int64, which halved the vector width of these loops.
 
 The reported distance to the chosen centre is always the direct-difference value.
 

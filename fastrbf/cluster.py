@@ -7,7 +7,10 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
   distances (ties to the lowest index, as ``np.argmin``).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
-  order: bitwise the same result for any thread count.
+  order: bitwise the same result for any thread count.  In ``kmeans`` each chunk's
+  slot is filled right after its rows are assigned, by the same worker thread, and
+  chunks are handed out one at a time (one parallel step per iteration; a core that
+  is busy with other work takes fewer chunks).
 - The Lloyd steps run serial ``nogil`` numba kernels (and single-threaded BLAS) over
   row ranges on plain Python worker threads (:func:`fastrbf._threads.map_ranges`), not
   in numba's OpenMP pool: BLAS called from several numba threads contended, and idle
@@ -22,6 +25,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   the only point of its cluster; the sums move with the point's weight.
 """
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +66,32 @@ def _check_centers(centers, d, name="centers"):
     return C
 
 
+def _run(assign, X, labels, update, n_threads, align):
+    """``assign(lo, hi)`` over the rows of X on the worker threads; with ``update =
+    (w, part, partw)`` the rows go by chunks of ``UPDATE_CHUNK``, each chunk's partial
+    update slot filled right after its rows are assigned, chunks handed out one at a
+    time to whichever thread is free (the slots do not depend on the split)."""
+    n = X.shape[0]
+    if update is None:
+        _threads.map_ranges(assign, n, n_threads, align=align)
+        return
+    w, part, partw = update
+    chunk = _jl.UPDATE_CHUNK
+    nch = part.shape[0]
+    nxt = itertools.count()  # next() is atomic under the GIL
+
+    def worker(_lo, _hi):
+        while True:
+            c = next(nxt)
+            if c >= nch:
+                return
+            assign(c * chunk, min(n, (c + 1) * chunk))
+            _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+
+    nt = _threads.resolve(n_threads)
+    _threads.map_ranges(worker, min(nt, nch), n_threads)
+
+
 class _Assigner:
     """Assignment of the rows of X to centres; caches the centred float32 copy of X."""
 
@@ -81,9 +111,13 @@ class _Assigner:
             self._centred = (mu, Xct32, nx)
         return self._centred
 
-    def __call__(self, C, labels, mind, want_dist=True):
+    def __call__(self, C, labels, mind, want_dist=True, update=None):
         """Fill ``labels``; fill ``mind`` too unless ``want_dist`` is False.  Returns
-        whether ``mind`` holds the distances (the direct path always computes them)."""
+        whether ``mind`` holds the distances (the direct path always computes them).
+
+        ``update=(w, part, partw)``: also fill the partial update slots (see
+        :func:`_sums`) of each chunk of ``UPDATE_CHUNK`` rows right after its rows are
+        assigned, on the same thread (one parallel step per Lloyd iteration)."""
         X = self.X
         n, d = X.shape
         K = C.shape[0]
@@ -91,8 +125,8 @@ class _Assigner:
             if self._Xt is None:
                 self._Xt = np.ascontiguousarray(X.T)
             Xt = self._Xt
-            _threads.map_ranges(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), n, self.n_threads,
-                                align=_jl.RB)
+            _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
+                 _jl.RB)
             return True
         mu, Xct32, nx = self._prepare_gemm()
         Cc = np.subtract(C, mu, dtype=np.float64)
@@ -102,6 +136,8 @@ class _Assigner:
         err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
         nc32 = nc.astype(np.float32)
         ncmax = float(nc.max())
+        packed = K <= _jl.PACKED_MAX_K
+        nbits = max(1, (K - 1).bit_length())
 
         def work(lo, hi):
             GT = np.empty((K, min(GEMM_CHUNK_ROWS, hi - lo)), dtype=np.float32)
@@ -111,10 +147,13 @@ class _Assigner:
                 if not Gb.flags.c_contiguous:
                     Gb = np.empty((K, r1 - r0), dtype=np.float32)
                 np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
-                _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
+                if packed:
+                    _jl.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
+                else:
+                    _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
 
         with _threads.blas_threads(1):
-            _threads.map_ranges(work, n, self.n_threads, align=GEMM_CHUNK_ROWS)
+            _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
         return want_dist
 
     def distances(self, C, labels, mind):
@@ -173,17 +212,25 @@ def _check_weights(sample_weight, n):
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _sums(X, labels, K, w, n_threads):
+def _partials(X, K):
     n, d = X.shape
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
-    part = np.empty((nch, K, d), dtype=np.float64)
-    partw = np.empty((nch, K), dtype=np.float64)
-    _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
-                        nch, n_threads)
-    sums = np.empty((K, d), dtype=np.float64)
-    wsum = np.empty(K, dtype=np.float64)
+    return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
+
+
+def _reduce(part, partw):
+    sums = np.empty(part.shape[1:], dtype=np.float64)
+    wsum = np.empty(part.shape[1], dtype=np.float64)
     _jl.reduce_partials(part, partw, sums, wsum)
     return sums, wsum
+
+
+def _sums(X, labels, K, w, n_threads):
+    part, partw = _partials(X, K)
+    nch = part.shape[0]
+    _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
+                        nch, n_threads)
+    return _reduce(part, partw)
 
 
 def _check_labels(labels, n, n_clusters):
@@ -321,14 +368,15 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
+    part, partw = _partials(X, K)
     converged = False
     strict = False
     n_iter = 0
     have_dist = False
     for it in range(max_iter):
         # distances are only needed for a relocation and the final inertia
-        have_dist = assigner(C, labels, mind, want_dist=False)
-        sums, wsum = _sums(X, labels, K, w, n_threads)
+        have_dist = assigner(C, labels, mind, want_dist=False, update=(w, part, partw))
+        sums, wsum = _reduce(part, partw)
         if np.any(wsum == 0):
             if empty == "raise":
                 _raise_empty(wsum, it + 1)

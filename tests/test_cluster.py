@@ -291,3 +291,26 @@ def test_gemm_path_relocation_and_inertia_match_direct_path(rng, monkeypatch):
     labels, d2 = reference.lloyd_assign(X, a.centers)
     assert_array_equal(a.labels, labels)
     assert a.inertia == pytest.approx(d2.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [1, 2, 3, 64, 257])
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offset):
+    """The one-pass certification (centre index packed in the low bits of the order
+    key) gives exactly the labels and distances of the two-pass one."""
+    from fastrbf._jit import lloyd as jl
+
+    X = (offset + rng.standard_normal((700, 9))).astype(dtype)
+    C = X[rng.choice(700, K, replace=False)].copy()
+    C[K // 2] = C[0]  # duplicate centre: ties go to the lowest index
+    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
+    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 128)
+    results = []
+    for max_k in (0, 10**9):
+        monkeypatch.setattr(jl, "PACKED_MAX_K", max_k)
+        results.append(fastrbf.lloyd_assign(X, C))
+    assert_array_equal(results[0][0], results[1][0])
+    assert_array_equal(results[0][1], results[1][1])
+    ref_labels, _ = reference.lloyd_assign(X.astype(np.float64), C.astype(np.float64))
+    assert_array_equal(results[1][0], ref_labels)

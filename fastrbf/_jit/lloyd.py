@@ -10,6 +10,13 @@ Assignment has two paths (chosen by the public wrapper):
   the rigorous error bound of the best is recomputed exactly by direct differences,
   and the exact argmin among them (lowest index on ties) is the label.  So the label
   is always the exact one, and the GEMM only decides the clear cases.
+- ``certify_packed`` (K <= 4096, the one used): the same certification in one pass
+  over the GEMM block: the centre index replaces the low bits of an int32 order key
+  of ``v_j``, and a running minimum and second minimum of the keys (int32 min/max,
+  8 lanes on AVX2) tell whether the best centre is the only candidate; the other
+  rows go through the candidate scan of ``certify_cols``.  Same labels and distances.
+  The int32 arithmetic is written with explicit casts: numba widens int32
+  expressions to int64, which halved the vector width of these loops.
 
 The reported distance to the chosen centre is always the direct-difference value.
 
@@ -116,6 +123,15 @@ def _unkey(k):
 
 
 @jit
+def _key32(x):
+    # _key with every step in int32 (numba widens int32 expressions to int64, which
+    # would halve the vector width of the loops that use it)
+    b = _f32_to_bits(x)
+    m = np.int32(np.int32(b >> np.int32(31)) & np.int32(0x7FFFFFFF))
+    return np.int32(b ^ m)
+
+
+@jit
 def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, mind):
     # IN: GT (K, b) float32 dot products of the centred centres with the centred rows
     #     row0:row0+b (one column per row, so that the work vectorises over rows),
@@ -140,12 +156,14 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
     g = GT[0]
     c0 = nc32[0]
     for r in range(b):
-        best[r] = _key(c0 - two * g[r])
+        best[r] = _key32(c0 - two * g[r])
     for j in range(1, K):
         g = GT[j]
         cj = nc32[j]
         for r in range(b):
-            best[r] = min(best[r], _key(cj - two * g[r]))
+            kk = _key32(cj - two * g[r])
+            bb = best[r]
+            best[r] = kk if kk < bb else bb
     lim = np.empty(b, dtype=np.float32)
     for r in range(b):
         lim[r] = np.float32(np.float64(_unkey(best[r])) + 2.0 * err_coef * (nx[row0 + r] + ncmax))
@@ -154,10 +172,11 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
     for j in range(K):
         g = GT[j]
         cj = nc32[j]
+        jj = np.int32(j)
         for r in range(b):
             c = np.int32((cj - two * g[r]) <= lim[r])
-            cnt[r] += c
-            isum[r] += np.int32(j) * c
+            cnt[r] = np.int32(cnt[r] + c)
+            isum[r] = np.int32(isum[r] + jj * c)
     for r in range(b):
         i = row0 + r
         if cnt[r] == 1:
@@ -169,6 +188,73 @@ def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, m
             ebi = 0
             for j in range(K):
                 if nc32[j] - two * GT[j, r] <= lim[r]:
+                    dj = _exact_sq(X, i, C, j)
+                    if dj < eb:
+                        eb = dj
+                        ebi = j
+            labels[i] = ebi
+            mind[i] = eb
+
+
+#: largest K for certify_packed: the centre index takes ceil(log2 K) low bits of the
+#: 32-bit order key, so the ranking keeps 23 - 12 = 11 mantissa bits at worst
+PACKED_MAX_K = 4096
+
+
+@jit
+def certify_packed(GT, row0, nx, nc32, ncmax, X, C, err_coef, nbits, want_dist, labels, mind):
+    # certify_cols in one pass over GT (same arguments, plus nbits = ceil(log2 K),
+    # K <= PACKED_MAX_K; the result is the same).  The ranking value of centre j
+    # for a row becomes an int32 order key whose low nbits bits are replaced by j:
+    # keys of different centres differ, their order is that of the values truncated to
+    # the remaining bits (ties: lower index), and a running minimum and second
+    # minimum of the keys are integer min/max that LLVM vectorises.  With t the
+    # truncated value of the minimum and u the largest value with that truncated key
+    # (so t <= min(v) <= v_best <= u), the best centre is the only candidate when the
+    # truncated second smallest key is above lim = u + 2 e: every other centre then has
+    # v_j > lim >= v_best + 2 e.  Otherwise every centre with v_j <= lim is a candidate
+    # (a superset of those within 2 e of the minimum) and the exact distances decide,
+    # as in certify_cols.
+    K = GT.shape[0]
+    b = GT.shape[1]
+    two = np.float32(2.0)
+    low = np.int32((1 << nbits) - 1)
+    high = np.int32(~low)
+    best = np.empty(b, dtype=np.int32)
+    second = np.empty(b, dtype=np.int32)
+    g = GT[0]
+    c0 = nc32[0]
+    for r in range(b):
+        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
+        second[r] = np.int32(0x7FFFFFFF)
+    for j in range(1, K):
+        g = GT[j]
+        cj = nc32[j]
+        jj = np.int32(j)
+        for r in range(b):
+            # int32 throughout (numba would widen mixed int32 expressions to int64,
+            # halving the vector width)
+            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
+            bb = best[r]
+            sr = second[r]
+            hi2 = kk if kk > bb else bb
+            second[r] = hi2 if hi2 < sr else sr
+            best[r] = kk if kk < bb else bb
+    for r in range(b):
+        i = row0 + r
+        bb = best[r]
+        u = _unkey(bb | low)
+        lim = np.float32(np.float64(u) + 2.0 * err_coef * (nx[i] + ncmax))
+        if (second[r] & high) > _key(lim):
+            lab = bb & low
+            labels[i] = lab
+            if want_dist:
+                mind[i] = _exact_sq(X, i, C, lab)
+        else:
+            eb = np.inf
+            ebi = 0
+            for j in range(K):
+                if nc32[j] - two * GT[j, r] <= lim:
                     dj = _exact_sq(X, i, C, j)
                     if dj < eb:
                         eb = dj

@@ -302,7 +302,7 @@ def _rbfnet_workload():
 
     def setup(quick):
         rng = _rng()
-        n, k = (20000, 32) if quick else (1000000, 256)
+        n, k = (10000, 16) if quick else (1000000, 256)
         X = rng.standard_normal((n, 16))
         y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
         return {"X": X, "y": y, "k": k}
@@ -384,7 +384,7 @@ def _nw_workload():
 def _gp_workload():
     def setup(quick):
         rng = _rng()
-        n = 500 if quick else 2000
+        n = 250 if quick else 2000
         X = rng.random((n, 8))
         y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
         return {"X": X, "y": y}

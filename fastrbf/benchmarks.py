@@ -415,6 +415,32 @@ def _gp_workload():
                     lambda a: f"N={a['X'].shape[0]}, d=8, PRML kernel, L-BFGS-B from one start")
 
 
+def _gp_predict_workload():
+    theta, noise = [1.0, 2.0, 0.1, 0.1], 0.01
+
+    def setup(quick):
+        rng = _rng()
+        n, m = (500, 20000) if quick else (2000, 100000)
+        X = rng.random((n, 8))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        data = {"X": X, "Q": rng.random((m, 8))}
+        data["model"] = gp_regression(X, y, theta0=theta, noise=noise, optimize=False)
+        gpm = _try_import("sklearn.gaussian_process")
+        if gpm is not None:
+            from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
+
+            k = (ConstantKernel(theta[0]) * RBF(1 / np.sqrt(theta[1])) + ConstantKernel(theta[2])
+                 + ConstantKernel(theta[3]) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed") + WhiteKernel(noise))
+            data["sk"] = gpm.GaussianProcessRegressor(k, alpha=0.0, optimizer=None).fit(X, y)
+        return data
+
+    cs = [Contender("fastrbf GPModel.predict (mean)", FASTRBF, lambda a: a["model"].predict(a["Q"]))]
+    if _try_import("sklearn.gaussian_process") is not None:
+        cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
+    return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only")
+
+
 def workloads():
     """All workloads, in the order of the report."""
     return [
@@ -434,6 +460,7 @@ def workloads():
         _knn_workload(),
         _nw_workload(),
         _gp_workload(),
+        _gp_predict_workload(),
     ]
 
 

@@ -326,6 +326,9 @@ def gp_regression(X, y, *, kernel="prml", theta0=None, noise=1e-2, optimize=True
     yn = (yd - y_mean) / y_std
     restarts = []
     best = np.log(start)
+    # the start must give a positive definite C: a clear NotPositiveDefiniteError here
+    # (column, remedies) rather than an optimiser that silently skips it
+    _lml_grad(Xd, yn, t0, nz, False, n_threads)
     if optimize:
         rng = np.random.default_rng(seed)
         lb = np.log(b)

@@ -105,6 +105,16 @@ def test_threads_agree(rng):
     assert a[0] == pytest.approx(b[0], rel=1e-12) and np.allclose(a[1], b[1], rtol=1e-10)
 
 
+def test_not_positive_definite_at_the_start(rng):
+    from fastrbf import NotPositiveDefiniteError
+
+    X, y = _data(rng, n=30)
+    X[7] = X[3]  # a duplicate point and a noise far below rounding: C is singular
+    with pytest.raises(NotPositiveDefiniteError, match="not positive definite.*Remedies.*jitter"):
+        gp_regression(X, y, kernel="gaussian", theta0=[1.0, 1.0], noise=1e-300,
+                      bounds=[[1e-5, 1e5], [1e-5, 1e5], [1e-305, 1.0]])
+
+
 def test_bad_input(rng):
     X, y = _data(rng, n=20)
     th = [1.0, 1.0, 1.0, 1.0]

@@ -6,6 +6,7 @@ on-disk cache off).
 """
 
 from ._threads import threads
+from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
 from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import KERNELS, gram, gram_matvec
@@ -21,7 +22,9 @@ __all__ = [
     "KMeansResult",
     "KernelModel",
     "NotPositiveDefiniteError",
+    "NystroemMap",
     "RBFNetwork",
+    "RandomFourierMap",
     "cholesky",
     "gram",
     "gram_matvec",
@@ -30,6 +33,8 @@ __all__ = [
     "kmeans",
     "lloyd_assign",
     "lloyd_update",
+    "nystroem",
+    "random_fourier",
     "rbf_network",
     "solve_regularized",
     "sqdist",

@@ -19,21 +19,27 @@ CB = 512  # columns per chunk of the range scan
 
 
 @jit
-def _cos_chunk(p, b, scale, checked):
-    # IN/OUT: p (c,) projections -> scale * cos(p + b); IN: b (c,), scale, checked
+def _cos_chunk(p, scale, checked):
+    # IN/OUT: p (c,) arguments -> scale * cos(p); IN: scale, checked
     c = p.shape[0]
     lim = limit(scale)
     nbig = 0
     if not checked:
         for j in range(c):
-            nbig += abs(p[j] + b[j]) > lim
+            nbig += abs(p[j]) > lim
     if nbig == 0:
         for j in range(c):
-            p[j] = scale * fcos(p[j] + b[j])
+            p[j] = scale * fcos(p[j])
     else:
         for j in range(c):
-            x = p[j] + b[j]
+            x = p[j]
             p[j] = scale * (math.cos(x) if abs(x) > lim else fcos(x))
+
+
+@jit
+def _add(p, b):
+    for j in range(p.shape[0]):
+        p[j] += b[j]
 
 
 @jit
@@ -62,42 +68,26 @@ def _cossin_chunk(p, scale, checked, oc, os):
                 os[j] = scale * sv
 
 
-@jit
-def cos_rows(b, scale, checked, lo, hi, P):
-    # IN: b (D,), scale, checked, rows lo:hi; IN/OUT: P (n, D) -> scale * cos(P + b)
-    D = P.shape[1]
-    for i in range(lo, hi):
-        for j0 in range(0, D, CB):
-            j1 = min(D, j0 + CB)
-            _cos_chunk(P[i, j0:j1], b[j0:j1], scale, checked)
-
-
 @pjit
 def cos_all(b, scale, checked, P):
-    # as cos_rows over all rows, one row per task
+    # IN: b (D,), scale, checked; IN/OUT: P (n, D) projections -> scale * cos(P + b),
+    # one row per task
     D = P.shape[1]
     for i in prange(P.shape[0]):
         for j0 in range(0, D, CB):
             j1 = min(D, j0 + CB)
-            _cos_chunk(P[i, j0:j1], b[j0:j1], scale, checked)
-
-
-@jit
-def cossin_rows(P, scale, checked, lo, hi, out):
-    # IN: P (rows, D') projections of rows lo:hi (P[0] is row lo), scale, checked
-    # OUT: out (n, 2 D'): [scale cos P, scale sin P] in rows lo:hi
-    D = P.shape[1]
-    for i in range(lo, hi):
-        for j0 in range(0, D, CB):
-            j1 = min(D, j0 + CB)
-            _cossin_chunk(P[i - lo, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])
+            p = P[i, j0:j1]
+            _add(p, b[j0:j1])
+            _cos_chunk(p, scale, checked)
 
 
 @pjit
 def cossin_all(P, scale, checked, out):
-    # as cossin_rows over all rows, one row per task
+    # IN: P (n, D') projections, scale, checked; OUT: out (n, 2 D') =
+    # [scale cos P, scale sin P], one row per task
     D = P.shape[1]
     for i in prange(P.shape[0]):
         for j0 in range(0, D, CB):
             j1 = min(D, j0 + CB)
             _cossin_chunk(P[i, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])
+

@@ -21,11 +21,14 @@ path for float64 either: random Fourier features would be bound by them.  ``fcos
 All operations have AVX2 forms, so LLVM vectorises loops that call them.
 
 Range and accuracy (tests/test_trig.py): for ``|x| <= LIMIT_F64 = 1e6`` (float64) and
-``|x| <= LIMIT_F32 = 1e5`` (float32) within 2 ulp of the correctly rounded value
-(measured: float64 <= 1 ulp, float32 <= 1 ulp, including the doubles/floats nearest to
-multiples of pi/2).  Beyond the limit the result of these functions is wrong: callers
-test ``|x| <= LIMIT`` (see :func:`in_range`) and use ``math.cos``/``math.sin`` (libm,
-correct to the last bit with Payne-Hanek reduction) for such arguments.  Inputs must
+``|x| <= LIMIT_F32 = 1e5`` (float32) within 2 ulp of the correctly rounded value.
+Measured: float64 1.47 ulp (cos) and 1.45 ulp (sin) on 2e6 random arguments and the
+doubles nearest to multiples of pi/2; float32 1.53 ulp for both, exhaustively over every
+float32 with ``1e-30 <= |x| <= 1e5``.
+
+Beyond the limit the error is not bounded (the reduction degrades): callers compare ``|x|`` with
+:func:`limit` and use ``math.cos``/``math.sin`` (libm, within 1 ulp with a full
+Payne-Hanek reduction) for such arguments.  Inputs must
 not be NaN (prior validation is assumed).
 """
 

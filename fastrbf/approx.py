@@ -33,6 +33,7 @@ Decisions:
   Computed in float64; float32 is returned when ``X`` and the fitting data were float32.
 """
 
+import contextlib
 import math
 import numbers
 from dataclasses import dataclass
@@ -157,6 +158,12 @@ class RandomFourierMap:
         Z : ndarray of shape (n, n_components)
             float32 when ``X`` and the map are float32, else float64.
 
+        Raises
+        ------
+        ValueError
+            Invalid ``X`` (NaN/inf, wrong number of features), or ``X`` so large that
+            its projections ``X @ weights`` overflow the dtype.
+
         Examples
         --------
         >>> import numpy as np
@@ -180,18 +187,31 @@ class RandomFourierMap:
                             "transform `X` in row chunks, or pass a preallocated `out=`.")
             out = np.empty((n, D), dtype=dtype)
         # no argument can leave the accurate range of the vectorised cos/sin: skip the scan
-        xmax = math.sqrt(float(np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64).max()))
+        with np.errstate(over="ignore"):
+            xmax = math.sqrt(float(np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64).max()))
         wmax = math.sqrt(float(np.einsum("ij,ij->j", W, W, dtype=np.float64).max()))
         lim = _jt.LIMIT_F32 if dtype == _F32 else _jt.LIMIT_F64
-        checked = bool(1.01 * xmax * wmax + 2 * math.pi <= 0.5 * lim)
+        bound = 1.01 * xmax * wmax + 2 * math.pi
+        checked = bool(bound <= 0.5 * lim)
         nt = _threads.resolve(n_threads)
-        if self.kind == "cos":
-            scale = dtype.type(math.sqrt(2.0 / D))
-            b = self.offset if self.offset.dtype == dtype else self.offset.astype(dtype)
-            with _threads.blas_threads(nt):
-                np.matmul(Xc, W, out=out)
-            _threads.run(_jf.cos_all, nt, b, scale, checked, out)
-            return out
+        may_overflow = not bound < 0.5 * float(np.finfo(dtype).max)
+        with np.errstate(over="ignore", invalid="ignore") if may_overflow else contextlib.nullcontext():
+            if self.kind == "cos":
+                scale = dtype.type(math.sqrt(2.0 / D))
+                b = self.offset if self.offset.dtype == dtype else self.offset.astype(dtype)
+                with _threads.blas_threads(nt):
+                    np.matmul(Xc, W, out=out)
+                _threads.run(_jf.cos_all, nt, b, scale, checked, out)
+            else:
+                self._pair(Xc, W, checked, out, nt)
+        if may_overflow and not np.isfinite(out).all():
+            raise ValueError(f"`X` is too large for this map: its projections `X @ weights` overflow {dtype} "
+                             f"(max row norm {xmax:.3g}); rescale `X`.")
+        return out
+
+    def _pair(self, Xc, W, checked, out, nt):
+        n, Dp = Xc.shape[0], W.shape[1]
+        dtype = out.dtype
         scale = dtype.type(math.sqrt(1.0 / Dp))
         rows = max(1, min(n, PAIR_BLOCK_BYTES // (Dp * dtype.itemsize)))
         P = np.empty((rows, Dp), dtype=dtype)
@@ -201,7 +221,6 @@ class RandomFourierMap:
             with _threads.blas_threads(nt):
                 np.matmul(Xc[r0:r1], W, out=Pb)
             _threads.run(_jf.cossin_all, nt, Pb, scale, checked, out[r0:r1])
-        return out
 
 
 def random_fourier(n_features, n_components, *, gamma, seed=None, kind="cos", dtype=np.float64):

@@ -167,6 +167,14 @@ def test_transform_errors():
         rff.transform(np.zeros((1, 2), dtype=complex))
     with pytest.raises(ValueError, match=r"`out` must have shape \(1, 4\); got \(1, 3\)\."):
         rff.transform([[0.0, 1.0]], out=np.empty((1, 3)))
+    for kind, dtype in (("cos", np.float64), ("cos_sin", np.float32)):
+        m = random_fourier(2, 64, gamma=1.0, seed=0, kind=kind, dtype=dtype)
+        big = np.finfo(dtype).max / 2
+        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow"):
+            m.transform(np.array([[big, big]], dtype=dtype))
+        # huge but finite projections are fine: libm reduces them exactly
+        Z = m.transform(np.array([[1e30, 0.0]], dtype=dtype))
+        assert np.isfinite(Z).all()
     with pytest.raises(ValueError, match=r"`n_threads` must be a positive int"):
         rff.transform([[0.0, 1.0]], n_threads=0)
 

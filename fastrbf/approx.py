@@ -120,6 +120,13 @@ class RandomFourierMap:
     gamma : float
     kind : str
         ``"cos"`` or ``"cos_sin"``.
+
+    Examples
+    --------
+    >>> from fastrbf import random_fourier
+    >>> rff = random_fourier(3, 10, gamma=1.0, seed=0, kind="cos_sin")
+    >>> rff.n_features, rff.n_components, rff.weights.shape, rff.dtype
+    (3, 10, (3, 5), dtype('float64'))
     """
 
     weights: np.ndarray
@@ -297,6 +304,15 @@ class NystroemMap:
         Number of eigenvalues of ``K(L, L) + alpha I`` kept.
     dtype : numpy.dtype
         float32 when the fitting data were float32.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import nystroem
+    >>> X = np.random.default_rng(0).standard_normal((50, 2)).astype(np.float32)
+    >>> ny = nystroem(X, 8, gamma=1.0, method="random", seed=0)
+    >>> ny.n_components, ny.landmarks.shape, ny.rank, ny.dtype
+    (8, (8, 2), 8, dtype('float32'))
     """
 
     landmarks: np.ndarray

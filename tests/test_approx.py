@@ -107,6 +107,19 @@ def test_threads_give_identical_results(kind, rng, monkeypatch):
     np.testing.assert_array_equal(rff.transform(X, n_threads=-1), Z1)
 
 
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_concurrent_calls_from_python_threads(kind, rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    Xs = [rng.standard_normal((200, 4)) for _ in range(6)]
+    rff = random_fourier(4, 300, gamma=0.5, seed=0, kind=kind)
+    serial = [rff.transform(X, n_threads=1) for X in Xs]
+    with ThreadPoolExecutor(3) as ex:
+        results = list(ex.map(rff.transform, Xs))
+    for a, b in zip(results, serial):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_dtype_rules_out_and_pickle(rng):
     X32 = rng.standard_normal((10, 3)).astype(np.float32)
     m32 = random_fourier(3, 8, gamma=1.0, seed=0, dtype=np.float32)

@@ -36,7 +36,6 @@ import math
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 

@@ -6,6 +6,7 @@ on-disk cache off).
 """
 
 from ._threads import threads
+from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
 from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import KERNELS, gram, gram_matvec
@@ -25,7 +26,9 @@ __all__ = [
     "KMeansResult",
     "KernelModel",
     "NotPositiveDefiniteError",
+    "NystroemMap",
     "RBFNetwork",
+    "RandomFourierMap",
     "cholesky",
     "gp_log_marginal_likelihood",
     "gp_regression",
@@ -39,6 +42,8 @@ __all__ = [
     "lloyd_assign",
     "lloyd_update",
     "nadaraya_watson",
+    "nystroem",
+    "random_fourier",
     "rbf_network",
     "rbf_vote",
     "solve_regularized",

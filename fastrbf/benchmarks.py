@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _threads, reference
+from .approx import random_fourier
 from .cluster import kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .kernels import gram, gram_matvec
@@ -439,6 +440,29 @@ def _gp_predict_workload():
         cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
     return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only")
+# ---------------------------------------------------------------- kernel approximations
+def _rff_workload():
+    gamma, d = 1.0 / 16, 16
+
+    def setup(quick):
+        n, D = (20000, 500) if quick else (100000, 2000)
+        X = _rng().standard_normal((n, d))
+        data = {"X": X, "rff": random_fourier(d, D, gamma=gamma, seed=0), "out": np.empty((n, D))}
+        skk = _try_import("sklearn.kernel_approximation")
+        if skk is not None:  # fitted outside the timed call: only transform is timed
+            data["sk"] = skk.RBFSampler(gamma=gamma, n_components=D, random_state=0).fit(X[:1])
+        return data
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: a["rff"].transform(a["X"])),
+        Contender("fastrbf out=", FASTRBF, lambda a: a["rff"].transform(a["X"], out=a["out"])),
+        Contender("numpy reference", NUMPY,
+                  lambda a: reference.random_fourier_transform(a["X"], a["rff"].weights, a["rff"].offset)),
+    ]
+    if _try_import("sklearn.kernel_approximation") is not None:
+        cs.append(Contender("scikit-learn RBFSampler.transform", PEER, lambda a: a["sk"].transform(a["X"])))
+    return Workload("rff", setup, lambda a: a["X"].shape[0] * a["rff"].n_components, "features/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} -> {a['rff'].n_components}, float64")
 
 
 def workloads():
@@ -461,6 +485,7 @@ def workloads():
         _nw_workload(),
         _gp_workload(),
         _gp_predict_workload(),
+        _rff_workload(),
     ]
 
 

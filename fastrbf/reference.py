@@ -244,3 +244,28 @@ def gp_predict(X, y, Xq, theta, *, noise):
     mean = k.T @ np.linalg.solve(C, np.asarray(y, dtype=np.float64))
     var = np.diag(prml_kernel(Xq, Xq, theta)) + noise - np.sum(k * np.linalg.solve(C, k), axis=0)
     return mean, var
+# ---------------------------------------------------------------- kernel approximations
+def random_fourier_transform(X, W, b):
+    """Random Fourier features ``sqrt(2/D) cos(X @ W + b)`` (scikit-learn ``RBFSampler``)."""
+    dt = _dtype(X, W)
+    P = np.asarray(X, dtype=dt) @ np.asarray(W, dtype=dt) + np.asarray(b, dtype=dt)
+    return (np.sqrt(2.0 / P.shape[1]) * np.cos(P)).astype(dt)
+
+
+def random_fourier_pair_transform(X, W):
+    """The pair form ``sqrt(1/D') [cos(X @ W), sin(X @ W)]`` (``D'`` = columns of W)."""
+    dt = _dtype(X, W)
+    P = np.asarray(X, dtype=dt) @ np.asarray(W, dtype=dt)
+    return (np.sqrt(1.0 / P.shape[1]) * np.hstack([np.cos(P), np.sin(P)])).astype(dt)
+
+
+def nystroem_transform(X, landmarks, *, kernel="gaussian", gamma=1.0, alpha=0.0, degree=3, coef0=1.0):
+    """Nystroem features ``K(X, L) K(L, L)^{-1/2}`` by the SVD of ``K(L, L) + alpha I``
+    (pseudo-inverse square root: singular values below ``m * eps * max`` dropped)."""
+    X = np.asarray(X, dtype=np.float64)
+    L = np.asarray(landmarks, dtype=np.float64)
+    Kmm = gram(L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0) + alpha * np.eye(L.shape[0])
+    U, s, Vt = np.linalg.svd(Kmm)
+    keep = s > L.shape[0] * np.finfo(np.float64).eps * s.max()
+    N = (U[:, keep] / np.sqrt(s[keep])) @ Vt[keep]
+    return gram(X, L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0) @ N.T

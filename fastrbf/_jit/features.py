@@ -1,0 +1,93 @@
+"""Kernels of the random Fourier feature maps: cos (or cos and sin) of a block of
+projections ``X @ W``, in place, with the vectorised :mod:`.trig` functions.
+
+Arguments beyond the accurate range of ``fcos``/``fsin`` (``|x| > LIMIT``) go through
+``math.cos``/``math.sin`` (libm): each chunk of ``CB`` columns of a row is scanned
+first and takes the exact scalar path only when it holds such an argument.  The
+caller passes ``checked=True`` when it has proved that no argument can exceed the
+limit (``max ||x|| * max ||w|| + 2 pi <= LIMIT``): then there is no scan.
+"""
+
+import math
+
+from numba import prange
+
+from ._decorators import jit, pjit
+from .trig import fcos, fcossin, limit
+
+CB = 512  # columns per chunk of the range scan
+
+
+@jit
+def _cos_chunk(p, scale, checked):
+    # IN/OUT: p (c,) arguments -> scale * cos(p); IN: scale, checked
+    c = p.shape[0]
+    lim = limit(scale)
+    nbig = 0
+    if not checked:
+        for j in range(c):
+            nbig += abs(p[j]) > lim
+    if nbig == 0:
+        for j in range(c):
+            p[j] = scale * fcos(p[j])
+    else:
+        for j in range(c):
+            x = p[j]
+            p[j] = scale * (math.cos(x) if abs(x) > lim else fcos(x))
+
+
+@jit
+def _add(p, b):
+    for j in range(p.shape[0]):
+        p[j] += b[j]
+
+
+@jit
+def _cossin_chunk(p, scale, checked, oc, os):
+    # IN: p (c,) projections, scale, checked; OUT: oc = scale * cos(p), os = scale * sin(p)
+    c = p.shape[0]
+    lim = limit(scale)
+    nbig = 0
+    if not checked:
+        for j in range(c):
+            nbig += abs(p[j]) > lim
+    if nbig == 0:
+        for j in range(c):
+            cv, sv = fcossin(p[j])
+            oc[j] = scale * cv
+            os[j] = scale * sv
+    else:
+        for j in range(c):
+            x = p[j]
+            if abs(x) > lim:
+                oc[j] = scale * math.cos(x)
+                os[j] = scale * math.sin(x)
+            else:
+                cv, sv = fcossin(x)
+                oc[j] = scale * cv
+                os[j] = scale * sv
+
+
+@pjit
+def cos_all(b, scale, checked, P):
+    # IN: b (D,), scale, checked; IN/OUT: P (n, D) projections -> scale * cos(P + b),
+    # one row per task
+    D = P.shape[1]
+    for i in prange(P.shape[0]):
+        for j0 in range(0, D, CB):
+            j1 = min(D, j0 + CB)
+            p = P[i, j0:j1]
+            _add(p, b[j0:j1])
+            _cos_chunk(p, scale, checked)
+
+
+@pjit
+def cossin_all(P, scale, checked, out):
+    # IN: P (n, D') projections, scale, checked; OUT: out (n, 2 D') =
+    # [scale cos P, scale sin P], one row per task
+    D = P.shape[1]
+    for i in prange(P.shape[0]):
+        for j0 in range(0, D, CB):
+            j1 = min(D, j0 + CB)
+            _cossin_chunk(P[i, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])
+

@@ -1,0 +1,276 @@
+"""Random Fourier features and Nystroem maps."""
+
+import pickle
+
+import numpy as np
+import pytest
+from helpers import TOL
+from scipy import stats
+
+from fastrbf import NystroemMap, RandomFourierMap, gram, kmeans, nystroem, random_fourier, reference
+from fastrbf import approx as _approx
+
+DTYPES = [np.float64, np.float32]
+
+
+def _ref(rff, X):
+    if rff.kind == "cos":
+        return reference.random_fourier_transform(X, rff.weights, rff.offset)
+    return reference.random_fourier_pair_transform(X, rff.weights)
+
+
+# ---------------------------------------------------------------- random Fourier: distribution
+def test_distribution_is_rbfsamplers():
+    """W / sqrt(2 gamma) ~ N(0, 1) and b / 2pi ~ U[0, 1] (KS tests, p > 1e-3 with this
+    fixed seed), and W has the law of scikit-learn RBFSampler's random_weights_
+    (two-sample KS, p > 1e-3)."""
+    from sklearn.kernel_approximation import RBFSampler
+
+    gamma = 0.3
+    rff = random_fourier(4, 5000, gamma=gamma, seed=0)
+    w = rff.weights.ravel() / np.sqrt(2 * gamma)
+    assert stats.kstest(w, "norm").pvalue > 1e-3
+    assert stats.kstest(rff.offset / (2 * np.pi), "uniform").pvalue > 1e-3
+    assert abs(w.mean()) < 0.02 and abs(w.var() - 1) < 0.03
+    sk = RBFSampler(gamma=gamma, n_components=5000, random_state=1).fit(np.zeros((1, 4)))
+    assert stats.ks_2samp(rff.weights.ravel(), sk.random_weights_.ravel()).pvalue > 1e-3
+    assert stats.ks_2samp(rff.offset, sk.random_offset_).pvalue > 1e-3
+    # the same scaling: our map with scikit-learn's draws is scikit-learn's transform
+    X = np.random.default_rng(2).standard_normal((50, 4))
+    ours = RandomFourierMap(sk.random_weights_, sk.random_offset_, gamma, "cos").transform(X)
+    np.testing.assert_allclose(ours, sk.transform(X), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_error_shrinks_like_one_over_sqrt_d(kind, rng):
+    """max |Z Z^T - K| at D = 4000 is below 0.7x that at D = 1000 (expected 0.5x),
+    averaged over 4 seeds."""
+    X = rng.standard_normal((60, 3))
+    K = gram(X, gamma=0.25)
+
+    def err(D, seed):
+        Z = random_fourier(3, D, gamma=0.25, seed=seed, kind=kind).transform(X)
+        return np.abs(Z @ Z.T - K).max()
+
+    e1 = np.mean([err(1000, s) for s in range(4)])
+    e4 = np.mean([err(4000, s) for s in range(4)])
+    assert e4 < 0.7 * e1
+    assert e4 < 0.1
+
+
+# ---------------------------------------------------------------- random Fourier: values
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+@pytest.mark.parametrize("shape", [(1, 1), (257, 3), (40, 16)])
+def test_equals_reference(dtype, kind, shape, rng):
+    n, d = shape
+    D = 2 if (n, d) == (1, 1) else 1030  # 1030: more than two column chunks
+    X = rng.standard_normal(shape).astype(dtype)
+    rff = random_fourier(d, D, gamma=0.7, seed=1, kind=kind, dtype=dtype)
+    Z = rff.transform(X)
+    assert Z.dtype == dtype and Z.shape == (n, D)
+    scale = np.sqrt(2.0 / D)
+    np.testing.assert_allclose(Z, _ref(rff, X), rtol=0, atol=TOL[dtype] * scale * 4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_arguments_beyond_the_fast_range(dtype, kind):
+    """Projections past LIMIT (1e6 / 1e5) take libm's cos/sin: still correct."""
+    X = np.array([[3.0e6], [1.0], [-2.5e5], [0.0]], dtype=dtype)
+    rff = random_fourier(1, 1200, gamma=0.5, seed=3, kind=kind, dtype=dtype)
+    Z = rff.transform(X)
+    P = X.astype(np.float64) @ rff.weights.astype(np.float64)
+    assert np.abs(P).max() > 1e6
+    np.testing.assert_allclose(Z, _ref(rff, X), rtol=0, atol=TOL[dtype] * np.sqrt(2.0 / 1200) * 4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scan_path_equals_checked_path(dtype, rng, monkeypatch):
+    """Data whose norm bound exceeds the limit scans the arguments; the result equals the
+    unscanned path where no argument is large."""
+    X = rng.standard_normal((30, 2)).astype(dtype)
+    rff = random_fourier(2, 700, gamma=1.0, seed=0, dtype=dtype)
+    Z1 = rff.transform(X)
+    monkeypatch.setattr(_approx._jt, "LIMIT_F64", 1e-3)
+    monkeypatch.setattr(_approx._jt, "LIMIT_F32", 1e-3)
+    np.testing.assert_array_equal(rff.transform(X), Z1)
+
+
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_threads_give_identical_results(kind, rng, monkeypatch):
+    X = rng.standard_normal((300, 5))
+    rff = random_fourier(5, 512, gamma=0.2, seed=0, kind=kind)
+    Z1 = rff.transform(X, n_threads=1)
+    monkeypatch.setattr(_approx, "PAIR_BLOCK_BYTES", 256 * 8 * 7)  # force several row blocks
+    np.testing.assert_array_equal(rff.transform(X, n_threads=2), Z1)
+    np.testing.assert_array_equal(rff.transform(X, n_threads=-1), Z1)
+
+
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_concurrent_calls_from_python_threads(kind, rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    Xs = [rng.standard_normal((200, 4)) for _ in range(6)]
+    rff = random_fourier(4, 300, gamma=0.5, seed=0, kind=kind)
+    serial = [rff.transform(X, n_threads=1) for X in Xs]
+    with ThreadPoolExecutor(3) as ex:
+        results = list(ex.map(rff.transform, Xs))
+    for a, b in zip(results, serial):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_dtype_rules_out_and_pickle(rng):
+    X32 = rng.standard_normal((10, 3)).astype(np.float32)
+    m32 = random_fourier(3, 8, gamma=1.0, seed=0, dtype=np.float32)
+    m64 = random_fourier(3, 8, gamma=1.0, seed=0)
+    assert m32.transform(X32).dtype == np.float32
+    assert m32.transform(X32.astype(np.float64)).dtype == np.float64
+    assert m64.transform(X32).dtype == np.float64
+    assert m32.transform([[1, 2, 3]]).dtype == np.float64  # integers become float64
+    out = np.empty((10, 8), dtype=np.float32)
+    assert m32.transform(X32, out=out) is out
+    np.testing.assert_array_equal(out, m32.transform(X32))
+    again = pickle.loads(pickle.dumps(m32))
+    np.testing.assert_array_equal(again.transform(X32), out)
+    assert (again.n_features, again.n_components, again.kind, again.dtype) == (3, 8, "cos", np.float32)
+    # seeds: int and Generator give the same draws; read-only and Fortran input work
+    a = random_fourier(3, 8, gamma=1.0, seed=np.random.default_rng(0))
+    np.testing.assert_array_equal(a.weights, m64.weights)
+    Xf = np.asfortranarray(X32.astype(np.float64))
+    Xf.flags.writeable = False
+    np.testing.assert_array_equal(m64.transform(Xf), m64.transform(X32.astype(np.float64)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(n_components=0), ValueError, r"`n_components` must be an int >= 1; got 0\."),
+        (dict(n_components=2.5), ValueError, r"`n_components` must be an int >= 1; got 2\.5\."),
+        (dict(n_components=7, kind="cos_sin"), ValueError, r"`n_components` must be even for kind='cos_sin'.*got 7\."),
+        (dict(n_features=0), ValueError, r"`n_features` must be an int >= 1; got 0\."),
+        (dict(gamma=-1.0), ValueError, r"`gamma` must be a finite number > 0; got -1\.0\."),
+        (dict(gamma=0), ValueError, r"`gamma` must be a finite number > 0; got 0\."),
+        (dict(gamma=np.nan), ValueError, r"`gamma` must be a finite number > 0; got nan\."),
+        (dict(gamma="1"), ValueError, r"`gamma` must be a finite number > 0; got '1'\."),
+        (dict(kind="sin"), ValueError, r"`kind` must be one of \['cos', 'cos_sin'\]; got 'sin'\."),
+        (dict(dtype=np.int64), ValueError, r"`dtype` must be float32 or float64; got"),
+        (dict(seed=-1), ValueError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got -1\."),
+    ],
+)
+def test_random_fourier_errors(kwargs, exc, match):
+    args = dict(n_features=2, n_components=4, gamma=1.0) | kwargs
+    with pytest.raises(exc, match=match):
+        random_fourier(**args)
+
+
+def test_transform_errors():
+    rff = random_fourier(2, 4, gamma=1.0, seed=0)
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values; got nan at index \(0, 1\)"):
+        rff.transform([[0.0, np.nan]])
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values; got inf"):
+        rff.transform([[np.inf, 0.0]])
+    with pytest.raises(ValueError, match=r"`X` must have 2 features \(as the map\); got shape \(1, 3\)\."):
+        rff.transform([[0.0, 1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"`X` must be a 2-D array"):
+        rff.transform([0.0, 1.0])
+    with pytest.raises(ValueError, match=r"`X` must not be empty"):
+        rff.transform(np.zeros((0, 2)))
+    with pytest.raises(TypeError, match=r"`X` must be an array of real numbers; got dtype complex128\."):
+        rff.transform(np.zeros((1, 2), dtype=complex))
+    with pytest.raises(ValueError, match=r"`out` must have shape \(1, 4\); got \(1, 3\)\."):
+        rff.transform([[0.0, 1.0]], out=np.empty((1, 3)))
+    for kind, dtype in (("cos", np.float64), ("cos_sin", np.float32)):
+        m = random_fourier(2, 64, gamma=1.0, seed=0, kind=kind, dtype=dtype)
+        big = np.finfo(dtype).max / 2
+        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow"):
+            m.transform(np.array([[big, big]], dtype=dtype))
+        # huge but finite projections are fine: libm reduces them exactly
+        Z = m.transform(np.array([[1e30, 0.0]], dtype=dtype))
+        assert np.isfinite(Z).all()
+    with pytest.raises(ValueError, match=r"`n_threads` must be a positive int"):
+        rff.transform([[0.0, 1.0]], n_threads=0)
+
+
+# ---------------------------------------------------------------- Nystroem
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "inverse_multiquadric"])
+def test_nystroem_all_points_reproduces_the_gram_matrix(kernel, rng):
+    X = rng.standard_normal((150, 3))
+    ny = nystroem(X, X, kernel=kernel, gamma=0.5)
+    Z = ny.transform(X)
+    assert Z.shape == (150, 150) and ny.n_components == 150
+    np.testing.assert_allclose(Z @ Z.T, gram(X, kernel=kernel, gamma=0.5), rtol=0, atol=1e-8)
+
+
+def test_nystroem_equals_scikit_learn_and_reference(rng):
+    """Same landmarks: Z Z^T equals scikit-learn Nystroem's to 1e-10 (Z itself is equal up to
+    rotation); Z equals the NumPy reference (same symmetric square root) to 1e-10."""
+    from sklearn.kernel_approximation import Nystroem
+
+    X = rng.standard_normal((400, 4))
+    Xq = rng.standard_normal((50, 4))
+    sk = Nystroem(kernel="rbf", gamma=0.3, n_components=40, random_state=0).fit(X)
+    ny = nystroem(X, sk.components_, gamma=0.3)
+    Zs, Z = sk.transform(Xq), ny.transform(Xq)
+    np.testing.assert_allclose(Z @ Z.T, Zs @ Zs.T, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(Z, reference.nystroem_transform(Xq, sk.components_, gamma=0.3), rtol=0, atol=1e-10)
+    assert ny.rank == 40
+
+
+def test_nystroem_landmark_methods(rng):
+    X = rng.standard_normal((300, 2))
+    km = nystroem(X, 20, gamma=1.0, seed=0)
+    np.testing.assert_array_equal(km.landmarks, kmeans(X, 20, seed=0).centers)
+    rnd = nystroem(X, 20, gamma=1.0, method="random", seed=0)
+    idx = [int(np.flatnonzero((X == row).all(axis=1))[0]) for row in rnd.landmarks]
+    assert len(set(idx)) == 20
+    # more landmarks: a better approximation (relative Frobenius error)
+    K = gram(X, gamma=1.0)
+    errs = []
+    for m in (5, 40):
+        Z = nystroem(X, m, gamma=1.0, seed=0).transform(X)
+        errs.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+    assert errs[1] < 0.5 * errs[0]
+    # alpha regularises: the approximation is K_nm (K_mm + alpha I)^-1 K_mn
+    Zr = nystroem(X, X[:30], gamma=1.0, alpha=0.1).transform(X[:5])
+    Kmm = gram(X[:30], gamma=1.0) + 0.1 * np.eye(30)
+    Knm = gram(X[:5], X[:30], gamma=1.0)
+    np.testing.assert_allclose(Zr @ Zr.T, Knm @ np.linalg.solve(Kmm, Knm.T), rtol=0, atol=1e-10)
+
+
+def test_nystroem_dtype_threads_pickle(rng):
+    X = rng.standard_normal((120, 3)).astype(np.float32)
+    ny = nystroem(X, 15, gamma=0.5, seed=0, method="random")
+    assert ny.transform(X).dtype == np.float32
+    assert ny.transform(X.astype(np.float64)).dtype == np.float64
+    np.testing.assert_array_equal(ny.transform(X, n_threads=1), ny.transform(X, n_threads=2))
+    again = pickle.loads(pickle.dumps(ny))
+    assert isinstance(again, NystroemMap)
+    np.testing.assert_array_equal(again.transform(X), ny.transform(X))
+
+
+def test_nystroem_errors(rng):
+    X = rng.standard_normal((10, 2))
+    with pytest.raises(ValueError, match=r"`landmarks` must be an int in \[1, n_samples = 10\] or an array; got 11\."):
+        nystroem(X, 11, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`landmarks` must be an int in \[1, n_samples = 10\] or an array; got 0\."):
+        nystroem(X, 0, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`method` must be 'kmeans' or 'random'; got 'grid'\."):
+        nystroem(X, 3, gamma=1.0, method="grid")
+    with pytest.raises(ValueError, match=r"`method` must be None when `landmarks` is an array; got 'random'\."):
+        nystroem(X, X[:3], gamma=1.0, method="random")
+    with pytest.raises(ValueError, match=r"`landmarks` must have the same number of features as `X` \(2\); got 3"):
+        nystroem(X, np.zeros((3, 3)), gamma=1.0)
+    with pytest.raises(ValueError, match=r"`landmarks` must contain only finite values"):
+        nystroem(X, np.full((3, 2), np.nan), gamma=1.0)
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0; got -1\.0\."):
+        nystroem(X, 3, gamma=-1.0)
+    with pytest.raises(ValueError, match=r"`alpha` must be a finite number >= 0; got -0\.5\."):
+        nystroem(X, 3, gamma=1.0, alpha=-0.5)
+    with pytest.raises(ValueError, match=r"`kernel` must be one of"):
+        nystroem(X, 3, gamma=1.0, kernel="rbf")
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values"):
+        nystroem(np.full((3, 2), np.inf), 2, gamma=1.0)
+    ny = nystroem(X, 3, gamma=1.0, seed=0)
+    with pytest.raises(ValueError, match=r"`X` must have 2 features \(as the map\); got shape \(1, 1\)\."):
+        ny.transform([[1.0]])

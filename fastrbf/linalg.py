@@ -16,10 +16,11 @@ Decisions:
   ``alpha + j * mean(diag)``, ``j`` in ``1e-10, 1e-9, ..., 1e-3``.
 - ``K`` must be symmetric to ``max |K - K^T| <= 1000 eps max |K|`` (a check of O(n^2)
   reads, small beside the O(n^3) factorisation).
-- A factorisation that completes with a pivot ``L_jj^2 <= 10 n eps (K_jj + alpha_j)``
-  (below the backward error of Cholesky) is treated as a breakdown: such a matrix is
-  singular to working precision (duplicate points with ``alpha = 0``), and the weights
-  it would give are noise.
+- A factorisation that completes with a pivot ``L_jj^2 <= 4 sqrt(n) eps (K_jj + alpha_j)``
+  (the rounding noise left where an exactly singular matrix has a zero pivot: measured
+  ~eps for duplicated points) is treated as a breakdown: such a matrix is singular to
+  working precision (duplicate points with ``alpha = 0``), and the weights it would give
+  are noise.  Merely ill-conditioned matrices (pivots of 1e-12, say) are factored.
 """
 
 from dataclasses import dataclass
@@ -222,18 +223,19 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
             raise RuntimeError(f"LAPACK potrf failed with info={info}.")
         singular = False
         if info == 0:
-            # a pivot below the backward error of the factorisation (10 n eps of the
-            # diagonal) is numerically zero: the matrix is singular to working precision
+            # a pivot at the level of the rounding noise of an exactly singular matrix
+            # (measured ~eps for duplicated rows; bound 4 sqrt(n) eps of the diagonal) is
+            # numerically zero: the matrix is singular to working precision
             piv = _diag(F)
-            bad = np.flatnonzero(piv * piv <= 10 * n * eps * np.abs(full))
+            bad = np.flatnonzero(piv * piv <= 4 * np.sqrt(n) * eps * np.abs(full))
             if bad.size == 0:
                 return F, float(jit_value)  # F is A (in place) for a Fortran-ordered float A
             info = int(bad[0]) + 1
             singular = True
     col = int(info) - 1
     tried = f"; jitter up to {ladder[-1]:.3g} was tried" if len(ladder) > 1 else ""
-    why = (" The pivot there is below the rounding level (10 n eps of the diagonal): the matrix is "
-           "singular to working precision." if singular else "")
+    why = (" The pivot there is below the rounding level (4 sqrt(n) eps of the diagonal): the matrix "
+           "is singular to working precision." if singular else "")
     raise NotPositiveDefiniteError(
         f"`{name}` + alpha I is not positive definite: the factorisation broke down at column "
         f"{col} (alpha = {_alpha_text(alpha)}{tried}).{why} Remedies: a larger `alpha` "

@@ -123,7 +123,7 @@ def _gram_workload():
 def _matvec_workload():
     def setup(quick):
         rng = _rng()
-        n = 5000 if quick else 100000
+        n = 2500 if quick else 100000
         return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000)}
 
     cs = [
@@ -303,7 +303,7 @@ def _rbfnet_workload():
 
     def setup(quick):
         rng = _rng()
-        n, k = (10000, 16) if quick else (1000000, 256)
+        n, k = (5000, 16) if quick else (1000000, 256)
         X = rng.standard_normal((n, 16))
         y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
         return {"X": X, "y": y, "k": k}
@@ -343,7 +343,7 @@ def _rbfnet_workload():
 def _knn_workload():
     def setup(quick):
         rng = _rng()
-        n, m = (10000, 1000) if quick else (100000, 10000)
+        n, m = (5000, 1000) if quick else (100000, 10000)
         X = rng.standard_normal((n, 16))
         Q = rng.standard_normal((m, 16))
         data = {"X": X, "Q": Q}
@@ -468,15 +468,15 @@ def _rff_workload():
 def workloads():
     """All workloads, in the order of the report."""
     return [
-        _sqdist_workload("sqdist-lowd/float64", 20000, 2000, 16, np.float64, 5000, 2000),
-        _sqdist_workload("sqdist-lowd/float32", 20000, 2000, 16, np.float32, 5000, 2000),
-        _sqdist_workload("sqdist-highd/float64", 10000, 10000, 256, np.float64, 1000, 1000),
+        _sqdist_workload("sqdist-lowd/float64", 20000, 2000, 16, np.float64, 2500, 2000),
+        _sqdist_workload("sqdist-lowd/float32", 20000, 2000, 16, np.float32, 2500, 2000),
+        _sqdist_workload("sqdist-highd/float64", 10000, 10000, 256, np.float64, 700, 700),
         _gram_workload(),
         _matvec_workload(),
         _lloyd_workload("lloyd-small/float64", 200000, 16, 64, np.float64, 50000),
         _lloyd_workload("lloyd-small/float32", 200000, 16, 64, np.float32, 50000),
-        _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 40000),
-        _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 40000),
+        _lloyd_workload("lloyd-large/float64", 1000000, 32, 256, np.float64, 25000),
+        _lloyd_workload("lloyd-large/float32", 1000000, 32, 256, np.float32, 25000),
         _kmeans_run_workload(),
         _krr_workload(),
         _interp_workload(),
@@ -608,7 +608,7 @@ def run(quick=True, repeats=None, only=None, log=None):
     import numba
 
     repeats = repeats or (5 if quick else 7)
-    budget = 2.0 if quick else 20.0
+    budget = 1.0 if quick else 20.0
     rows = []
     for wl in workloads():
         if only and only not in wl.name:

@@ -312,9 +312,14 @@ def _kmeans_plusplus(X, K, w, rng, n_threads):
     centers[0] = X[first]
     closest = np.full(n, np.inf)
     wc = np.empty(n)
-    _threads.run(_jseed.update_closest, n_threads, Xt, X[first : first + 1], 0, closest, w64, wc)
+    nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
+
+    def update(cand, c):
+        _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch, n_threads)
+
+    update(X[first : first + 1], 0)
     pot = wc.sum()
-    part = np.empty(((n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK, n_trials))
+    part = np.empty((nch, n_trials))
     for c in range(1, K):
         if pot <= 0:
             raise ValueError(
@@ -325,11 +330,11 @@ def _kmeans_plusplus(X, K, w, rng, n_threads):
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
         cand = np.ascontiguousarray(X[ids])
-        _threads.run(_jseed.candidate_potentials, n_threads, Xt, cand, closest, w64, part)
+        _threads.map_ranges(lambda c0, c1: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part), nch, n_threads)
         pots = part.sum(axis=0)
         best = int(np.argmin(pots))
         centers[c] = cand[best]
-        _threads.run(_jseed.update_closest, n_threads, Xt, cand, best, closest, w64, wc)
+        update(cand, best)
         pot = pots[best]
     return centers
 

@@ -3,13 +3,13 @@
 The data are read as columns (``Xt``, d x n) so that the distance loop runs over points
 (vectorised); distances are those of :func:`fastrbf._jit.distances.chunk_row` (the
 arithmetic of ``sqdist``).  Sums are per fixed chunk of ``SEED_CHUNK`` points, so the
-result does not depend on the thread count.
+result does not depend on the thread count.  Serial ``nogil`` kernels over ranges of
+chunks: the caller runs them on Python worker threads (``_threads.map_ranges``), which
+costs nothing for small data (one range, called directly).
 """
 
 import numpy as np
-from numba import prange
-
-from ._decorators import jit_reduce, pjit
+from ._decorators import jit, jit_reduce
 from .distances import JB, chunk_row
 
 SEED_CHUNK = 8192  # points per partial sum
@@ -27,15 +27,15 @@ def _wmin_sum(w, closest, o):
     return s
 
 
-@pjit
-def candidate_potentials(Xt, cand, closest, w, part):
+@jit
+def candidate_potentials(Xt, cand, closest, w, c0, c1, part):
     # IN: Xt (d, n), cand (t, d) candidate centres, closest (n,) float64 current
-    #     squared distance to the nearest chosen centre, w (n,) float64 weights
+    #     squared distance to the nearest chosen centre, w (n,) float64 weights,
+    #     chunks c0:c1 (serial: the caller spreads chunk ranges over worker threads)
     # OUT: part (nchunks, t): per chunk, sum_j w_j min(closest_j, ||x_j - cand_c||^2)
     n = Xt.shape[1]
     t = cand.shape[0]
-    nch = part.shape[0]
-    for b in prange(nch):
+    for b in range(c0, c1):
         lo = b * SEED_CHUNK
         hi = min(n, lo + SEED_CHUNK)
         o = np.empty(JB, dtype=Xt.dtype)
@@ -49,13 +49,12 @@ def candidate_potentials(Xt, cand, closest, w, part):
                 part[b, c] += _wmin_sum(w[j0:j1], closest[j0:j1], o[:L])
 
 
-@pjit
-def update_closest(Xt, cand, c, closest, w, wc):
-    # IN: Xt (d, n), cand (t, d), c the chosen candidate; IN/OUT: closest (n,)
-    # OUT: wc (n,) = w * closest (for the next sampling)
+@jit
+def update_closest(Xt, cand, c, closest, w, c0, c1, wc):
+    # IN: Xt (d, n), cand (t, d), c the chosen candidate, chunks c0:c1 (serial)
+    # IN/OUT: closest (n,); OUT: wc (n,) = w * closest (for the next sampling)
     n = Xt.shape[1]
-    nch = (n + SEED_CHUNK - 1) // SEED_CHUNK
-    for b in prange(nch):
+    for b in range(c0, c1):
         lo = b * SEED_CHUNK
         hi = min(n, lo + SEED_CHUNK)
         o = np.empty(JB, dtype=Xt.dtype)

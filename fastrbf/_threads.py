@@ -122,6 +122,12 @@ def for_work(work, n_threads):
     return 1 if work < SERIAL_WORK else nt
 
 
+def for_dense(n, d, n_threads):
+    """:func:`for_work` for an n x n kernel matrix of d features that is then factored:
+    about n^2 (d + 8) to build it and n^3 / 8 (in the same units) to factor it."""
+    return for_work(n * n * (d + n // 8 + 8), n_threads)
+
+
 def map_ranges(func, n, n_threads, align=1):
     """Run ``func(lo, hi)`` over ``n_threads`` contiguous ranges of ``range(n)`` (range
     starts aligned to ``align``) on plain Python threads, for work that mixes BLAS calls

@@ -71,6 +71,29 @@ def check_data(X, name):
     return arr
 
 
+def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
+    """Targets: a finite real array of ``ndims`` dimensions with ``n`` rows."""
+    arr = as_array(Y, name, ndim=np.ndim(Y) if np.ndim(Y) in ndims else ndims[-1])
+    if arr.shape[0] != n:
+        raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
+    check_finite(arr, name)
+    return arr
+
+
+def check_class_labels(Y, n, name="Y", name_x="X"):
+    """Class labels of any dtype: 1-D, ``n`` of them, no NaN/inf.  Returns the sorted
+    classes and the code (index into the classes) of each label."""
+    arr = np.asarray(Y)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D class labels with `classify=True`; got shape {arr.shape}.")
+    if arr.shape[0] != n:
+        raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
+    classes, codes = np.unique(arr, return_inverse=True)
+    return classes, codes
+
+
 def check_features(X, Y, name_x="X", name_y="Y"):
     if X.shape[1] != Y.shape[1]:
         raise ValueError(

@@ -82,10 +82,7 @@ def _params(theta):
 
 def _check_xy(X, y):
     Xa = _v.check_data(X, "X")
-    ya = _v.as_array(y, "y", ndim=1)
-    if ya.shape[0] != Xa.shape[0]:
-        raise ValueError(f"`y` must have one value per row of `X` ({Xa.shape[0]}); got shape {ya.shape}.")
-    _v.check_finite(ya, "y")
+    ya = _v.check_targets(y, Xa.shape[0], "y", ndims=(1,))
     return _v.to_dtype(Xa, np.float64), np.ascontiguousarray(ya, dtype=np.float64)
 
 
@@ -103,7 +100,7 @@ def _factor(X, theta, noise, n_threads):
 
 def _lml_grad(X, y, theta, noise, grad, n_threads):
     n = X.shape[0]
-    n_threads = _threads.for_work(n * n * (X.shape[1] + n // 8 + 8), n_threads)
+    n_threads = _threads.for_dense(n, X.shape[1], n_threads)
     B, F, Xt = _factor(X, theta, noise, n_threads)
     with _threads.blas_threads(n_threads):
         a, _ = lapack.dpotrs(F, y[:, None].copy(order="F"), lower=1)

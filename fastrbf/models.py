@@ -50,13 +50,9 @@ _F64 = np.dtype(np.float64)
 
 
 # ---------------------------------------------------------------- validation
-def _check_xy(X, Y, name_y="Y"):
+def _check_xy(X, Y):
     Xa = _v.check_data(X, "X")
-    Ya = _v.as_array(Y, name_y, ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
-    if Ya.shape[0] != Xa.shape[0]:
-        raise ValueError(f"`{name_y}` must have one row per row of `X` ({Xa.shape[0]}); got shape {Ya.shape}.")
-    _v.check_finite(Ya, name_y)
-    return Xa, Ya
+    return Xa, _v.check_targets(Y, Xa.shape[0])
 
 
 def _check_scalar_gamma(gamma):
@@ -243,7 +239,7 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     deg, coef0 = _check_params(spec, degree, coef0)
     n = Xa.shape[0]
     a = _check_alpha(alpha, n)
-    n_threads = _threads.for_work(n * n * (Xa.shape[1] + n // 8 + 8), n_threads)
+    n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
     Xd = _v.to_dtype(Xa, _F64)
     T, single = _as_targets(Ya)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
@@ -326,7 +322,7 @@ def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, al
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
     a = _check_alpha(alpha, n)
-    n_threads = _threads.for_work(n * n * (d + n // 8 + 8), n_threads)
+    n_threads = _threads.for_dense(n, d, n_threads)
     Xd = _v.to_dtype(Xa, _F64)
     T, single = _as_targets(Ya)
     k = T.shape[1]
@@ -534,22 +530,27 @@ def _tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
     return np.triu(Rt.T)
 
 
-def _check_targets(Ya, classify):
+def _check_targets(Y, n, classify, name="Y"):
+    """(float64 targets (n, k) Fortran-ordered, single output?, classes or None): the
+    values for regression, -1/+1 codes (two classes) or one-vs-rest codes."""
     if not classify:
-        _v.check_finite(Ya, "Y")
+        Ya = _v.check_targets(Y, n, name)
         T, single = _as_targets(Ya)
         return T, single, None
-    if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
-        raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
-    classes, idx = np.unique(Ya, return_inverse=True)
+    classes, idx = _v.check_class_labels(Y, n, name)
     if classes.shape[0] < 2:
         raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
-    if classes.shape[0] == 2:
-        T = np.where(idx == 1, 1.0, -1.0)[:, None]
-        return np.asfortranarray(T), True, classes
-    T = np.full((Ya.shape[0], classes.shape[0]), -1.0)
-    T[np.arange(Ya.shape[0]), idx] = 1.0
-    return np.asfortranarray(T), False, classes
+    return _class_codes(idx, classes.shape[0]), classes.shape[0] == 2, classes
+
+
+def _class_codes(idx, n_classes):
+    """-1/+1 targets: one column (the second class positive) for two classes, one per
+    class (one-vs-rest) otherwise; Fortran-ordered float64."""
+    if n_classes == 2:
+        return np.asfortranarray(np.where(idx == 1, 1.0, -1.0)[:, None])
+    T = np.full((idx.shape[0], n_classes), -1.0, order="F")
+    T[np.arange(idx.shape[0]), idx] = 1.0
+    return T
 
 
 def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bias=True, kernel="gaussian",
@@ -619,15 +620,7 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
     """
     spec = _check_kernel(kernel)
     Xa = _v.check_data(X, "X")
-    if classify:
-        Ya = np.asarray(Y)
-        if Ya.ndim != 1:
-            raise ValueError(f"`Y` must be 1-D class labels with `classify=True`; got shape {Ya.shape}.")
-    else:
-        Ya = _v.as_array(Y, "Y", ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
-    if Ya.shape[0] != Xa.shape[0]:
-        raise ValueError(f"`Y` must have one row per row of `X` ({Xa.shape[0]}); got shape {Ya.shape}.")
-    T, single, classes = _check_targets(Ya, classify)
+    T, single, classes = _check_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
     Xd = _v.to_dtype(Xa, _F64)
     if isinstance(centers, str):
@@ -664,10 +657,18 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
             Xv, Yv = validation
             Xva = _v.check_data(Xv, "validation X")
             _v.check_features(Xa, Xva, "X", "validation X")
-            Tv, _, _ = _check_targets(np.asarray(Yv) if classify else _v.as_array(
-                Yv, "validation Y", ndim=np.ndim(Yv) if np.ndim(Yv) in (1, 2) else 2), classify)
-            if Tv.shape[0] != Xva.shape[0] or Tv.shape[1] != T.shape[1]:
-                raise ValueError(f"`validation` targets must have shape ({Xva.shape[0]}, {T.shape[1]}); got {Tv.shape}.")
+            nv = Xva.shape[0]
+            if classify:  # coded with the training classes
+                _v.check_class_labels(Yv, nv, "validation Y", "validation X")
+                Yva = np.asarray(Yv)
+                vidx = np.minimum(np.searchsorted(classes, Yva), classes.shape[0] - 1)
+                if not np.array_equal(classes[vidx], Yva):
+                    raise ValueError("`validation` labels must be classes seen in `Y`.")
+                Tv = _class_codes(vidx, classes.shape[0])
+            else:
+                Tv, _ = _as_targets(_v.check_targets(Yv, nv, "validation Y", name_x="validation X"))
+            if Tv.shape[1] != T.shape[1]:
+                raise ValueError(f"`validation` targets must have shape ({nv}, {T.shape[1]}); got {Tv.shape}.")
             Xvt = np.ascontiguousarray(_v.to_dtype(Xva, _F64).T)
         else:
             Xvt, Tv = Xt, T
@@ -686,7 +687,7 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
             history = np.r_[history, more[1:]]
         if a_learn != a:
             W, b = solve(g)
-    dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, Ya)
+    dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, np.asarray(Y))
     return RBFNetwork(C, g, W, b, kernel, classes, dtype, single, history)
 
 

@@ -86,21 +86,12 @@ def knn(X, Xq, k, *, n_threads=None):
 
 
 def _targets(Y, n, classify):
-    """float64 targets (n, k) for regression, or (one-hot / +-1 codes, classes)."""
+    """(float64 targets (n, t), None, single output?) for regression, or (class codes,
+    classes, True)."""
     if classify:
-        Ya = np.asarray(Y)
-        if Ya.ndim != 1:
-            raise ValueError(f"`Y` must be 1-D class labels with `classify=True`; got shape {Ya.shape}.")
-        if Ya.shape[0] != n:
-            raise ValueError(f"`Y` must have one row per row of `X` ({n}); got shape {Ya.shape}.")
-        if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
-            raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
-        classes, codes = np.unique(Ya, return_inverse=True)
+        classes, codes = _v.check_class_labels(Y, n)
         return codes, classes, True
-    Ya = _v.as_array(Y, "Y", ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
-    if Ya.shape[0] != n:
-        raise ValueError(f"`Y` must have one row per row of `X` ({n}); got shape {Ya.shape}.")
-    _v.check_finite(Ya, "Y")
+    Ya = _v.check_targets(Y, n)
     single = Ya.ndim == 1
     return np.ascontiguousarray(Ya.reshape(n, -1), dtype=np.float64), None, single
 

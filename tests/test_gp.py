@@ -126,7 +126,7 @@ def test_bad_input(rng):
         gp_log_marginal_likelihood(X, y, [1.0, 1.0], noise=0.1)
     with pytest.raises(ValueError, match="`y` must contain only finite values"):
         gp_regression(X, np.r_[y[:19], np.nan])
-    with pytest.raises(ValueError, match=r"`y` must have one value per row of `X` \(20\)"):
+    with pytest.raises(ValueError, match=r"`y` must have one row per row of `X` \(20\)"):
         gp_regression(X, y[:10])
     with pytest.raises(ValueError, match=r"must lie inside `bounds`"):
         gp_regression(X, y, noise=10.0, bounds=[[1e-3, 1e3]] * 4 + [[1e-3, 1.0]])

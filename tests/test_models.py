@@ -372,5 +372,15 @@ def test_learn_gamma_with_validation_and_ridge(rng):
     assert np.array_equal(a.gamma, b.gamma) and np.array_equal(a.weights, b.weights)
     with pytest.raises(ValueError, match="`learn_gamma` needs the 'gaussian' kernel"):
         rbf_network(X, y, centers=C, gamma=1.0, kernel="inverse_quadratic", learn_gamma=True)
-    with pytest.raises(ValueError, match=r"`validation` targets must have shape \(500, 1\)"):
+    with pytest.raises(ValueError, match=r"`validation Y` must have one row per row of `validation X` \(500\)"):
         rbf_network(X, y, centers=C, gamma=1.0, learn_gamma=True, validation=(Xv, yv[:10]))
+    with pytest.raises(ValueError, match=r"`validation` targets must have shape \(500, 1\); got \(500, 2\)"):
+        rbf_network(X, y, centers=C, gamma=1.0, learn_gamma=True, validation=(Xv, np.c_[yv, yv]))
+    lab = np.where(X[:, 0] > 0.5, "hi", "lo")
+    vlab = np.where(Xv[:, 0] > 0.5, "hi", "lo")
+    with pytest.raises(ValueError, match="`validation` labels must be classes seen in `Y`"):
+        rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True, validation=(Xv, np.concatenate([vlab[:-1], ["mid"]])))
+    # validation labels of one class only are coded with the training classes
+    net = rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True,
+                      validation=(Xv[Xv[:, 0] > 0.5], vlab[Xv[:, 0] > 0.5]))
+    assert (net.predict(Xv) == vlab).mean() > 0.9

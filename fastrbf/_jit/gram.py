@@ -22,8 +22,9 @@ def apply_rows(code, g, c, degree, out):
 
 @jit_reduce
 def _dot(a, b):
-    s = a[0] * b[0]
-    for j in range(1, a.shape[0]):
+    # sum_j a[j] b[j] with a float64 accumulator (also for float32 tiles)
+    s = 0.0
+    for j in range(a.shape[0]):
         s += a[j] * b[j]
     return s
 

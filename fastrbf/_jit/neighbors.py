@@ -13,6 +13,7 @@ from numba import prange
 from ._decorators import jit, jit_reduce, pjit
 from .distances import JB, chunk_row, chunk_row2
 from .exp import fexp
+from .gram import _dot
 
 QB = 8  # query rows per task
 
@@ -71,14 +72,6 @@ def _sum(e):
     s = 0.0
     for j in range(e.shape[0]):
         s += e[j]
-    return s
-
-
-@jit_reduce
-def _dot(e, t):
-    s = 0.0
-    for j in range(e.shape[0]):
-        s += e[j] * t[j]
     return s
 
 

@@ -9,26 +9,27 @@ from ._threads import threads
 from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
 from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
+from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
-from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
-from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .models import KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
+from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "KERNELS",
     "CholeskyFactor",
     "EmptyClusterError",
     "GPModel",
     "GPPrediction",
-    "KERNELS",
     "KMeansResult",
     "KernelModel",
     "NotPositiveDefiniteError",
     "NystroemMap",
     "RBFNetwork",
     "RandomFourierMap",
+    "__version__",
     "cholesky",
     "gp_log_marginal_likelihood",
     "gp_regression",
@@ -49,5 +50,4 @@ __all__ = [
     "solve_regularized",
     "sqdist",
     "threads",
-    "__version__",
 ]

@@ -17,6 +17,7 @@ import contextlib
 import numbers
 import os
 import threading
+from collections.abc import Iterator
 
 import numba
 
@@ -32,7 +33,7 @@ _executor_lock = threading.Lock()
 
 def max_threads():
     """Size of numba's thread pool (all cores unless ``NUMBA_NUM_THREADS`` says less)."""
-    return numba.config.NUMBA_NUM_THREADS
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]
 
 
 def resolve(n_threads):
@@ -63,7 +64,7 @@ def _after_fork_in_child():
     _executor = None  # its threads did not survive the fork
     if _active_layer() == "omp":
         try:
-            from numba.np.ufunc import omppool
+            from numba.np.ufunc import omppool  # type: ignore[attr-defined]
 
             gnu = omppool.openmp_vendor == "GNU"
         except Exception:  # pragma: no cover - layer present but not introspectable
@@ -180,7 +181,7 @@ def blas_info():
 
 
 @contextlib.contextmanager
-def threads(n_threads):
+def threads(n_threads: int | None) -> Iterator[None]:
     """Limit numba and BLAS threads together for the block.
 
     ``n_threads`` follows the same rule as everywhere (``-1`` = all cores).  Inside the

@@ -104,7 +104,7 @@ def check_features(X, Y, name_x="X", name_y="Y"):
 
 def check_gamma(gamma, m, dtype, name="gamma"):
     """Return one gamma per column (length ``m`` array of ``dtype``) and whether scalar."""
-    if isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) or (
+    if (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool)) or (
         isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf"
     ):
         g = float(gamma)

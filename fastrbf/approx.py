@@ -44,6 +44,7 @@ from . import _threads
 from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
+from ._typing import ArrayLike, DTypeLike, FloatArray, Seed, Threads
 from .cluster import kmeans
 from .kernels import _check_kernel, _check_params, gram
 
@@ -63,7 +64,7 @@ def _check_int(value, name, low):
 
 
 def _check_positive(value, name):
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) or (
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
         isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
     )
     if not ok or not (math.isfinite(float(value)) and float(value) > 0):
@@ -81,7 +82,7 @@ def _check_nonneg(value, name):
 def _rng(seed):
     if isinstance(seed, np.random.Generator):
         return seed
-    if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0):
+    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
         return np.random.default_rng(seed)
     raise ValueError(f"`seed` must be None, an int >= 0 or a numpy.random.Generator; got {seed!r}.")
 
@@ -135,21 +136,21 @@ class RandomFourierMap:
     kind: str
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         """Number of input features ``d``."""
         return self.weights.shape[0]
 
     @property
-    def n_components(self):
+    def n_components(self) -> int:
         """Number of output features ``D``."""
         return self.weights.shape[1] * (2 if self.kind == "cos_sin" else 1)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         """The map's dtype (float32 keeps float32 input float32)."""
         return self.weights.dtype
 
-    def transform(self, X, *, out=None, n_threads=None):
+    def transform(self, X: ArrayLike, *, out: FloatArray | None = None, n_threads: Threads = None) -> FloatArray:
         """The features ``Z`` of the rows of ``X``: ``Z @ Z.T ~ exp(-gamma D2)``.
 
         Parameters
@@ -186,7 +187,7 @@ class RandomFourierMap:
         Xa, dtype = _query(X, self.n_features, self.dtype)
         Xc = _v.to_dtype(Xa, dtype)
         W = self.weights if self.weights.dtype == dtype else self.weights.astype(dtype)
-        n, Dp = Xc.shape[0], W.shape[1]
+        n = Xc.shape[0]
         D = self.n_components
         out = _v.check_out(out, (n, D), dtype, (Xa,))
         if out is None:
@@ -230,7 +231,8 @@ class RandomFourierMap:
             _threads.run(_jf.cossin_all, nt, Pb, scale, checked, out[r0:r1])
 
 
-def random_fourier(n_features, n_components, *, gamma, seed=None, kind="cos", dtype=np.float64):
+def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Seed = None, kind: str = "cos",
+                   dtype: DTypeLike = np.float64) -> RandomFourierMap:
     """Random Fourier features for the Gaussian kernel ``exp(-gamma ||x - y||^2)``.
 
     ``kind="cos"``: ``z(x) = sqrt(2/D) cos(W^T x + b)`` with ``W ~ N(0, 2 gamma I)`` of
@@ -325,11 +327,11 @@ class NystroemMap:
     dtype: np.dtype
 
     @property
-    def n_components(self):
+    def n_components(self) -> int:
         """Number of output features (the number of landmarks)."""
         return self.landmarks.shape[0]
 
-    def transform(self, X, *, n_threads=None):
+    def transform(self, X: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """The features ``Z = K(X, L) N`` of the rows of ``X``.
 
         Parameters
@@ -362,8 +364,9 @@ class NystroemMap:
         return Z.astype(dtype, copy=False)
 
 
-def nystroem(X, landmarks, *, kernel="gaussian", gamma, alpha=0.0, method=None, seed=None, n_threads=None,
-             degree=3, coef0=1.0, max_iter=300):
+def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussian", gamma: float, alpha: float = 0.0,
+             method: str | None = None, seed: Seed = None, n_threads: Threads = None, degree: int = 3,
+             coef0: float = 1.0, max_iter: int = 300) -> NystroemMap:
     """Nystroem feature map: ``Z(X) = K(X, L) K(L, L)^{-1/2}``, so that
     ``Z(X) Z(Y)^T = K(X, L) K(L, L)^+ K(L, Y) ~ K(X, Y)`` (scikit-learn ``Nystroem``).
 

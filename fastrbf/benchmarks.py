@@ -28,10 +28,10 @@ from . import _threads, reference
 from .approx import random_fourier
 from .cluster import kmeans, lloyd_assign, lloyd_update
 from .distances import sqdist
+from .gp import gp_regression
 from .kernels import gram, gram_matvec
 from .models import interpolate, kernel_ridge, rbf_network
 from .neighbors import knn, nadaraya_watson
-from .gp import gp_regression
 
 FASTRBF, NUMPY, PEER, FLOOR = "fastrbf", "numpy", "peer", "floor"
 
@@ -260,7 +260,8 @@ def _krr_workload():
 
     cs = [
         Contender("fastrbf kernel_ridge", FASTRBF, lambda a: kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
-        Contender("numpy reference (Gram + solve)", NUMPY, lambda a: reference.kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
+        Contender("numpy reference (Gram + solve)", NUMPY,
+                  lambda a: reference.kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
         Contender("LAPACK dpotrf alone", FLOOR, _PotrfFloor()),
     ]
     if _try_import("sklearn.kernel_ridge") is not None:
@@ -688,9 +689,10 @@ def format_table(rows):
     for r in rows:
         mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
         thr = "-" if r["throughput"] is None else f"{_fmt_rate(r['throughput'])} {r['unit']}"
-        lines.append([r["workload"], r["shape"], r["contender"], _fmt_s(r["median_s"]) if r["median_s"] is not None else r.get("note", "-"),
+        time = _fmt_s(r["median_s"]) if r["median_s"] is not None else r.get("note", "-")
+        lines.append([r["workload"], r["shape"], r["contender"], time,
                       thr, _fmt_x(r["ratio_vs_numpy"]), _fmt_x(r["ratio_vs_best_peer"]), _fmt_x(r.get("ratio_vs_floor")), mem])
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=True)]
     fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
     out = [fmt.format(*head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [fmt.format(*map(str, ln)) for ln in lines]

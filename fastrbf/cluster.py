@@ -26,6 +26,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 """
 
 import itertools
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,7 @@ from . import _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
 from ._jit import seeding as _jseed
+from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 #: up to this many K * d products per point the exact direct assignment is used (the
 #: crossover with the certified float32 GEMM path, measured on AVX2)
@@ -162,7 +164,7 @@ class _Assigner:
         _threads.map_ranges(lambda lo, hi: _jl.assigned_sqdist(X, C, labels, lo, hi, mind), X.shape[0], self.n_threads)
 
 
-def lloyd_assign(X, centers, *, n_threads=None):
+def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None) -> tuple[IntArray, FloatArray]:
     """Label each row of ``X`` with its nearest centre.
 
     Parameters
@@ -253,7 +255,8 @@ def _check_n_clusters(n_clusters, n):
     return int(n_clusters)
 
 
-def lloyd_update(X, labels, n_clusters, *, sample_weight=None, n_threads=None):
+def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_weight: ArrayLike | None = None,
+                 n_threads: Threads = None) -> tuple[FloatArray, FloatArray]:
     """Weighted mean of the rows of each cluster.
 
     Parameters
@@ -330,7 +333,8 @@ def _kmeans_plusplus(X, K, w, rng, n_threads):
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
         cand = np.ascontiguousarray(X[ids])
-        _threads.map_ranges(lambda c0, c1: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part), nch, n_threads)
+        _threads.map_ranges(lambda c0, c1, cand=cand: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
+                            nch, n_threads)
         pots = part.sum(axis=0)
         best = int(np.argmin(pots))
         centers[c] = cand[best]
@@ -407,8 +411,9 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     return C, labels, inertia, n_iter, converged
 
 
-def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4, seed=None,
-           sample_weight=None, empty="relocate", n_threads=None):
+def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++", n_init: int = 1, max_iter: int = 300,
+           tol: float = 1e-4, seed: Seed = None, sample_weight: ArrayLike | None = None, empty: str = "relocate",
+           n_threads: Threads = None) -> KMeansResult:
     """k-means clustering by Lloyd's algorithm.
 
     Parameters
@@ -456,7 +461,7 @@ def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
     for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
             raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
-    if isinstance(tol, bool) or not np.isscalar(tol) or not np.isfinite(tol) or tol < 0:
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
         raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
     if empty not in ("relocate", "raise"):
         raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
@@ -479,7 +484,7 @@ def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     tol_abs = float(tol) * float(np.mean(np.var(Xc, axis=0, dtype=np.float64))) if tol > 0 else 0.0
     assigner = _Assigner(Xc, n_threads)
-    best = None
+    best: tuple | None = None
     for _ in range(n_init):
         if init_arr is not None:
             C0 = init_arr.copy()
@@ -490,5 +495,6 @@ def kmeans(X, n_clusters, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads)
         if best is None or res[2] < best[2]:
             best = res
+    assert best is not None
     C, labels, inertia, n_iter, converged = best
     return KMeansResult(C, labels, inertia, n_iter, converged)

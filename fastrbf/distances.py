@@ -24,6 +24,7 @@ import numpy as np
 from . import _threads
 from . import _validation as _v
 from ._jit import distances as _jd
+from ._typing import ArrayLike, FloatArray, Threads
 
 #: from this many features on, float64 distances go through the certified GEMM path
 GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
@@ -128,7 +129,8 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
         _threads.run(_jd.mirror_upper, nt, out)
 
 
-def sqdist(X, Y=None, *, out=None, n_threads=None):
+def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,
+           n_threads: Threads = None) -> FloatArray:
     """Pairwise squared Euclidean distances ``D[i, j] = ||X[i] - Y[j]||^2``.
 
     Parameters

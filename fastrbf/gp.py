@@ -38,6 +38,7 @@ from scipy.linalg import lapack
 from . import _threads
 from . import _validation as _v
 from ._jit import gp as _jgp
+from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
 from .linalg import _factor_in_place
 
@@ -122,7 +123,8 @@ def _lml_grad(X, y, theta, noise, grad, n_threads):
     return lml, np.r_[tr[:k], gnoise]
 
 
-def gp_log_marginal_likelihood(X, y, theta, *, noise, kernel="prml", grad=True, n_threads=None):
+def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, noise: float, kernel: str = "prml",
+                               grad: bool = True, n_threads: Threads = None) -> float | tuple[float, FloatArray]:
     """Log marginal likelihood of a GP with the PRML kernel, and its gradient.
 
     ``log p(y) = -y^T C^-1 y / 2 - log det C / 2 - n log(2 pi) / 2`` with
@@ -196,7 +198,7 @@ class GPModel:
     log_marginal_likelihood: float
     restarts: list
 
-    def predict(self, X, *, return_var=False, n_threads=None):
+    def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "GPPrediction":
         """Predictive mean, and with ``return_var=True`` the predictive variance of
         ``y`` (noise included) as a :class:`GPPrediction`.
 
@@ -265,8 +267,9 @@ def _check_bounds(bounds, k):
     return b
 
 
-def gp_regression(X, y, *, kernel="prml", theta0=None, noise=1e-2, optimize=True, n_restarts=3, bounds=None,
-                  seed=None, normalize_y=False, n_threads=None):
+def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: ArrayLike | None = None,
+                  noise: float = 1e-2, optimize: bool = True, n_restarts: int = 3, bounds: ArrayLike | None = None,
+                  seed: Seed = None, normalize_y: bool = False, n_threads: Threads = None) -> "GPModel":
     """Gaussian-process regression; hyperparameters by maximum marginal likelihood.
 
     Parameters

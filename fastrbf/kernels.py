@@ -19,6 +19,7 @@ from . import _threads
 from . import _validation as _v
 from ._jit import gram as _jg
 from ._jit import kernels as _jk
+from ._typing import ArrayLike, FloatArray, Threads
 from .distances import _allocate, _consts, _prepare, pairwise
 
 Kernel = namedtuple("Kernel", "name code radial formula min_degree scale_invariant")
@@ -62,7 +63,8 @@ def _check_params(spec, degree, coef0):
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
 
 
-def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, out=None, n_threads=None, degree=3, coef0=1.0):
+def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+         out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes
     kernel values while it is in cache; nothing of size n x m besides the result.
 
@@ -121,7 +123,8 @@ def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, out=None, n_threads=None, d
     return out
 
 
-def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, n_threads=None, degree=3, coef0=1.0):
+def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+                n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """``K(X, Y) @ V`` without ever holding ``K``: tiles of K are made and consumed in
     cache.  Memory O((n + m) d + n k) plus one small tile per thread.
 

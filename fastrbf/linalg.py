@@ -32,6 +32,7 @@ from . import _threads
 from . import _validation as _v
 from ._jit import distances as _jd
 from ._jit import linalg as _jl
+from ._typing import ArrayLike, DTypeLike, FloatArray, Threads
 
 #: the ``jitter="auto"`` ladder, in units of the mean diagonal
 JITTER_LADDER = tuple(10.0**e for e in range(-10, -2))
@@ -109,11 +110,11 @@ class CholeskyFactor:
     dtype: np.dtype
 
     @property
-    def n(self):
+    def n(self) -> int:
         """Order of the matrix."""
         return self.factor.shape[0]
 
-    def solve(self, Y, *, n_threads=None):
+    def solve(self, Y: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """Solve ``(K + alpha I) W = Y``.
 
         Parameters
@@ -147,7 +148,7 @@ class CholeskyFactor:
             raise RuntimeError(f"LAPACK potrs failed with info={info}.")
         return W.astype(out_dtype, copy=False)
 
-    def logdet(self):
+    def logdet(self) -> float:
         """``log det(K + alpha I)`` from the diagonal of the factor.
 
         Examples
@@ -195,15 +196,15 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
     if not np.isfinite(mean_diag) or mean_diag <= 0:
         mean_diag = 1.0
     if jitter is None:
-        ladder = (0.0,)
+        ladder: tuple[float, ...] = (0.0,)
     elif isinstance(jitter, str):
         if jitter != "auto":
             raise ValueError(f'`jitter` must be None, "auto" or a number >= 0; got {jitter!r}.')
-        ladder = (0.0,) + tuple(j * mean_diag for j in JITTER_LADDER)
+        ladder = (0.0, *(j * mean_diag for j in JITTER_LADDER))
     else:
         j = _check_alpha(jitter, B.shape[0], "jitter")
         if isinstance(j, np.ndarray):
-            raise TypeError(f'`jitter` must be None, "auto" or a number >= 0; got an array.')
+            raise TypeError('`jitter` must be None, "auto" or a number >= 0; got an array.')
         ladder = (j,)
     potrf = lapack.dpotrf if A.dtype == np.float64 else lapack.spotrf
     nt = _threads.resolve(n_threads)
@@ -246,7 +247,8 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
     )
 
 
-def cholesky(K, *, alpha=0.0, overwrite=False, jitter=None, dtype=None, n_threads=None):
+def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, jitter: float | str | None = None,
+             dtype: DTypeLike | None = None, n_threads: Threads = None) -> "CholeskyFactor":
     """Cholesky factor of ``K + alpha I`` for solves and log-determinants.
 
     Parameters
@@ -315,7 +317,8 @@ def cholesky(K, *, alpha=0.0, overwrite=False, jitter=None, dtype=None, n_thread
     return CholeskyFactor(A, a, used, in_dtype)
 
 
-def solve_regularized(K, Y, *, alpha, overwrite=False, jitter=None, n_threads=None):
+def solve_regularized(K: ArrayLike, Y: ArrayLike, *, alpha: ArrayLike, overwrite: bool = False,
+                      jitter: float | str | None = None, n_threads: Threads = None) -> FloatArray:
     """Solve ``(K + alpha I) W = Y`` by a Cholesky factorisation.
 
     Parameters

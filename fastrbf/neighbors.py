@@ -25,6 +25,7 @@ import numpy as np
 from . import _threads
 from . import _validation as _v
 from ._jit import neighbors as _jn
+from ._typing import ArrayLike, FloatArray, IntArray, Threads
 from .kernels import gram_matvec
 
 
@@ -42,7 +43,7 @@ def _prepare(X, Xq):
     return _v.to_dtype(Xa, dtype), _v.to_dtype(Qa, dtype), dtype
 
 
-def knn(X, Xq, k, *, n_threads=None):
+def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tuple[IntArray, FloatArray]:
     """The ``k`` nearest training points of each query point.
 
     Parameters
@@ -96,7 +97,8 @@ def _targets(Y, n, classify):
     return np.ascontiguousarray(Ya.reshape(n, -1), dtype=np.float64), None, single
 
 
-def knn_predict(X, Y, Xq, k, *, weights="uniform", classify=False, n_threads=None):
+def knn_predict(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, k: int, *, weights: str = "uniform", classify: bool = False,
+                n_threads: Threads = None) -> np.ndarray:
     """k-nearest-neighbour regression (mean) or classification (majority vote).
 
     As scikit-learn's ``KNeighborsRegressor``/``KNeighborsClassifier`` with the brute
@@ -174,7 +176,8 @@ def _shifted(X, T, Xq, gamma, kernel, n_threads):
     return num, den, dtype
 
 
-def nadaraya_watson(X, Y, Xq, *, gamma, kernel="gaussian", n_threads=None):
+def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
+                    n_threads: Threads = None) -> FloatArray:
     """Nadaraya-Watson kernel regression ``sum_n k(x, x_n) y_n / sum_n k(x, x_n)``.
 
     Fused, and safe when every kernel weight underflows: the weights are taken relative
@@ -214,7 +217,8 @@ def nadaraya_watson(X, Y, Xq, *, gamma, kernel="gaussian", n_threads=None):
     return out[:, 0] if single else out
 
 
-def rbf_vote(X, Y, Xq, *, gamma, classify=False, n_threads=None):
+def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classify: bool = False,
+             n_threads: Threads = None) -> np.ndarray:
     """The seeds' full RBF network with uniform influence: every training point votes
     with ``exp(-gamma ||x - x_m||^2)``.
 
@@ -253,7 +257,8 @@ def rbf_vote(X, Y, Xq, *, gamma, classify=False, n_threads=None):
     T, classes, single = _targets(Y, Xa.shape[0], classify)
     if not classify:
         out = gram_matvec(Xq, Xa, T, gamma=gamma, n_threads=n_threads)
-        out_dtype = np.dtype(np.float32) if out.dtype == np.float32 and np.asarray(Y).dtype == np.float32 else np.dtype(np.float64)
+        both32 = out.dtype == np.float32 and np.asarray(Y).dtype == np.float32
+        out_dtype = np.dtype(np.float32) if both32 else np.dtype(np.float64)
         out = out.astype(out_dtype, copy=False)
         return out[:, 0] if single else out
     if classes.shape[0] < 2:

@@ -36,7 +36,7 @@ def kernel_function(name, s, *, degree=3, coef0=1.0):
     s = np.asarray(s)
     if name == "gaussian":
         return np.exp(-s)
-    r = np.sqrt(s) if name not in ("polynomial", "tanh") else None
+    r = np.sqrt(s)  # unused by the dot-product kernels
     if name == "laplacian":
         return np.exp(-r)
     if name == "multiquadric":
@@ -105,7 +105,7 @@ def kmeans(X, centers, *, max_iter=300):
     X = np.asarray(X, dtype=np.float64)
     centers = np.array(centers, dtype=np.float64)
     labels = None
-    for it in range(max_iter):
+    for _ in range(max_iter):
         new_labels, _ = lloyd_assign(X, centers)
         if labels is not None and np.array_equal(new_labels, labels):
             break

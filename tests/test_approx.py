@@ -116,7 +116,7 @@ def test_concurrent_calls_from_python_threads(kind, rng):
     serial = [rff.transform(X, n_threads=1) for X in Xs]
     with ThreadPoolExecutor(3) as ex:
         results = list(ex.map(rff.transform, Xs))
-    for a, b in zip(results, serial):
+    for a, b in zip(results, serial, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

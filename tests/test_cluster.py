@@ -1,5 +1,7 @@
 """lloyd_assign, lloyd_update and kmeans against the reference and scikit-learn."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -119,9 +121,9 @@ def test_inertia_never_increases(rng):
     for _ in range(15):
         labels, d2 = fastrbf.lloyd_assign(X, C)
         inertias.append(d2.sum())
-        C_new, counts = fastrbf.lloyd_update(X, labels, 30)
+        C_new, _ = fastrbf.lloyd_update(X, labels, 30)
         C = np.where(np.isnan(C_new), C, C_new)
-    assert all(b <= a * (1 + 1e-12) for a, b in zip(inertias, inertias[1:]))
+    assert all(b <= a * (1 + 1e-12) for a, b in itertools.pairwise(inertias))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -186,7 +188,7 @@ def test_property_kmeans(n, d, k_frac, dup, seed):
     rng = np.random.default_rng(seed)
     X = rng.integers(-3, 4, (n, d)).astype(np.float64) if dup else rng.standard_normal((n, d))
     n_distinct = np.unique(X, axis=0).shape[0]
-    K = max(1, int(round(k_frac * n_distinct)))
+    K = max(1, round(k_frac * n_distinct))
     res = fastrbf.kmeans(X, K, seed=seed, max_iter=50)
     labels, d2 = reference.lloyd_assign(X, res.centers)
     assert_array_equal(res.labels, labels)
@@ -203,7 +205,8 @@ def test_property_kmeans(n, d, k_frac, dup, seed):
         (dict(n_clusters=7), ValueError, r"`n_clusters` must be in \[1, n_samples\] = \[1, 6\]; got 7"),
         (dict(n_clusters=2.0), TypeError, r"`n_clusters` must be an int; got 2.0"),
         (dict(n_clusters=2, init=np.zeros((3, 2))), ValueError, r"`init` must have shape \(2, 2\)"),
-        (dict(n_clusters=2, init=np.zeros((2, 3))), ValueError, r"`init` must have the same number of features as `X` \(2\); got 3"),
+        (dict(n_clusters=2, init=np.zeros((2, 3))), ValueError,
+         r"`init` must have the same number of features as `X` \(2\); got 3"),
         (dict(n_clusters=2, init="kmeans"), ValueError, r"`init` must be 'k-means\+\+', 'random' or an array"),
         (dict(n_clusters=2, sample_weight=-np.ones(6)), ValueError, r"`sample_weight` must be >= 0; got -1.0"),
         (dict(n_clusters=2, sample_weight=np.zeros(6)), ValueError, r"`sample_weight` must have at least one value > 0"),

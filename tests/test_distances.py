@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+from helpers import TOL, assert_rel, exact_sqdist
 from numpy.testing import assert_array_equal
 from scipy.spatial.distance import cdist
 
 import fastrbf
 from fastrbf import distances, reference
-from helpers import TOL, assert_rel, exact_sqdist
 
 DTYPES = [np.float64, np.float32]
 SHAPES = [(1, 1, 1), (3, 1, 5), (257, 2, 31), (40, 16, 513), (65, 70, 9)]
@@ -157,7 +157,8 @@ def test_memory_error_before_allocating(monkeypatch):
         fastrbf.sqdist(np.ones((100, 2)))
 
 
-@pytest.mark.parametrize("n_threads,exc,match", [(0, ValueError, "got 0"), (1.5, TypeError, "got 1.5"), ("2", TypeError, "got '2'")])
+@pytest.mark.parametrize("n_threads,exc,match",
+                         [(0, ValueError, "got 0"), (1.5, TypeError, "got 1.5"), ("2", TypeError, "got '2'")])
 def test_bad_n_threads(n_threads, exc, match):
     with pytest.raises(exc, match=match):
         fastrbf.sqdist(np.ones((3, 2)), n_threads=n_threads)

@@ -3,9 +3,8 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, WhiteKernel
+from sklearn.gaussian_process.kernels import RBF, DotProduct, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as Cst
-from sklearn.gaussian_process.kernels import DotProduct
 
 from fastrbf import gp, gp_log_marginal_likelihood, gp_regression
 

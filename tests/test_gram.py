@@ -45,7 +45,8 @@ def test_symmetric_and_exact_diagonal(rng, path, dtype, kernel):
     if KERNELS[kernel].radial:
         at0 = reference.kernel_function(kernel, np.zeros(1, dtype=dtype))[0]
         assert np.all(np.diag(K) == at0)
-    np.testing.assert_allclose(K, reference.gram(X.astype(float), kernel=kernel, gamma=0.3), rtol=_tol(dtype, kernel), atol=1e-6 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(K, reference.gram(X.astype(float), kernel=kernel, gamma=0.3), rtol=_tol(dtype, kernel),
+                               atol=1e-6 if dtype == np.float32 else 1e-12)
 
 
 def test_gaussian_diagonal_is_one_and_matches_sklearn(rng):
@@ -124,7 +125,8 @@ def test_out(rng):
         (dict(gamma=0.0), ValueError, r"`gamma` must be a finite number > 0; got 0.0"),
         (dict(gamma=-1.0), ValueError, r"`gamma` must be a finite number > 0; got -1.0"),
         (dict(gamma=np.inf), ValueError, r"`gamma` must be a finite number > 0; got inf"),
-        (dict(gamma=[1.0, 2.0]), ValueError, r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(4\); got shape \(2,\)"),
+        (dict(gamma=[1.0, 2.0]), ValueError,
+         r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(4\); got shape \(2,\)"),
         (dict(gamma=[1.0, 2.0, -3.0, 1.0]), ValueError, r"`gamma` must contain only finite values > 0; got -3.0"),
         (dict(gamma="wide"), TypeError, r"`gamma` must be a number or a 1-D array of numbers; got 'wide'"),
         (dict(kernel="rbf"), ValueError, r"`kernel` must be one of \[.*'gaussian'.*\]; got 'rbf'"),

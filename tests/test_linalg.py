@@ -73,7 +73,8 @@ def test_not_positive_definite_error(rng):
     X = rng.random((30, 2))
     X[7] = X[3]  # a duplicate point: singular Gram matrix
     K = gram(X, gamma=2.0)
-    with pytest.raises(NotPositiveDefiniteError, match=r"broke down at column \d+ \(alpha = 0\).*larger `alpha`.*jitter=\"auto\".*duplicate") as exc:
+    pattern = r"broke down at column \d+ \(alpha = 0\).*larger `alpha`.*jitter=\"auto\".*duplicate"
+    with pytest.raises(NotPositiveDefiniteError, match=pattern) as exc:
         cholesky(K)
     assert isinstance(exc.value, np.linalg.LinAlgError)
     assert 7 <= exc.value.column < 30 and exc.value.alpha == 0.0

@@ -281,7 +281,7 @@ def test_rbf_network_bad_input(rng):
     y = rng.random(30)
     with pytest.raises(ValueError, match=r"`n_centers` must be an int in \[1, n_samples\] = \[1, 30\]; got 31"):
         rbf_network(X, y, n_centers=31, gamma=1.0)
-    with pytest.raises(ValueError, match=r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(5\)"):
+    with pytest.raises(ValueError, match=r"`gamma` must be a scalar or a 1-D array with one value per column of the result \(5\)"):  # noqa: E501
         rbf_network(X, y, centers=X[:5], gamma=np.ones(4))
     with pytest.raises(ValueError, match="`Y` must contain only finite values"):
         rbf_network(X, np.r_[y[:29], np.nan], n_centers=3, gamma=1.0)
@@ -379,7 +379,8 @@ def test_learn_gamma_with_validation_and_ridge(rng):
     lab = np.where(X[:, 0] > 0.5, "hi", "lo")
     vlab = np.where(Xv[:, 0] > 0.5, "hi", "lo")
     with pytest.raises(ValueError, match="`validation` labels must be classes seen in `Y`"):
-        rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True, validation=(Xv, np.concatenate([vlab[:-1], ["mid"]])))
+        rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True,
+                    validation=(Xv, np.concatenate([vlab[:-1], ["mid"]])))
     # validation labels of one class only are coded with the training classes
     net = rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True,
                       validation=(Xv[Xv[:, 0] > 0.5], vlab[Xv[:, 0] > 0.5]))

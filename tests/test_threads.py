@@ -115,7 +115,8 @@ def test_nothing_compiles_at_import_and_cache_can_be_off():
     from fastrbf._jit import distances, gram, lloyd
     kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec]
     assert all(len(k.parallel.signatures) == 0 for k in kernels)
-    assert all(len(k.signatures) == 0 for k in (lloyd.assign_rows, lloyd.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32))
+    kernels = (lloyd.assign_rows, lloyd.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32)
+    assert all(len(k.signatures) == 0 for k in kernels)
     import numpy as np
     D = fastrbf.sqdist(np.ones((3, 2), np.float32))
     assert distances.pairwise_upper.parallel.signatures and not distances.pairwise_rows.parallel.signatures

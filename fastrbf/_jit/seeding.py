@@ -9,6 +9,7 @@ costs nothing for small data (one range, called directly).
 """
 
 import numpy as np
+
 from ._decorators import jit, jit_reduce
 from .distances import JB, chunk_row
 

@@ -42,6 +42,7 @@ from numba.extending import intrinsic, overload
 from ._decorators import FASTMATH
 from .exp import _bits_to_f32, _bits_to_f64, _f32_to_bits, _f64_to_bits
 
+
 def _inline(func):
     # inlined at numba-IR level into the caller (compiled with the caller's flags)
     return numba.njit(inline="always", fastmath=set(FASTMATH), error_model="numpy")(func)

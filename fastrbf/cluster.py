@@ -47,12 +47,43 @@ GEMM_CHUNK_ROWS = 1024
 
 
 class EmptyClusterError(RuntimeError):
-    """Raised by :func:`kmeans` with ``empty="raise"`` when a cluster loses all its points."""
+    """Raised by :func:`kmeans` with ``empty="raise"`` when a cluster loses all its points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import EmptyClusterError, kmeans
+    >>> X = np.array([[0.0], [1.0], [10.0], [11.0]])
+    >>> try:
+    ...     kmeans(X, 2, init=np.array([[0.0], [100.0]]), empty="raise")
+    ... except EmptyClusterError as err:
+    ...     print("empty")
+    empty
+    """
 
 
 @dataclass(frozen=True)
 class KMeansResult:
-    """Result of :func:`kmeans` (arrays only; picklable)."""
+    """Result of :func:`kmeans` (arrays only; picklable).
+
+    Attributes
+    ----------
+    centers : ndarray of shape (n_clusters, d)
+    labels : ndarray of shape (n,), int64
+    inertia : float
+        Sum of squared distances to the nearest centre (weighted).
+    n_iter : int
+        Lloyd iterations run.
+    converged : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import kmeans
+    >>> res = kmeans(np.array([[0.0], [1.0], [10.0], [11.0]]), 2, seed=0)
+    >>> sorted(res.centers[:, 0].tolist()), res.inertia
+    ([0.5, 10.5], 1.0)
+    """
 
     centers: np.ndarray
     labels: np.ndarray

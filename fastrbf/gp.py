@@ -185,6 +185,16 @@ class GPModel:
     restarts : list of dict
         One row per optimiser start: ``start``, ``theta``, ``noise``, ``lml``,
         ``converged``, ``n_iter``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gp_regression
+    >>> X = np.linspace(0, 1, 15)[:, None]
+    >>> gp = gp_regression(X, np.sin(6 * X[:, 0]), kernel="gaussian", theta0=[1.0, 20.0], noise=1e-4,
+    ...                    optimize=False)
+    >>> bool(abs(gp.predict([[0.5]])[0] - np.sin(3.0)) < 1e-2)
+    True
     """
 
     X_train: np.ndarray
@@ -198,7 +208,7 @@ class GPModel:
     log_marginal_likelihood: float
     restarts: list
 
-    def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "GPPrediction":
+    def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "FloatArray | GPPrediction":
         """Predictive mean, and with ``return_var=True`` the predictive variance of
         ``y`` (noise included) as a :class:`GPPrediction`.
 
@@ -251,7 +261,25 @@ class GPModel:
 @dataclass(frozen=True)
 class GPPrediction:
     """Predictive mean and variance; ``n_clamped`` variances were negative by rounding
-    and set to 0."""
+    and set to 0.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (m,)
+    var : ndarray of shape (m,) or None
+        None unless ``return_var=True``.
+    n_clamped : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gp_regression
+    >>> X = np.linspace(0, 1, 10)[:, None]
+    >>> gp = gp_regression(X, X[:, 0], kernel="gaussian", theta0=[1.0, 5.0], noise=1e-2, optimize=False)
+    >>> p = gp.predict(X[:3], return_var=True)
+    >>> p.mean.shape, bool((p.var > 0).all()), p.n_clamped
+    ((3,), True, 0)
+    """
 
     mean: np.ndarray
     var: np.ndarray

@@ -49,6 +49,16 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
         The 0-based column at which the factorisation broke down.
     alpha : float or ndarray
         The regularisation that was in use (plus any jitter tried).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import NotPositiveDefiniteError, cholesky
+    >>> try:
+    ...     cholesky(np.ones((3, 3)))
+    ... except NotPositiveDefiniteError as err:
+    ...     print(err.column)
+    1
     """
 
     def __init__(self, message, column=None, alpha=None):
@@ -102,6 +112,14 @@ class CholeskyFactor:
     dtype : numpy.dtype
         The dtype of the input; solutions are returned in it (float32 only when the
         right-hand side is float32 too).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import cholesky
+    >>> F = cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]), alpha=1.0)
+    >>> F.n, round(F.logdet(), 6), F.solve([5.0, 4.0]).round(6).tolist()
+    (2, 2.772589, [0.75, 0.625])
     """
 
     factor: np.ndarray

@@ -63,7 +63,7 @@ def main(argv=None):
     print(f"BLAS (threadpoolctl): {_threads.blas_info()} | sizes: {'quick' if quick else 'full'}")
     rows = benchmarks.run(quick=quick, repeats=args.repeats, only=args.only, log=lambda s: print(s, file=sys.stderr, flush=True))
     try:
-        layer = numba.threading_layer()
+        layer: str = numba.threading_layer()
     except ValueError:
         layer = "not initialised"
     print(f"numba threading layer: {layer}")

@@ -41,6 +41,7 @@ from . import _threads
 from . import _validation as _v
 from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
+from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .cluster import kmeans
 from .distances import _consts, pairwise
 from .kernels import KERNELS, _check_kernel, _check_params, gram, gram_matvec
@@ -126,6 +127,14 @@ class KernelModel:
         ``Y`` was 1-D: predictions are 1-D.
     jitter : float
         Jitter added to the diagonal by ``jitter="auto"`` (0 if none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import interpolate
+    >>> m = interpolate(np.array([[0.0], [1.0], [2.0]]), [1.0, 3.0, 2.0], kernel="cubic")
+    >>> m.centers.shape, m.poly_powers.shape, m.predict([[1.0]]).round(12).tolist()
+    ((3, 1), (2, 1), [3.0])
     """
 
     centers: np.ndarray
@@ -143,7 +152,7 @@ class KernelModel:
     single_output: bool
     jitter: float = 0.0
 
-    def predict(self, X, *, n_threads=None):
+    def predict(self, X: ArrayLike, *, n_threads: Threads = None) -> np.ndarray:
         """Evaluate the model at the rows of ``X`` (fused: no n_query x n matrix).
 
         Parameters
@@ -194,8 +203,9 @@ def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     return B, True
 
 
-def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, degree=3, coef0=1.0,
-                 jitter=None, n_threads=None):
+def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: str = "gaussian",
+                 fit_intercept: bool = False, degree: int = 3, coef0: float = 1.0, jitter: float | str | None = None,
+                 n_threads: Threads = None) -> KernelModel:
     """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``.
 
     The Gram matrix is built into one n x n float64 buffer that is factored in place
@@ -267,7 +277,8 @@ def _compact_trailing(A, q):
     return flat[: m * m].reshape((m, m), order="F")
 
 
-def interpolate(X, Y, *, kernel="thin_plate_spline", gamma=None, degree=None, alpha=0.0, n_threads=None):
+def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline", gamma: float | None = None,
+                degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
 
     Solves ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]``; with ``alpha = 0`` the
@@ -428,6 +439,15 @@ class RBFNetwork:
     error_history : ndarray or None
         With ``learn_gamma``: the objective of the gamma steps / N after each accepted
         step, the starting value first (non-increasing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import rbf_network
+    >>> X = np.linspace(0, 1, 50)[:, None]
+    >>> net = rbf_network(X, np.sin(4 * X[:, 0]), centers=X[::5], gamma=20.0)
+    >>> net.centers.shape, net.weights.shape, net.bias.shape
+    ((10, 1), (10, 1), (1,))
     """
 
     centers: np.ndarray
@@ -435,12 +455,12 @@ class RBFNetwork:
     weights: np.ndarray
     bias: np.ndarray
     kernel: str
-    classes: object
+    classes: np.ndarray | None
     dtype: np.dtype
     single_output: bool
-    error_history: object = None
+    error_history: np.ndarray | None = None
 
-    def decision_function(self, X, *, n_threads=None):
+    def decision_function(self, X: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """The network's output: regression values, or the scores of a classifier
         (1-D for two classes, one column per class otherwise).
 
@@ -459,7 +479,7 @@ class RBFNetwork:
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out
 
-    def predict(self, X, *, n_threads=None):
+    def predict(self, X: ArrayLike, *, n_threads: Threads = None) -> np.ndarray:
         """Regression values, or class labels for a classifier (sign for two classes,
         the largest one-vs-rest score otherwise).
 
@@ -553,9 +573,12 @@ def _class_codes(idx, n_classes):
     return T
 
 
-def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bias=True, kernel="gaussian",
-                classify=False, seed=None, max_iter=300, n_init=1, learn_gamma=False, per_center=False,
-                validation=None, gamma_tol=1e-4, max_gamma_iter=100, n_threads=None):
+def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int | None = None,
+                centers: str | ArrayLike = "kmeans", alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian",
+                classify: bool = False, seed: Seed = None, max_iter: int = 300, n_init: int = 1,
+                learn_gamma: bool = False, per_center: bool = False,
+                validation: tuple[ArrayLike, ArrayLike] | None = None, gamma_tol: float = 1e-4,
+                max_gamma_iter: int = 100, n_threads: Threads = None) -> RBFNetwork:
     """An RBF network: K centres, output weights by least squares (or ridge) and a bias.
 
     ``f(x) = sum_j w_j exp(-gamma_j ||x - c_j||^2) + b`` (for the Gaussian kernel).  The
@@ -679,7 +702,8 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
         solve_learn = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a_learn, bias, n_threads)  # noqa: E731
         # one common width first, then (per_center) one per centre from there: per-centre
         # steps from a poor common start crawl (a few centres dominate the gradient)
-        g, W, b, history = _learn_gamma(C, Xvt, Tv, g, *solve_learn(g), solve_learn, False, gamma_tol,
+        W0, b0 = solve_learn(g)
+        g, W, b, history = _learn_gamma(C, Xvt, Tv, g, W0, b0, solve_learn, False, gamma_tol,
                                         max_gamma_iter, validation is not None, a_learn, n_threads)
         if per_center:
             g, W, b, more = _learn_gamma(C, Xvt, Tv, g, W, b, solve_learn, True, gamma_tol,
@@ -702,7 +726,7 @@ def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):
     z = R[:Kp, Kp:]
     if not bias:  # drop the bias column: refold the remaining triangle
         keep = np.r_[0:K, Kp : Kp + k]
-        R = np.linalg.qr(R[:, keep], mode="r")
+        R = scipy.linalg.qr(R[:, keep], mode="r")[0]
         R11, z = R[:K, :K], R[:K, K:]
     nw = R11.shape[0]
     with _threads.blas_threads(_threads.resolve(n_threads)):

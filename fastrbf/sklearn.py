@@ -62,8 +62,14 @@ import warnings
 import numpy as np
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, ClusterMixin
-    from sklearn.base import RegressorMixin, TransformerMixin
+    from sklearn.base import (
+        BaseEstimator,
+        ClassifierMixin,
+        ClassNamePrefixFeaturesOutMixin,
+        ClusterMixin,
+        RegressorMixin,
+        TransformerMixin,
+    )
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, validate_data

@@ -51,7 +51,9 @@ Conventions and decisions:
   parameter is ``noise`` (a start), not scikit-learn's fixed ``alpha``;
   ``optimizer=None`` keeps ``theta``/``noise`` fixed.  The warning of
   :func:`fastrbf.gp_regression` when the optimum sits on a bound is re-issued as
-  scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event).
+  scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
+  the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
+  Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
 - ``sample_weight`` is not supported (fastrbf's ``kmeans`` has it, but scikit-learn's
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """

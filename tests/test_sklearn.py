@@ -4,6 +4,7 @@ it wraps, GridSearchCV against a hand-written search, pickling, dtypes and error
 import os
 import pathlib
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -46,6 +47,10 @@ def _expected_failed_checks(est):
     return {}
 
 
+# scikit-learn itself skips 13 of these checks in this environment (not fastrbf's choice):
+# the array-API input checks unless SCIPY_ARRAY_API=1 is set, and the pandas checks when
+# pandas is not installed; with pandas they run (and are expected to pass).
+#
 # The GP checks fit tiny noiseless or pure-noise data, where the marginal-likelihood optimum
 # sits on a bound of the noise or the amplitude: the estimator then warns (ConvergenceWarning,
 # as scikit-learn's GaussianProcessRegressor does, whose own common tests ignore it).  The
@@ -381,3 +386,12 @@ def test_no_warnings_on_good_data(data):
             if isinstance(est, fsk.GaussianProcessRegressor):
                 est.set_params(noise=0.05, random_state=0)
             est.fit(X, labels if isinstance(est, fsk.RBFNetworkClassifier) else y)
+
+
+def test_readme_sklearn_example_runs():
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"## scikit-learn estimators\n.*?```python\n(.*?)```", text, re.DOTALL).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README example, run as written
+    assert isinstance(namespace["net"], fastrbf.RBFNetwork)
+    assert namespace["search"].best_score_ > 0.9

@@ -7,18 +7,14 @@ model it returns in ``model_`` (picklable, usable without scikit-learn), plus th
 fitted attributes.  ``predict``/``transform`` validate ``X`` the same way and call the
 model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator``.
 
-==========================  ====================================  =========================
-estimator                   wraps                                 kind
-==========================  ====================================  =========================
-:class:`RBFNetworkRegressor`   :func:`fastrbf.rbf_network`        regressor (multi-output)
-:class:`RBFNetworkClassifier`  ``rbf_network(classify=True)``     classifier
-:class:`KernelRidge`           :func:`fastrbf.kernel_ridge`       regressor (multi-output)
-:class:`RBFInterpolatorRegressor` :func:`fastrbf.interpolate`     regressor (multi-output)
-:class:`KMeans`                :func:`fastrbf.kmeans`             clusterer and transformer
-:class:`RandomFourierFeatures` :func:`fastrbf.random_fourier`     transformer
-:class:`Nystroem`              :func:`fastrbf.nystroem`           transformer
-:class:`GaussianProcessRegressor` :func:`fastrbf.gp_regression`   regressor
-==========================  ====================================  =========================
+- :class:`RBFNetworkRegressor` (multi-output) and :class:`RBFNetworkClassifier`:
+  :func:`fastrbf.rbf_network` (``classify=True`` for the classifier);
+- :class:`KernelRidge` (multi-output): :func:`fastrbf.kernel_ridge`;
+- :class:`RBFInterpolatorRegressor` (multi-output): :func:`fastrbf.interpolate`;
+- :class:`KMeans` (clusterer and transformer): :func:`fastrbf.kmeans`;
+- :class:`RandomFourierFeatures` and :class:`Nystroem` (transformers):
+  :func:`fastrbf.random_fourier` and :func:`fastrbf.nystroem`;
+- :class:`GaussianProcessRegressor`: :func:`fastrbf.gp_regression`.
 
 Conventions and decisions:
 
@@ -392,6 +388,8 @@ class KernelRidge(_MultiOutputRegressor):
     Parameters
     ----------
     alpha : float or array_like of shape (n_samples,), default 1.0
+        Ridge added to the diagonal: one value, or one per training point (fastrbf's
+        rule; scikit-learn's array ``alpha`` is one per target).
     kernel : str, default "gaussian"
         A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
         positive definite.
@@ -835,8 +833,9 @@ class Nystroem(_DtypeTransformer):
         """
         X = validate_data(self, X, dtype=_FLOATS)
         m = self.n_components
-        if isinstance(m, numbers.Integral) and not isinstance(m, bool):
-            m = min(int(m), X.shape[0])
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"`n_components` must be an int >= 1; got {m!r}.")
+        m = min(int(m), X.shape[0])
         ny = nystroem(X, m, kernel=_kernel(self.kernel), gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha,
                       method=self.method, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs),
                       degree=self.degree, coef0=self.coef0)

@@ -373,6 +373,8 @@ def test_errors(data):
         fsk.KernelRidge(gamma=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="`kind` must be one of"):
         fsk.RandomFourierFeatures(kind="sin").fit(X)
+    with pytest.raises(ValueError, match="`n_components` must be an int >= 1; got 0"):
+        fsk.Nystroem(n_components=0).fit(X)
     with pytest.raises(ValueError, match="`method` must be 'kmeans' or 'random'"):
         fsk.Nystroem(method="grid").fit(X)
 

@@ -470,9 +470,9 @@ def _sklearn_overhead_workloads():
     """fastrbf.sklearn's estimators against the functional call each wraps (kind FLOOR:
     the wrapper can only add to it): the overhead of scikit-learn's validation and
     bookkeeping, at sizes where the call takes milliseconds.  None without scikit-learn."""
-    if _try_import("sklearn") is None:
+    fsk = _try_import("fastrbf.sklearn")  # None without scikit-learn >= 1.6
+    if fsk is None:
         return []
-    from . import sklearn as fsk
 
     gamma, alpha = 0.1, 1e-3
 

@@ -466,6 +466,41 @@ def _rff_workload():
                     lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} -> {a['rff'].n_components}, float64")
 
 
+# ---------------------------------------------------------------- scikit-learn estimators
+def _sklearn_overhead_workloads():
+    """fastrbf.sklearn's estimators against the functional call each wraps (kind FLOOR:
+    the wrapper can only add to it): the overhead of scikit-learn's validation and
+    bookkeeping, at sizes where the call takes milliseconds.  None without scikit-learn."""
+    fsk = _try_import("fastrbf.sklearn")  # None without scikit-learn >= 1.6
+    if fsk is None:
+        return []
+
+    gamma, alpha = 0.1, 1e-3
+
+    def setup(quick):
+        rng = _rng()
+        n = 4000 if quick else 40000
+        X = rng.standard_normal((n, 8))
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        m = 600 if quick else 2000  # kernel ridge: training points
+        return {"X": X, "y": y, "Xk": X[:m].copy(), "yk": y[:m].copy(), "Q": X[-1000:].copy()}
+
+    net = Workload("sklearn-overhead/rbfnet-fit", setup, lambda a: a["X"].shape[0], "points/s", [
+        Contender("fastrbf.sklearn RBFNetworkRegressor.fit", FASTRBF,
+                  lambda a: fsk.RBFNetworkRegressor(32, gamma=gamma, alpha=alpha, max_iter=20, random_state=0)
+                  .fit(a["X"], a["y"])),
+        Contender("fastrbf rbf_network (the call it wraps)", FLOOR,
+                  lambda a: rbf_network(a["X"], a["y"], n_centers=32, gamma=gamma, alpha=alpha, max_iter=20, seed=0)),
+    ], lambda a: f"N={a['X'].shape[0]}, d=8, 32 k-means centres, max_iter 20")
+    krr = Workload("sklearn-overhead/krr-fit-predict", setup, lambda a: a["Xk"].shape[0], "points/s", [
+        Contender("fastrbf.sklearn KernelRidge fit + predict", FASTRBF,
+                  lambda a: fsk.KernelRidge(alpha, gamma=gamma).fit(a["Xk"], a["yk"]).predict(a["Q"])),
+        Contender("fastrbf kernel_ridge + predict (the calls it wraps)", FLOOR,
+                  lambda a: kernel_ridge(a["Xk"], a["yk"], gamma=gamma, alpha=alpha).predict(a["Q"])),
+    ], lambda a: f"N={a['Xk'].shape[0]}, d=8, gaussian, 1000 predictions")
+    return [net, krr]
+
+
 def workloads():
     """All workloads, in the order of the report."""
     return [
@@ -487,6 +522,7 @@ def workloads():
         _gp_workload(),
         _gp_predict_workload(),
         _rff_workload(),
+        *_sklearn_overhead_workloads(),
     ]
 
 

@@ -29,6 +29,7 @@ Decisions:
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import scipy.linalg
@@ -207,6 +208,12 @@ class GPModel:
     y_std: float
     log_marginal_likelihood: float
     restarts: list
+
+    @overload
+    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, n_threads: Threads = None) -> FloatArray: ...
+
+    @overload
+    def predict(self, X: ArrayLike, *, return_var: Literal[True], n_threads: Threads = None) -> "GPPrediction": ...
 
     def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "FloatArray | GPPrediction":
         """Predictive mean, and with ``return_var=True`` the predictive variance of

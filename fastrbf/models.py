@@ -385,16 +385,20 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             b, _, _ = lapack.dormqr("L", "T", qr, tau, T, max(1, k * 64), overwrite_c=1)  # Q^T y
             b1 = np.array(b[:q])
             b2 = np.array(b[q:], order="F")
-            M = _compact_trailing(A, q)
-            del A
-            Bm = M.T  # C-ordered view for the in-place factorisation
-            F, used = _interp_factor(Bm, 0.0, n_threads)
-            z, _ = lapack.dpotrs(F, b2, lower=1, overwrite_b=1)
+            if q < n:
+                M = _compact_trailing(A, q)
+                del A
+                Bm = M.T  # C-ordered view for the in-place factorisation
+                F, used = _interp_factor(Bm, 0.0, n_threads)
+                z, _ = lapack.dpotrs(F, b2, lower=1, overwrite_b=1)
+                del M, F
+            else:  # as many points as monomials: the polynomial alone interpolates, w = 0
+                z = np.zeros((0, k))
             C = scipy.linalg.solve_triangular(np.triu(qr[:q, :q]), b1 - T12 @ z)
             wz = np.zeros((n, k), order="F")
             wz[q:] = z
             W, _, _ = lapack.dormqr("L", "N", qr, tau, wz, max(1, k * 64), overwrite_c=1)
-            del B, M, F
+            del B
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, 1, 0.0, np.zeros(k), powers, shift, scale,
                        np.ascontiguousarray(C), _out_dtype(Xa, Ya), single, used)
 

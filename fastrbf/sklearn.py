@@ -1,0 +1,989 @@
+"""scikit-learn compatible estimators (the optional extra ``fastrbf[sklearn]``).
+
+Thin wrappers: ``fit`` validates its input with scikit-learn's machinery
+(``validate_data``: the error messages, ``n_features_in_`` and ``feature_names_in_``
+that scikit-learn's checks expect), calls the functional API and keeps the frozen
+model it returns in ``model_`` (picklable, usable without scikit-learn), plus the usual
+fitted attributes.  ``predict``/``transform`` validate ``X`` the same way and call the
+model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator``.
+
+- :class:`RBFNetworkRegressor` (multi-output) and :class:`RBFNetworkClassifier`:
+  :func:`fastrbf.rbf_network` (``classify=True`` for the classifier);
+- :class:`KernelRidge` (multi-output): :func:`fastrbf.kernel_ridge`;
+- :class:`RBFInterpolatorRegressor` (multi-output): :func:`fastrbf.interpolate`;
+- :class:`KMeans` (clusterer and transformer): :func:`fastrbf.kmeans`;
+- :class:`RandomFourierFeatures` and :class:`Nystroem` (transformers):
+  :func:`fastrbf.random_fourier` and :func:`fastrbf.nystroem`;
+- :class:`GaussianProcessRegressor`: :func:`fastrbf.gp_regression`.
+
+Conventions and decisions:
+
+- Parameter names are scikit-learn's where it has them; ``random_state`` is passed as
+  fastrbf's ``seed`` (None, an int and a ``numpy.random.Generator`` as they are; a
+  ``numpy.random.RandomState`` gives one int drawn from it, as scikit-learn derives
+  seeds), ``n_jobs`` as ``n_threads`` unchanged: ``None`` is fastrbf's default (the
+  innermost :func:`fastrbf.threads` block, else all cores; scikit-learn's ``None``
+  means one job), ``-1`` all cores, ``-2`` all but one, ``0`` an error.
+- ``gamma=None`` is scikit-learn's ``1 / n_features`` (:class:`KernelRidge`,
+  :class:`Nystroem`, the RBF networks); :class:`RandomFourierFeatures` defaults to
+  ``gamma=1.0`` as ``RBFSampler``.
+- ``kernel`` names are fastrbf's (:data:`fastrbf.KERNELS`); scikit-learn's unambiguous
+  names are accepted as aliases: ``"rbf"`` (gaussian), ``"poly"`` (polynomial),
+  ``"sigmoid"`` (tanh).  Beware: fastrbf's ``"linear"`` and ``"laplacian"`` are the
+  radial kernels ``-r`` and ``exp(-sqrt(gamma) r)``, not scikit-learn's ``x . y`` and
+  L1 Laplacian.
+- dtype: float32 ``X`` gives float32 predictions and transforms.  The regressors fit
+  float32 targets when ``X`` is float32 (as scikit-learn's ``Ridge``: ``y`` is cast to
+  ``X``'s dtype; fastrbf solves in float64 inside either way);
+  :class:`GaussianProcessRegressor` computes in float64 and casts its outputs.
+- :class:`RBFInterpolatorRegressor` follows SciPy's ``RBFInterpolator``: ``kernel``,
+  ``epsilon``, ``smoothing``, ``degree``.  fastrbf's radial kernels take ``gamma r^2``,
+  so ``gamma = epsilon ** 2`` exactly (SciPy's ``phi(epsilon r)``).
+- :class:`Nystroem` uses at most ``n_samples`` landmarks (scikit-learn's rule, without
+  its warning); ``n_components_`` is the number used.  :class:`RBFNetworkRegressor`
+  refuses ``n_centers > n_samples`` instead (an error naming both).
+- :class:`GaussianProcessRegressor`: fastrbf's GP optimises a noise variance
+  (``noise``, scikit-learn's ``WhiteKernel``) besides the kernel parameters, so the
+  parameter is ``noise`` (a start), not scikit-learn's fixed ``alpha``;
+  ``optimizer=None`` keeps ``theta``/``noise`` fixed.  The warning of
+  :func:`fastrbf.gp_regression` when the optimum sits on a bound is re-issued as
+  scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
+  the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
+  Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
+- ``sample_weight`` is not supported (fastrbf's ``kmeans`` has it, but scikit-learn's
+  weight-equivalence checks cannot pass for a randomly seeded k-means++).
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+
+try:
+    from sklearn.base import (
+        BaseEstimator,
+        ClassifierMixin,
+        ClassNamePrefixFeaturesOutMixin,
+        ClusterMixin,
+        RegressorMixin,
+        TransformerMixin,
+    )
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
+        "`pip install 'fastrbf[sklearn]'`."
+    ) from exc
+
+from . import _threads
+from ._typing import ArrayLike
+from .approx import nystroem, random_fourier
+from .cluster import kmeans, lloyd_assign
+from .distances import sqdist
+from .gp import gp_regression
+from .kernels import KERNELS
+from .models import interpolate, kernel_ridge, rbf_network
+
+__all__ = [
+    "GaussianProcessRegressor",
+    "KMeans",
+    "KernelRidge",
+    "Nystroem",
+    "RBFInterpolatorRegressor",
+    "RBFNetworkClassifier",
+    "RBFNetworkRegressor",
+    "RandomFourierFeatures",
+]
+
+_FLOATS = [np.float64, np.float32]
+_ALIASES = {"rbf": "gaussian", "poly": "polynomial", "sigmoid": "tanh"}
+
+
+# ---------------------------------------------------------------- helpers
+def _seed(random_state):
+    """fastrbf's ``seed`` from scikit-learn's ``random_state``."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    raise ValueError("`random_state` must be None, an int, a numpy.random.RandomState or a "
+                     f"numpy.random.Generator; got {random_state!r}.")
+
+
+def _n_threads(n_jobs):
+    """``n_jobs`` checked by fastrbf's rule (messages naming `n_jobs`), passed as is."""
+    try:
+        _threads.resolve(n_jobs)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(str(exc).replace("`n_threads`", "`n_jobs`")) from None
+    return n_jobs
+
+
+def _kernel(kernel):
+    name = _ALIASES.get(kernel, kernel) if isinstance(kernel, str) else kernel
+    if not isinstance(name, str) or name not in KERNELS:
+        raise ValueError(f"`kernel` must be one of {sorted(KERNELS)} or an alias {sorted(_ALIASES)}; "
+                         f"got {kernel!r}.")
+    return name
+
+
+def _gamma(gamma, n_features):
+    return 1.0 / n_features if gamma is None else gamma
+
+
+def _xy(est, X, y, multi_output) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (X, y): float32 or float64 ``X``; numeric ``y``, cast to ``X``'s dtype."""
+    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=multi_output, y_numeric=True)
+    return X, np.asarray(y, dtype=X.dtype)
+
+
+def _fit_x(est, X) -> np.ndarray:
+    """``X`` validated for ``fit`` (records ``n_features_in_``)."""
+    return validate_data(est, X, dtype=_FLOATS)
+
+
+def _fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
+    """``X``, ``y`` validated for ``fit`` (records ``n_features_in_``)."""
+    return validate_data(est, X, y, dtype=_FLOATS, **kw)
+
+
+def _x(est, X) -> np.ndarray:
+    check_is_fitted(est)
+    return validate_data(est, X, dtype=_FLOATS, reset=False)
+
+
+class _MultiOutputRegressor(RegressorMixin, BaseEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class _DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+# ---------------------------------------------------------------- RBF networks
+def _fit_network(est, X, Y, classify):
+    """(model, k-means iterations): the k-means of ``rbf_network(centers="kmeans")`` is
+    run here, with the same arguments on the same float64 data, to report ``n_iter_``."""
+    n = X.shape[0]
+    centers = est.centers
+    K = est.n_centers
+    nt = _n_threads(est.n_jobs)
+    n_iter = 0
+    if isinstance(centers, str) and centers == "kmeans":
+        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+            raise ValueError(f"`n_centers` must be an int >= 1; got {K!r}.")
+        if K > n:
+            raise ValueError(f"`n_centers` ({K}) must not exceed the number of samples (n_samples = {n}).")
+        km = kmeans(np.asarray(X, dtype=np.float64), int(K), seed=_seed(est.random_state), max_iter=est.max_iter,
+                    n_init=est.n_init, n_threads=nt)
+        centers, n_iter = km.centers, km.n_iter
+    model = rbf_network(X, Y, gamma=_gamma(est.gamma, X.shape[1]), centers=centers, alpha=est.alpha,
+                        bias=est.fit_intercept, kernel=_kernel(est.kernel), classify=classify,
+                        learn_gamma=est.learn_gamma, n_threads=nt)
+    return model, n_iter
+
+
+def _network_attributes(est, fitted):
+    model, est.n_iter_ = fitted
+    est.model_ = model
+    est.centers_ = model.centers
+    est.gamma_ = model.gamma
+    est.coef_ = model.weights[:, 0] if model.single_output else model.weights
+    est.intercept_ = model.bias[0] if model.single_output else model.bias
+
+
+class RBFNetworkRegressor(_MultiOutputRegressor):
+    """RBF network regression (scikit-learn API over :func:`fastrbf.rbf_network`).
+
+    ``f(x) = sum_j w_j phi(||x - c_j||^2; gamma_j) + b`` with ``n_centers`` k-means
+    centres and least-squares (``alpha = 0``) or ridge output weights.
+
+    Parameters
+    ----------
+    n_centers : int, default 10
+        Number of k-means centres (``<= n_samples``); ignored unless ``centers="kmeans"``.
+    gamma : float or array_like of shape (n_centers,), optional
+        Width(s); default ``1 / n_features``.
+    alpha : float, default 0.0
+        Ridge on the output weights (not the bias).
+    kernel : str, default "gaussian"
+        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``).
+    centers : "kmeans", "all" or array_like of shape (K, n_features), default "kmeans"
+    fit_intercept : bool, default True
+        Fit a bias (fastrbf's ``bias``).
+    learn_gamma : bool, default False
+        Learn the width from ``gamma`` on (see :func:`fastrbf.rbf_network`).
+    max_iter, n_init : int
+        Of the k-means that places the centres.
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed`` (see the module notes).
+    n_jobs : int, optional
+        fastrbf's ``n_threads`` (None: all cores or the :func:`fastrbf.threads` block).
+
+    Attributes
+    ----------
+    model_ : fastrbf.RBFNetwork
+    centers_ : ndarray of shape (K, n_features)
+    gamma_ : ndarray of shape (K,)
+    coef_ : ndarray of shape (K,) or (K, n_outputs)
+    intercept_ : float or ndarray of shape (n_outputs,)
+    n_iter_ : int
+        Iterations of the k-means that placed the centres (0 for given or all centres).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import RBFNetworkRegressor
+    >>> X = np.linspace(0, 1, 50)[:, None]
+    >>> reg = RBFNetworkRegressor(n_centers=8, gamma=20.0, random_state=0).fit(X, np.sin(4 * X[:, 0]))
+    >>> bool(reg.score(X, np.sin(4 * X[:, 0])) > 0.99), reg.coef_.shape
+    (True, (8,))
+    """
+
+    def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
+                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
+        self.n_centers = n_centers
+        self.gamma = gamma
+        self.alpha = alpha
+        self.kernel = kernel
+        self.centers = centers
+        self.fit_intercept = fit_intercept
+        self.learn_gamma = learn_gamma
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFNetworkRegressor":
+        """Place the centres and solve for the output weights.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = _xy(self, X, y, multi_output=True)
+        _network_attributes(self, _fit_network(self, X, y, classify=False))
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Network output at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        X = _x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
+
+class RBFNetworkClassifier(ClassifierMixin, BaseEstimator):
+    """RBF network classification (scikit-learn API over ``rbf_network(classify=True)``).
+
+    Two classes: least squares on -1/+1 targets and the sign (the second class of
+    ``classes_`` is positive); more: one-vs-rest and the largest score.
+
+    Parameters
+    ----------
+    n_centers, gamma, alpha, kernel, centers, fit_intercept, learn_gamma, max_iter, n_init, random_state, n_jobs :
+        As :class:`RBFNetworkRegressor`.
+
+    Attributes
+    ----------
+    model_ : fastrbf.RBFNetwork
+    classes_ : ndarray of shape (n_classes,)
+    centers_, gamma_, coef_, intercept_, n_iter_ :
+        As :class:`RBFNetworkRegressor` (one output column per one-vs-rest score).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import RBFNetworkClassifier
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> clf = RBFNetworkClassifier(centers="all", gamma=1.0).fit(X, ["a", "b", "b", "a"])
+    >>> clf.predict(X).tolist(), clf.classes_.tolist()
+    (['a', 'b', 'b', 'a'], ['a', 'b'])
+    """
+
+    def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
+                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
+        self.n_centers = n_centers
+        self.gamma = gamma
+        self.alpha = alpha
+        self.kernel = kernel
+        self.centers = centers
+        self.fit_intercept = fit_intercept
+        self.learn_gamma = learn_gamma
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFNetworkClassifier":
+        """Place the centres and solve for the weights of the class scores.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
+        X, y = _fit_xy(self, X, y)
+        check_classification_targets(y)
+        _network_attributes(self, _fit_network(self, X, y, classify=True))
+        self.classes_ = self.model_.classes
+        return self
+
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """Class scores: shape (n_samples,) for two classes (> 0: ``classes_[1]``),
+        else (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        X = _x(self, X)
+        return self.model_.decision_function(X, n_threads=self.n_jobs)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Class labels of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = _x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
+
+# ---------------------------------------------------------------- kernel ridge
+class KernelRidge(_MultiOutputRegressor):
+    """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
+
+    Dual weights ``(K + alpha I)^-1 y``, the Gram matrix built and factored in place.
+
+    Parameters
+    ----------
+    alpha : float or array_like of shape (n_samples,), default 1.0
+        Ridge added to the diagonal: one value, or one per training point (fastrbf's
+        rule; scikit-learn's array ``alpha`` is one per target).
+    kernel : str, default "gaussian"
+        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
+        positive definite.
+    gamma : float, optional
+        Default ``1 / n_features``.
+    degree : int, default 3
+    coef0 : float, default 1.0
+    fit_intercept : bool, default False
+        Fit ``y - mean(y)`` (scikit-learn's ``KernelRidge`` has no intercept).
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    X_fit_ : ndarray of shape (n_samples, n_features), float64
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KernelRidge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> KernelRidge(alpha=0.1, gamma=1.0).fit(X, [0.0, 1.0, 0.0]).predict(X).round(3)
+    array([0.038, 0.883, 0.038])
+    """
+
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, fit_intercept=False,
+                 n_jobs=None):
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
+        """Solve for the dual weights.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = _xy(self, X, y, multi_output=True)
+        m = kernel_ridge(X, y, gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha, kernel=_kernel(self.kernel),
+                         fit_intercept=self.fit_intercept, degree=self.degree, coef0=self.coef0,
+                         n_threads=_n_threads(self.n_jobs))
+        self.model_ = m
+        self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
+        self.X_fit_ = m.centers
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Predictions at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        X = _x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
+
+# ---------------------------------------------------------------- interpolation
+class RBFInterpolatorRegressor(_MultiOutputRegressor):
+    """RBF interpolation as a regressor: SciPy ``RBFInterpolator``'s interpolant
+    (scikit-learn API over :func:`fastrbf.interpolate`).
+
+    With ``smoothing=0`` the fit reproduces the training targets exactly.
+
+    Parameters
+    ----------
+    kernel : str, default "thin_plate_spline"
+        A radial kernel of :data:`fastrbf.KERNELS` (SciPy's names).
+    epsilon : float, optional
+        SciPy's shape parameter: fastrbf's ``gamma = epsilon ** 2``.  Required unless
+        the kernel is scale invariant (then 1.0), as in SciPy.
+    smoothing : float or array_like of shape (n_samples,), default 0.0
+        Added to the diagonal (fastrbf's ``alpha``).
+    degree : int, optional
+        Degree of the polynomial tail (-1: none); default the kernel's minimum, or 0.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import RBFInterpolatorRegressor
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> y = [0.0, 1.0, 1.0, 2.0, 1.5]
+    >>> bool(np.allclose(RBFInterpolatorRegressor().fit(X, y).predict(X), y))
+    True
+    """
+
+    def __init__(self, kernel="thin_plate_spline", *, epsilon=None, smoothing=0.0, degree=None, n_jobs=None):
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.smoothing = smoothing
+        self.degree = degree
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFInterpolatorRegressor":
+        """Solve the interpolation system.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = _xy(self, X, y, multi_output=True)
+        spec = KERNELS[_kernel(self.kernel)]
+        eps = self.epsilon
+        if eps is None:
+            if not spec.scale_invariant:
+                raise ValueError(f"`epsilon` must be given for the {spec.name!r} kernel (it is not scale invariant).")
+            eps = 1.0
+        real = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
+        if not real or not (np.isfinite(eps) and eps > 0):
+            raise ValueError(f"`epsilon` must be a finite number > 0; got {eps!r}.")
+        n, d = X.shape
+        degree = max(spec.min_degree, 0) if self.degree is None else self.degree
+        if isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 0:
+            from math import comb
+
+            q = comb(d + int(degree), int(degree))
+            if n < q:
+                raise ValueError(f"`X` must have at least {q} samples for a polynomial tail of degree {degree} "
+                                 f"in {d} dimensions; got n_samples = {n}.")
+        self.model_ = interpolate(X, y, kernel=spec.name, gamma=float(eps) ** 2, degree=self.degree,
+                                  alpha=self.smoothing, n_threads=_n_threads(self.n_jobs))
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The interpolant at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        X = _x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
+
+# ---------------------------------------------------------------- k-means
+class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
+    """k-means by Lloyd's algorithm (scikit-learn API over :func:`fastrbf.kmeans`).
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+    init : {"k-means++", "random"} or array_like of shape (n_clusters, n_features)
+    n_init : int, default 1
+        Restarts (the lowest inertia is kept); scikit-learn's ``"auto"`` is 1 for
+        k-means++.
+    max_iter : int, default 300
+    tol : float, default 1e-4
+        Relative to the mean variance of the features (scikit-learn's scaling).
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed``.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KMeansResult
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        float32 when ``X`` was float32.
+    labels_ : ndarray of shape (n_samples,), int64
+    inertia_ : float
+    n_iter_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KMeans
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> km = KMeans(2, random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.tolist()), km.inertia_
+    ([[0.0, 0.5], [10.0, 0.5]], 1.0)
+    >>> bool(km.predict([[9.0, 0.0]])[0] == km.labels_[2])
+    True
+    """
+
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4, random_state=None,
+                 n_jobs=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def fit(self, X: ArrayLike, y: object = None) -> "KMeans":
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = _fit_x(self, X)
+        n = X.shape[0]
+        K = self.n_clusters
+        if isinstance(K, numbers.Integral) and not isinstance(K, bool) and K > n:
+            raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
+        res = kmeans(X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
+                     seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
+        self.model_ = res
+        self.cluster_centers_ = res.centers
+        self.labels_ = res.labels
+        self.inertia_ = res.inertia
+        self.n_iter_ = res.n_iter
+        self._n_features_out = res.centers.shape[0]
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Index of the nearest centre of each row of ``X`` (ties: lowest index).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), int64
+        """
+        return lloyd_assign(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)[0]
+
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """Euclidean distances of the rows of ``X`` to the centres (as scikit-learn).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_clusters)
+        """
+        D = sqdist(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)
+        return np.sqrt(D, out=D)
+
+    def score(self, X: ArrayLike, y: object = None) -> float:
+        """Opposite of the inertia of ``X`` on the fitted centres.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        float
+        """
+        d2 = lloyd_assign(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)[1]
+        return -float(np.sum(d2, dtype=np.float64))
+
+
+# ---------------------------------------------------------------- feature maps
+class RandomFourierFeatures(_DtypeTransformer):
+    """Random Fourier features of the Gaussian kernel (scikit-learn API over
+    :func:`fastrbf.random_fourier`; scikit-learn's ``RBFSampler``).
+
+    Parameters
+    ----------
+    gamma : float, default 1.0
+    n_components : int, default 100
+    kind : {"cos", "cos_sin"}, default "cos"
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed``.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.RandomFourierMap
+        float32 when fitted on float32 ``X``.
+    random_weights_ : ndarray of shape (n_features, n_frequencies)
+    random_offset_ : ndarray of shape (n_components,) or (0,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    >>> Z = RandomFourierFeatures(gamma=0.5, n_components=20, random_state=0).fit_transform(X)
+    >>> Z.shape, Z.dtype
+    ((5, 20), dtype('float32'))
+    """
+
+    def __init__(self, *, gamma=1.0, n_components=100, kind="cos", random_state=None, n_jobs=None):
+        self.gamma = gamma
+        self.n_components = n_components
+        self.kind = kind
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: object = None) -> "RandomFourierFeatures":
+        """Draw the map for ``X``'s number of features (the values of ``X`` are not used).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = _fit_x(self, X)
+        _n_threads(self.n_jobs)
+        m = random_fourier(X.shape[1], self.n_components, gamma=self.gamma, seed=_seed(self.random_state),
+                           kind=self.kind, dtype=X.dtype)
+        self.model_ = m
+        self.random_weights_ = m.weights
+        self.random_offset_ = m.offset
+        self._n_features_out = m.n_components
+        return self
+
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """The features of the rows of ``X`` (float32 for float32 ``X`` and map).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+        """
+        X = _x(self, X)
+        return self.model_.transform(X, n_threads=self.n_jobs)
+
+
+class Nystroem(_DtypeTransformer):
+    """Nystroem kernel feature map (scikit-learn API over :func:`fastrbf.nystroem`).
+
+    Parameters
+    ----------
+    kernel : str, default "gaussian"
+        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``).
+    gamma : float, optional
+        Default ``1 / n_features``.
+    n_components : int, default 100
+        Number of landmarks; at most ``n_samples`` are used (``n_components_``).
+    method : {"random", "kmeans"}, default "random"
+        Landmarks: distinct random rows of ``X`` (scikit-learn's choice) or k-means
+        centres.
+    alpha : float, default 0.0
+        Added to the diagonal of ``K(L, L)``.
+    degree : int, default 3
+    coef0 : float, default 1.0
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed``.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.NystroemMap
+    components_ : ndarray of shape (n_components_, n_features)
+        The landmarks.
+    normalization_ : ndarray of shape (n_components_, n_components_)
+    n_components_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram
+    >>> from fastrbf.sklearn import Nystroem
+    >>> X = np.random.default_rng(0).standard_normal((30, 2))
+    >>> Z = Nystroem(gamma=0.5, n_components=30).fit_transform(X)
+    >>> bool(np.abs(Z @ Z.T - gram(X, gamma=0.5)).max() < 1e-8)
+    True
+    """
+
+    def __init__(self, kernel="gaussian", *, gamma=None, n_components=100, method="random", alpha=0.0, degree=3,
+                 coef0=1.0, random_state=None, n_jobs=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.n_components = n_components
+        self.method = method
+        self.alpha = alpha
+        self.degree = degree
+        self.coef0 = coef0
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: object = None) -> "Nystroem":
+        """Choose the landmarks and compute the normalisation.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = _fit_x(self, X)
+        m = self.n_components
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"`n_components` must be an int >= 1; got {m!r}.")
+        m = min(int(m), X.shape[0])
+        ny = nystroem(X, m, kernel=_kernel(self.kernel), gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha,
+                      method=self.method, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs),
+                      degree=self.degree, coef0=self.coef0)
+        self.model_ = ny
+        self.components_ = ny.landmarks
+        self.normalization_ = ny.normalization
+        self.n_components_ = self._n_features_out = ny.n_components
+        return self
+
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """The features ``K(X, L) K(L, L)^{-1/2}`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+        """
+        X = _x(self, X)
+        return self.model_.transform(X, n_threads=self.n_jobs)
+
+
+# ---------------------------------------------------------------- Gaussian process
+class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
+    """Gaussian-process regression (scikit-learn API over :func:`fastrbf.gp_regression`).
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "prml"}, default "gaussian"
+        ``t0 exp(-t1/2 r^2)`` (scikit-learn's ``ConstantKernel * RBF``) or PRML's
+        ``t0 exp(-t1/2 r^2) + t2 + t3 x.y``; plus the noise variance.
+    theta : array_like, optional
+        Starting (with ``optimizer=None``: fixed) kernel parameters; default all 1.
+    noise : float, default 1e-2
+        Starting (or fixed) noise variance (scikit-learn's ``WhiteKernel``).
+    optimizer : "fmin_l_bfgs_b" or None, default "fmin_l_bfgs_b"
+        Maximise the log marginal likelihood (L-BFGS-B in log space), or keep
+        ``theta``/``noise``.
+    n_restarts_optimizer : int, default 0
+        Further starts drawn log-uniformly inside ``bounds``.
+    bounds : array_like of shape (len(theta) + 1, 2), optional
+        Of ``(theta..., noise)``; default ``(1e-5, 1e5)`` each.
+    normalize_y : bool, default False
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed`` (for the restarts).
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.GPModel
+    theta_ : ndarray
+    noise_ : float
+    alpha_ : ndarray of shape (n_samples,)
+        Dual weights ``C^-1 y`` (of the normalised ``y``).
+    log_marginal_likelihood_value_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import GaussianProcessRegressor
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> gp = GaussianProcessRegressor(theta=[1.0, 10.0], noise=1e-4, optimizer=None).fit(X, np.sin(3 * X[:, 0]))
+    >>> mean, std = gp.predict([[0.5]], return_std=True)
+    >>> bool(abs(mean[0] - np.sin(1.5)) < 1e-3), bool(0 < std[0] < 0.03)
+    (True, True)
+    """
+
+    def __init__(self, kernel="gaussian", *, theta=None, noise=1e-2, optimizer="fmin_l_bfgs_b",
+                 n_restarts_optimizer=0, bounds=None, normalize_y=False, random_state=None, n_jobs=None):
+        self.kernel = kernel
+        self.theta = theta
+        self.noise = noise
+        self.optimizer = optimizer
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.bounds = bounds
+        self.normalize_y = normalize_y
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "GaussianProcessRegressor":
+        """Fit the hyperparameters (unless ``optimizer=None``) and the posterior.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = _fit_xy(self, X, y, y_numeric=True)
+        if self.optimizer not in ("fmin_l_bfgs_b", None):
+            raise ValueError(f"`optimizer` must be 'fmin_l_bfgs_b' or None; got {self.optimizer!r}.")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            m = gp_regression(X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
+                              optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer,
+                              bounds=self.bounds, seed=_seed(self.random_state), normalize_y=self.normalize_y,
+                              n_threads=_n_threads(self.n_jobs))
+        for w in caught:  # fastrbf's "optimum on a bound" is scikit-learn's ConvergenceWarning
+            if issubclass(w.category, UserWarning) and "sits on a bound" in str(w.message):
+                warnings.warn(str(w.message), ConvergenceWarning, stacklevel=2)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.model_ = m
+        self.theta_ = m.theta
+        self.noise_ = m.noise
+        self.alpha_ = m.alpha
+        self.log_marginal_likelihood_value_ = m.log_marginal_likelihood
+        self._dtype = X.dtype
+        return self
+
+    def predict(self, X: ArrayLike, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Predictive mean, and with ``return_std`` the standard deviation of ``y``
+        (noise included, as scikit-learn with a ``WhiteKernel``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        return_std : bool, default False
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+            float32 when ``X`` and the training data were float32.
+        std : ndarray of shape (n_samples,), only with ``return_std``
+        """
+        Xv = _x(self, X)
+        dtype = np.float32 if (Xv.dtype == np.float32 and self._dtype == np.float32) else np.float64
+        if not return_std:
+            return self.model_.predict(Xv, n_threads=self.n_jobs).astype(dtype, copy=False)
+        p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)
+        return p.mean.astype(dtype, copy=False), np.sqrt(p.var).astype(dtype, copy=False)

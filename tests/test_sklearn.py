@@ -1,0 +1,414 @@
+"""fastrbf.sklearn: scikit-learn's estimator checks, equality with the functional API
+it wraps, GridSearchCV against a hand-written search, pickling, dtypes and errors."""
+
+import os
+import pathlib
+import pickle
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import estimator_checks_generator
+
+import fastrbf
+from fastrbf import reference
+from fastrbf import sklearn as fsk
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+ESTIMATORS = [
+    fsk.RBFNetworkRegressor(),
+    fsk.RBFNetworkClassifier(),
+    fsk.KernelRidge(),
+    fsk.RBFInterpolatorRegressor(),
+    fsk.KMeans(),
+    fsk.RandomFourierFeatures(),
+    fsk.Nystroem(),
+    fsk.GaussianProcessRegressor(),
+]
+
+
+def _expected_failed_checks(est):
+    if isinstance(est, fsk.RBFInterpolatorRegressor):
+        return {
+            "check_positive_only_tag_during_fit": (
+                "exact interpolation (smoothing=0, SciPy's default) of the iris data, which has duplicate "
+                "points: the interpolation system is singular (SciPy's RBFInterpolator fails on it too)"
+            ),
+        }
+    return {}
+
+
+# Not collected (so neither run nor skipped): scikit-learn's array-API input checks.  The
+# estimators take NumPy arrays only (fastrbf's kernels are numba code on NumPy buffers), do
+# not declare `array_api_support`, and scikit-learn runs these checks only with
+# SCIPY_ARRAY_API=1 set before SciPy is imported.  The pandas checks run: pandas is in the
+# `test` extra for them (DataFrame input and `feature_names_in_`).
+_NOT_APPLICABLE = ("check_array_api_input",)
+
+
+def _checks():
+    for est in ESTIMATORS:
+        for item in estimator_checks_generator(est, legacy=True,
+                                               expected_failed_checks=_expected_failed_checks(est), mark="xfail"):
+            # a plain (estimator, check) pair, or a pytest.param carrying the xfail mark
+            (e, check), marks = (item.values, item.marks) if hasattr(item, "marks") else (item, ())
+            name = getattr(check, "func", check).__name__
+            if not name.startswith(_NOT_APPLICABLE):
+                yield pytest.param(e, check, marks=marks, id=f"{type(e).__name__}-{name}")
+
+
+# The GP checks fit tiny noiseless or pure-noise data, where the marginal-likelihood optimum
+# sits on a bound of the noise or the amplitude: the estimator then warns (ConvergenceWarning,
+# as scikit-learn's GaussianProcessRegressor does, whose own common tests ignore it).  The
+# checks still run; only that warning is not turned into an error here.
+@pytest.mark.filterwarnings("ignore:The optimum sits on a bound:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("estimator,check", list(_checks()))
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# ---------------------------------------------------------------- imports
+def _run_python(code):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def test_import_fastrbf_does_not_import_sklearn():
+    r = _run_python("import sys, fastrbf; print('sklearn' in sys.modules)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+
+
+def test_import_without_sklearn_names_the_extra():
+    r = _run_python(
+        "import sys; sys.modules['sklearn'] = None\n"
+        "try:\n    import fastrbf.sklearn\nexcept ImportError as e:\n    print('ImportError:', e)\n"
+    )
+    assert r.returncode == 0, r.stderr
+    assert "ImportError:" in r.stdout and "fastrbf[sklearn]" in r.stdout
+
+
+# ---------------------------------------------------------------- data
+@pytest.fixture
+def data(rng):
+    X = rng.standard_normal((80, 3))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(80)
+    labels = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, "yes", "no").astype("<U5")
+    labels[X[:, 2] > 1.0] = "maybe"
+    return X, y, labels
+
+
+# ---------------------------------------------------------------- thin: same as the functional API
+def test_rbf_network_regressor_equals_functional(data):
+    X, y, _ = data
+    est = fsk.RBFNetworkRegressor(12, gamma=0.7, alpha=1e-3, random_state=3, max_iter=50).fit(X, y)
+    net = fastrbf.rbf_network(X, y, n_centers=12, gamma=0.7, alpha=1e-3, seed=3, max_iter=50)
+    assert np.array_equal(est.predict(X), net.predict(X))
+    assert np.array_equal(est.centers_, net.centers)
+    assert est.coef_.shape == (12,) and est.n_iter_ >= 1 and est.n_features_in_ == 3
+    # gamma=None is 1 / n_features; learn_gamma is passed on
+    est = fsk.RBFNetworkRegressor(5, learn_gamma=True, random_state=0).fit(X, y)
+    net = fastrbf.rbf_network(X, y, n_centers=5, gamma=1 / 3, seed=0, learn_gamma=True)
+    assert np.array_equal(est.predict(X), net.predict(X))
+    assert np.array_equal(est.gamma_, net.gamma)
+
+
+def test_rbf_network_classifier_equals_functional(data):
+    X, _, labels = data
+    est = fsk.RBFNetworkClassifier(10, gamma=0.5, random_state=1).fit(X, labels)
+    net = fastrbf.rbf_network(X, labels, n_centers=10, gamma=0.5, seed=1, classify=True)
+    assert est.classes_.tolist() == ["maybe", "no", "yes"]
+    assert np.array_equal(est.predict(X), net.predict(X))
+    assert np.array_equal(est.decision_function(X), net.decision_function(X))
+    assert est.score(X, labels) > 0.8
+    two = fsk.RBFNetworkClassifier(centers="all", gamma=0.5, alpha=1e-6).fit(X, labels == "yes")
+    assert two.decision_function(X).shape == (80,) and two.n_iter_ == 0
+
+
+def test_kernel_ridge_equals_functional_and_sklearn(data):
+    from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+    X, y, _ = data
+    est = fsk.KernelRidge(alpha=0.1, gamma=0.3).fit(X, y)
+    m = fastrbf.kernel_ridge(X, y, gamma=0.3, alpha=0.1)
+    assert np.array_equal(est.predict(X), m.predict(X))
+    sk = SkKernelRidge(alpha=0.1, kernel="rbf", gamma=0.3).fit(X, y)
+    np.testing.assert_allclose(est.predict(X), sk.predict(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(est.dual_coef_, sk.dual_coef_, rtol=1e-9, atol=1e-12)
+    # aliases and gamma=None (1 / n_features), multi-output targets
+    Y = np.c_[y, -y]
+    a = fsk.KernelRidge(kernel="rbf").fit(X, Y).predict(X)
+    b = fastrbf.kernel_ridge(X, Y, kernel="gaussian", gamma=1 / 3, alpha=1.0).predict(X)
+    assert a.shape == (80, 2) and np.array_equal(a, b)
+    p = fsk.KernelRidge(kernel="poly", degree=2, gamma=0.5, coef0=1.0).fit(X, y).predict(X)
+    assert np.array_equal(p, fastrbf.kernel_ridge(X, y, kernel="polynomial", degree=2, gamma=0.5, alpha=1.0).predict(X))
+
+
+def test_interpolator_equals_functional_and_scipy(data):
+    from scipy.interpolate import RBFInterpolator
+
+    X, y, _ = data
+    Xq = X[:10] + 0.1
+    est = fsk.RBFInterpolatorRegressor().fit(X, y)
+    assert np.array_equal(est.predict(Xq), fastrbf.interpolate(X, y).predict(Xq))
+    np.testing.assert_allclose(est.predict(X), y, rtol=0, atol=1e-10)
+    # epsilon is SciPy's: fastrbf's gamma = epsilon ** 2
+    est = fsk.RBFInterpolatorRegressor("gaussian", epsilon=0.8, smoothing=1e-3, degree=1).fit(X, y)
+    sp = RBFInterpolator(X, y, kernel="gaussian", epsilon=0.8, smoothing=1e-3, degree=1)
+    np.testing.assert_allclose(est.predict(Xq), sp(Xq), rtol=1e-8, atol=1e-10)
+
+
+def test_interpolate_with_as_many_points_as_monomials(rng):
+    """n == number of polynomial terms: the polynomial alone interpolates (as SciPy)."""
+    from scipy.interpolate import RBFInterpolator
+
+    X, Y = rng.random((11, 10)), rng.random((11, 2))
+    Xq = rng.random((4, 10))
+    m = fastrbf.interpolate(X, Y)
+    np.testing.assert_allclose(m.predict(X), Y, atol=1e-12)
+    np.testing.assert_allclose(m.predict(Xq), RBFInterpolator(X, Y)(Xq), rtol=1e-9, atol=1e-12)
+    assert np.abs(m.weights).max() < 1e-12
+
+
+def test_kmeans_equals_functional(data):
+    X = data[0]
+    est = fsk.KMeans(4, random_state=5, n_init=2).fit(X)
+    res = fastrbf.kmeans(X, 4, seed=5, n_init=2)
+    assert np.array_equal(est.cluster_centers_, res.centers)
+    assert np.array_equal(est.labels_, res.labels)
+    assert est.inertia_ == res.inertia and est.n_iter_ == res.n_iter
+    assert np.array_equal(est.predict(X), est.labels_)
+    assert np.array_equal(est.fit_predict(X), res.labels)
+    D = est.transform(X)
+    np.testing.assert_allclose(D**2, reference.sqdist(X, res.centers), rtol=1e-12, atol=1e-12)
+    assert est.score(X) == pytest.approx(-res.inertia, rel=1e-12)
+    assert est.get_feature_names_out().tolist() == ["kmeans0", "kmeans1", "kmeans2", "kmeans3"]
+
+
+def test_feature_maps_equal_functional(data):
+    X = data[0]
+    rff = fsk.RandomFourierFeatures(gamma=0.2, n_components=50, kind="cos_sin", random_state=2).fit(X)
+    assert np.array_equal(rff.transform(X),
+                          fastrbf.random_fourier(3, 50, gamma=0.2, seed=2, kind="cos_sin").transform(X))
+    ny = fsk.Nystroem(gamma=0.4, n_components=20, method="kmeans", random_state=4).fit(X)
+    assert np.array_equal(ny.transform(X), fastrbf.nystroem(X, 20, gamma=0.4, seed=4).transform(X))
+    # at most n_samples landmarks (scikit-learn's rule), all points then reproduce the Gram matrix
+    ny = fsk.Nystroem(gamma=0.4, n_components=500).fit(X)
+    Z = ny.transform(X)
+    assert ny.n_components_ == 80 and Z.shape == (80, 80)
+    np.testing.assert_allclose(Z @ Z.T, reference.gram(X, gamma=0.4), atol=1e-8)
+
+
+def test_gp_equals_functional_and_warning(data):
+    X, y, _ = data
+    est = fsk.GaussianProcessRegressor(theta=[1.0, 2.0], noise=0.01, n_restarts_optimizer=1, random_state=0)
+    est.fit(X[:40], y[:40])
+    m = fastrbf.gp_regression(X[:40], y[:40], kernel="gaussian", theta0=[1.0, 2.0], noise=0.01, n_restarts=1, seed=0)
+    assert np.array_equal(est.predict(X), m.predict(X))
+    mean, std = est.predict(X, return_std=True)
+    p = m.predict(X, return_var=True)
+    assert np.array_equal(mean, p.mean) and np.array_equal(std, np.sqrt(p.var))
+    assert np.array_equal(est.theta_, m.theta) and est.noise_ == m.noise
+    # the optimum on a bound: scikit-learn's category
+    Xn = np.linspace(0, 1, 15)[:, None]
+    with pytest.warns(ConvergenceWarning, match="sits on a bound"):
+        fsk.GaussianProcessRegressor().fit(Xn, np.sin(3 * Xn[:, 0]))
+
+
+# ---------------------------------------------------------------- GridSearchCV
+def _r2(y, p):
+    return 1.0 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2)
+
+
+def _hand_search(X, y, cv, grid, fit):
+    scores = {}
+    for params in ParameterGrid(grid):
+        fold = []
+        for tr, te in cv.split(X):
+            mu = X[tr].mean(axis=0)
+            sd = X[tr].std(axis=0)
+            sd[sd == 0] = 1.0
+            model = fit((X[tr] - mu) / sd, y[tr], params["est__gamma"], params["est__alpha"])
+            fold.append(_r2(y[te], model.predict((X[te] - mu) / sd)))
+        scores[(params["est__gamma"], params["est__alpha"])] = float(np.mean(fold))
+    return scores
+
+
+@pytest.mark.parametrize("which", ["kernel_ridge", "rbf_network"])
+def test_grid_search_matches_functional_by_hand(rng, which):
+    X = rng.standard_normal((90, 3)) * np.array([1.0, 10.0, 0.1]) + np.array([0.0, 5.0, -2.0])
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1] + 5 * X[:, 2] ** 2 + 0.1 * rng.standard_normal(90)
+    grid = {"est__gamma": [0.05, 0.3, 2.0], "est__alpha": [1e-4, 1e-2, 1.0]}
+    cv = KFold(4, shuffle=True, random_state=0)
+    if which == "kernel_ridge":
+        est = fsk.KernelRidge()
+        def fit(Xs, ys, g, a):
+            return fastrbf.kernel_ridge(Xs, ys, gamma=g, alpha=a)
+    else:
+        est = fsk.RBFNetworkRegressor(15, random_state=0)
+        def fit(Xs, ys, g, a):
+            return fastrbf.rbf_network(Xs, ys, n_centers=15, gamma=g, alpha=a, seed=0)
+    gs = GridSearchCV(Pipeline([("scale", StandardScaler()), ("est", est)]), grid, cv=cv).fit(X, y)
+    hand = _hand_search(X, y, cv, grid, fit)
+    for params, score in zip(gs.cv_results_["params"], gs.cv_results_["mean_test_score"], strict=True):
+        assert abs(score - hand[(params["est__gamma"], params["est__alpha"])]) < 1e-12
+    best = max(hand, key=hand.get)
+    assert (gs.best_params_["est__gamma"], gs.best_params_["est__alpha"]) == best
+    assert abs(gs.best_score_ - hand[best]) < 1e-12
+
+
+# ---------------------------------------------------------------- pickling
+def _outputs(est, X):
+    out = []
+    for name in ("predict", "decision_function", "transform"):
+        if hasattr(est, name):
+            out.append(getattr(est, name)(X))
+    if isinstance(est, fsk.GaussianProcessRegressor):
+        out.extend(est.predict(X, return_std=True))
+    return out
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_pickle_fitted_estimator(est, data):
+    X, y, labels = data
+    est = clone(est).set_params(**{k: 0 for k in est.get_params() if k == "random_state"})
+    if isinstance(est, fsk.GaussianProcessRegressor):
+        est.set_params(noise=0.05)
+    est.fit(X, labels if isinstance(est, fsk.RBFNetworkClassifier) else y)
+    again = pickle.loads(pickle.dumps(est))
+    Xq = X[::3] + 0.01
+    for a, b in zip(_outputs(est, Xq), _outputs(again, Xq), strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_pickle_functional_models(data):
+    X, y, labels = data
+    Xq = X[::3] + 0.01
+
+    def same(model, fn):
+        again = pickle.loads(pickle.dumps(model))
+        a, b = fn(model), fn(again)
+        assert type(again) is type(model) and np.array_equal(a, b)
+
+    same(fastrbf.rbf_network(X, y, n_centers=8, gamma=0.5, seed=0), lambda m: m.predict(Xq))
+    same(fastrbf.rbf_network(X, labels, n_centers=8, gamma=0.5, seed=0, classify=True), lambda m: m.predict(Xq))
+    same(fastrbf.kernel_ridge(X, y, gamma=0.5, alpha=0.1), lambda m: m.predict(Xq))
+    same(fastrbf.interpolate(X, y), lambda m: m.predict(Xq))
+    km = fastrbf.kmeans(X, 5, seed=0)
+    same(km, lambda m: np.r_[m.centers.ravel(), m.labels, m.inertia, fastrbf.lloyd_assign(Xq, m.centers)[0]])
+    same(fastrbf.random_fourier(3, 40, gamma=0.5, seed=0), lambda m: m.transform(Xq))
+    same(fastrbf.nystroem(X, 10, gamma=0.5, seed=0), lambda m: m.transform(Xq))
+    gp = fastrbf.gp_regression(X[:30], y[:30], kernel="gaussian", noise=0.05, seed=0)
+    same(gp, lambda m: np.r_[m.predict(Xq), m.predict(Xq, return_var=True).var])
+
+
+# ---------------------------------------------------------------- dtypes and threads
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_float32_in_float32_out(est, data):
+    X, y, labels = data
+    X32 = X.astype(np.float32)
+    est = clone(est).set_params(**{k: 0 for k in est.get_params() if k == "random_state"})
+    if isinstance(est, fsk.GaussianProcessRegressor):
+        est.set_params(noise=0.05)
+    est.fit(X32, labels if isinstance(est, fsk.RBFNetworkClassifier) else y)
+    X32q = X32[:7].copy()
+    X32q.flags.writeable = False  # read-only input works and is not modified
+    for out in _outputs(est, X32q):
+        if out.dtype.kind == "f":
+            assert out.dtype == np.float32
+    assert np.array_equal(X32q, X32[:7])
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_n_jobs_does_not_change_results(est, data):
+    X, y, labels = data
+    target = labels if isinstance(est, fsk.RBFNetworkClassifier) else y
+    outs = []
+    for n_jobs in (1, -1, None):
+        e = clone(est).set_params(n_jobs=n_jobs, **{k: 0 for k in est.get_params() if k == "random_state"})
+        if isinstance(e, fsk.GaussianProcessRegressor):
+            e.set_params(noise=0.05)
+        outs.append(_outputs(e.fit(X, target), X[:9]))
+    for other in outs[1:]:
+        for i, (a, b) in enumerate(zip(outs[0], other, strict=True)):
+            if isinstance(est, fsk.GaussianProcessRegressor) and i == 2:
+                # fastrbf's GP factors C with multi-threaded LAPACK and solves for the
+                # variance with multi-threaded BLAS: the std is only close (the mean is exact)
+                np.testing.assert_allclose(a, b, rtol=1e-12)
+            else:
+                assert np.array_equal(a, b)
+
+
+def test_random_state_mapping(data):
+    X = data[0]
+    a = fsk.KMeans(5, random_state=np.random.RandomState(7)).fit(X).cluster_centers_
+    b = fsk.KMeans(5, random_state=np.random.RandomState(7)).fit(X).cluster_centers_
+    seed = int(np.random.RandomState(7).randint(np.iinfo(np.int32).max))
+    assert np.array_equal(a, b) and np.array_equal(a, fastrbf.kmeans(X, 5, seed=seed).centers)
+    g = fsk.KMeans(5, random_state=np.random.default_rng(3)).fit(X).cluster_centers_
+    assert np.array_equal(g, fastrbf.kmeans(X, 5, seed=np.random.default_rng(3)).centers)
+
+
+# ---------------------------------------------------------------- errors
+def test_errors(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="`random_state` must be None, an int"):
+        fsk.KMeans(3, random_state="seed").fit(X)
+    with pytest.raises(ValueError, match="`n_jobs` must be a positive int, a negative int"):
+        fsk.KernelRidge(n_jobs=0).fit(X, y)
+    with pytest.raises(TypeError, match="`n_jobs` must be an int or None"):
+        fsk.KernelRidge(n_jobs=1.5).fit(X, y)
+    with pytest.raises(ValueError, match=r"`kernel` must be one of .* or an alias"):
+        fsk.Nystroem(kernel="chi2").fit(X)
+    with pytest.raises(ValueError, match=r"`n_centers` \(81\) must not exceed the number of samples \(n_samples = 80\)"):
+        fsk.RBFNetworkRegressor(81).fit(X, y)
+    with pytest.raises(ValueError, match="`n_centers` must be an int >= 1; got 0"):
+        fsk.RBFNetworkClassifier(0).fit(X, y > 0)
+    with pytest.raises(ValueError, match=r"`n_clusters` \(81\) must not exceed the number of samples"):
+        fsk.KMeans(81).fit(X)
+    with pytest.raises(ValueError, match="`epsilon` must be given for the 'gaussian' kernel"):
+        fsk.RBFInterpolatorRegressor("gaussian").fit(X, y)
+    with pytest.raises(ValueError, match="`epsilon` must be a finite number > 0; got -1.0"):
+        fsk.RBFInterpolatorRegressor("gaussian", epsilon=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match=r"`X` must have at least 4 samples .* degree 1 in 3 dimensions; got n_samples = 3"):
+        fsk.RBFInterpolatorRegressor().fit(X[:3], y[:3])
+    with pytest.raises(ValueError, match="`optimizer` must be 'fmin_l_bfgs_b' or None"):
+        fsk.GaussianProcessRegressor(optimizer="adam").fit(X, y)
+    # the functional API's own messages come through
+    with pytest.raises(ValueError, match="`gamma` must be a finite number > 0"):
+        fsk.KernelRidge(gamma=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="`kind` must be one of"):
+        fsk.RandomFourierFeatures(kind="sin").fit(X)
+    with pytest.raises(ValueError, match="`n_components` must be an int >= 1; got 0"):
+        fsk.Nystroem(n_components=0).fit(X)
+    with pytest.raises(ValueError, match="`method` must be 'kmeans' or 'random'"):
+        fsk.Nystroem(method="grid").fit(X)
+
+
+def test_no_warnings_on_good_data(data):
+    X, y, labels = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for est in ESTIMATORS:
+            est = clone(est)
+            if isinstance(est, fsk.GaussianProcessRegressor):
+                est.set_params(noise=0.05, random_state=0)
+            est.fit(X, labels if isinstance(est, fsk.RBFNetworkClassifier) else y)
+
+
+def test_readme_sklearn_example_runs():
+    text = (ROOT / "README.md").read_text()
+    code = re.search(r"## scikit-learn estimators\n.*?```python\n(.*?)```", text, re.DOTALL).group(1)
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert isinstance(namespace["net"], fastrbf.RBFNetwork)
+    assert namespace["search"].best_score_ > 0.9

@@ -131,7 +131,7 @@ def test_pcg_default_landmarks_and_auto(rng, monkeypatch):
     monkeypatch.setattr(_validation, "available_memory", lambda: 1_440_000)
     assert models._choose_solver(300, 0.1, None, "uniform") == "nystrom-pcg"
     monkeypatch.setattr(_validation, "available_memory", lambda: 10**12)
-    monkeypatch.setattr(models, "AUTO_MEMORY_SHARE", 1e-6)  # 720 kB > 1e-6 x 1 TB
+    monkeypatch.setattr(models, "AUTO_MEMORY_SHARE", 1e-7)  # 720 kB > 1e-7 x 1 TB
     m = kernel_ridge(X, y, gamma=0.5, alpha=0.1, seed=0)
     assert m.solver == "nystrom-pcg" and m.centers.shape[0] == 300  # default: min(n, 1000)
     assert kernel_ridge(X, y, gamma=0.5, alpha=np.full(300, 0.1)).solver == "cholesky"  # array alpha

@@ -236,9 +236,14 @@ def falkon_solve(matvec, rhs, Kmm, alpha, n, *, tol=1e-7, max_iter=100, n_thread
             raise np.linalg.LinAlgError("The Falkon preconditioner is not positive definite.")
         del S
     trsm = blas.dtrsm
-    # B_ G = T^-1 A^-1 G ; B_^T R = A^-T T^-T R  (upper factors)
-    prec = lambda G: trsm(1.0, T, trsm(1.0, A, G))  # noqa: E731
-    prec_t = lambda R: trsm(1.0, A, trsm(1.0, T, R, trans_a=1), trans_a=1)  # noqa: E731
+    # prec: B G = T^-1 A^-1 G; prec_t: B^T R = A^-T T^-T R (upper factors)
+
+    def prec(G):
+        return trsm(1.0, T, trsm(1.0, A, G))
+
+    def prec_t(R):
+        return trsm(1.0, A, trsm(1.0, T, R, trans_a=1), trans_a=1)
+
     small = m * m * k * 6 < SMALL_BLAS
     nt_small = 1 if small else nt
 

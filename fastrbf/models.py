@@ -389,7 +389,7 @@ def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter,
         landmarks = La
     T, single = _as_targets(Ya)
     k = T.shape[1]
-    chunk, nch = _nystrom._chunking(n)
+    _, nch = _nystrom._chunking(n)
     _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + 2 * nch * m * k),
                     f"kernel_ridge (nystrom-pcg, {m} landmarks)", "use fewer `n_landmarks`.")
     nt = _threads.for_work(n * m * (d + 8), n_threads)
@@ -397,7 +397,7 @@ def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter,
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
     T -= intercept
     L = _nystrom.landmarks(Xd, m, landmarks, seed, nt)
-    params = dict(kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
     rhs = _nystrom.cross_t(Xd, L, T, **params)
     del T

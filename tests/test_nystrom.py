@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 from helpers import assert_rel
 
-from fastrbf import ConvergenceWarning, _nystrom, _validation, kernel_ridge, models, reference
+from fastrbf import (
+    ConvergenceWarning,
+    _nystrom,
+    _validation,
+    kernel_ridge,
+    models,
+    reference,
+)
 
 
 def _rel(a, b):
@@ -21,7 +28,7 @@ def _data(rng, n, d=3):
     return X, y
 
 
-PARAMS = dict(degree=3, coef0=1.0)
+PARAMS = {"degree": 3, "coef0": 1.0}
 
 
 # ---------------------------------------------------------------- fused passes
@@ -34,7 +41,7 @@ def test_passes_match_reference(rng, monkeypatch, dtype, kernel, gamma, degree, 
     L = rng.standard_normal((m, 4)).astype(dtype)
     V = rng.standard_normal((m, k))
     Y = rng.standard_normal((n, k))
-    kw = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=1.0)
+    kw = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": 1.0}
     K = reference.gram(X.astype(np.float64), L.astype(np.float64), kernel=kernel, gamma=gamma, degree=degree)
     P = _nystrom.normal_matvec(X, L, V, **kw)
     R = _nystrom.cross_t(X, L, Y, **kw)
@@ -162,26 +169,26 @@ def test_falkon_solve_zero_rhs_and_columns(rng):
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(solver="lu"), ValueError, "`solver` must be one of"),
-    (dict(solver="nystrom-pcg", n_landmarks=0), ValueError, r"`n_landmarks` must be an int in \[1, n_samples\]"),
-    (dict(solver="nystrom-pcg", n_landmarks=51), ValueError, r"`n_landmarks` must be an int in \[1, n_samples\] = \[1, 50\]"),
-    (dict(solver="nystrom-pcg", n_landmarks=2.5), ValueError, "`n_landmarks` must be an int"),
-    (dict(solver="nystrom-pcg", alpha=np.full(50, 0.1)), TypeError, "`alpha` must be a number > 0 for solver"),
-    (dict(solver="nystrom-pcg", alpha=0.0), ValueError, r"`alpha` must be > 0 for solver"),
-    (dict(solver="nystrom-pcg", alpha=-1.0), ValueError, r"`alpha` must be finite and >= 0"),
-    (dict(solver="nystrom-pcg", kernel="tanh"), ValueError, "`kernel` must be one of .* for solver=\"nystrom-pcg\""),
-    (dict(solver="nystrom-pcg", kernel="thin_plate_spline"), ValueError, "positive definite kernel"),
-    (dict(solver="nystrom-pcg", tol=0.0), ValueError, "`tol` must be a finite number > 0"),
-    (dict(solver="nystrom-pcg", max_iter=0), ValueError, "`max_iter` must be an int >= 1"),
-    (dict(solver="nystrom-pcg", landmarks="random"), ValueError, '`landmarks` must be "uniform", "kmeans" or an array'),
-    (dict(solver="nystrom-pcg", landmarks=np.zeros((5, 2))), ValueError, "landmarks"),
-    (dict(solver="nystrom-pcg", landmarks=np.zeros((5, 3)), n_landmarks=4), ValueError, r"`n_landmarks` \(4\) must equal"),
-    (dict(solver="nystrom-pcg", jitter="auto"), ValueError, "`jitter` is used by solver=\"cholesky\" only"),
-    (dict(solver="cholesky", n_landmarks=5), ValueError, "`n_landmarks` and `landmarks` are used by solver"),
+    ({"solver": "lu"}, ValueError, "`solver` must be one of"),
+    ({"solver": "nystrom-pcg", "n_landmarks": 0}, ValueError, r"`n_landmarks` must be an int in \[1, n_samples\]"),
+    ({"solver": "nystrom-pcg", "n_landmarks": 51}, ValueError, r"`n_landmarks` must be an int in \[1, n_samples\] = \[1, 50\]"),
+    ({"solver": "nystrom-pcg", "n_landmarks": 2.5}, ValueError, "`n_landmarks` must be an int"),
+    ({"solver": "nystrom-pcg", "alpha": np.full(50, 0.1)}, TypeError, "`alpha` must be a number > 0 for solver"),
+    ({"solver": "nystrom-pcg", "alpha": 0.0}, ValueError, r"`alpha` must be > 0 for solver"),
+    ({"solver": "nystrom-pcg", "alpha": -1.0}, ValueError, r"`alpha` must be finite and >= 0"),
+    ({"solver": "nystrom-pcg", "kernel": "tanh"}, ValueError, "`kernel` must be one of .* for solver=\"nystrom-pcg\""),
+    ({"solver": "nystrom-pcg", "kernel": "thin_plate_spline"}, ValueError, "positive definite kernel"),
+    ({"solver": "nystrom-pcg", "tol": 0.0}, ValueError, "`tol` must be a finite number > 0"),
+    ({"solver": "nystrom-pcg", "max_iter": 0}, ValueError, "`max_iter` must be an int >= 1"),
+    ({"solver": "nystrom-pcg", "landmarks": "random"}, ValueError, '`landmarks` must be "uniform", "kmeans" or an array'),
+    ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 2))}, ValueError, "landmarks"),
+    ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 3)), "n_landmarks": 4}, ValueError, r"`n_landmarks` \(4\) must equal"),
+    ({"solver": "nystrom-pcg", "jitter": "auto"}, ValueError, "`jitter` is used by solver=\"cholesky\" only"),
+    ({"solver": "cholesky", "n_landmarks": 5}, ValueError, "`n_landmarks` and `landmarks` are used by solver"),
 ])
 def test_pcg_errors(rng, kwargs, exc, match):
     X, y = _data(rng, 50)
-    args = dict(gamma=0.5, alpha=0.1)
+    args = {"gamma": 0.5, "alpha": 0.1}
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         kernel_ridge(X, y, **args)

@@ -8,6 +8,11 @@ Decisions:
 - **kernel_ridge** builds the Gram matrix in float64 straight into the one n x n
   buffer that LAPACK then factors in place (peak memory about one n x n float64
   matrix).  ``fit_intercept=True`` fits on ``Y - mean(Y)`` and adds the mean back.
+- **kernel_ridge(solver="nystrom-pcg")** (large n; "auto" picks it when one n x n
+  float64 matrix would take more than half the free memory) solves the Nystroem
+  system ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` by Falkon's preconditioned
+  conjugate gradients without any n x n or n x m matrix (see :mod:`fastrbf._nystrom`);
+  the model's centres are the landmarks.
 - **interpolate** solves SciPy ``RBFInterpolator``'s system
   ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]`` (``P`` the monomials up to
   ``degree`` of the shifted and scaled data, as SciPy) by the null-space method: with
@@ -110,7 +115,7 @@ class KernelModel:
     Attributes
     ----------
     centers : ndarray of shape (n, d), float64
-        The training points.
+        The training points (the m landmarks for ``solver="nystrom-pcg"``).
     weights : ndarray of shape (n, k), float64
     kernel, gamma, degree, coef0 :
         The kernel: name and parameters.

@@ -45,6 +45,7 @@ Decisions:
   ``MAX_CHUNKS`` partials of m x k.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,8 @@ def _as_2d_f64(V):
     return V.reshape(V.shape[0], -1)
 
 
-def normal_matvec(X, L, V, *, kernel, gamma, degree, coef0, n_threads=None):
+def normal_matvec(X: np.ndarray, L: np.ndarray, V: np.ndarray, *, kernel: str, gamma: float, degree: int,
+                  coef0: float, n_threads: int | None = None) -> np.ndarray:
     """``K(X, L)^T (K(X, L) @ V)`` in one fused pass; never holds n x m.
 
     Inputs are validated arrays: ``X`` (n, d) float32/float64, ``L`` (m, d), ``V`` (m,)
@@ -117,7 +119,8 @@ def normal_matvec(X, L, V, *, kernel, gamma, degree, coef0, n_threads=None):
     return _pass(_jn.normal_matvec, X, L, Vt, kernel, gamma, degree, coef0, n_threads)
 
 
-def cross_t(X, L, Y, *, kernel, gamma, degree, coef0, n_threads=None):
+def cross_t(X: np.ndarray, L: np.ndarray, Y: np.ndarray, *, kernel: str, gamma: float, degree: int, coef0: float,
+            n_threads: int | None = None) -> np.ndarray:
     """``K(X, L)^T @ Y`` in one fused pass (``Y`` (n,) or (n, k)); float64 (m, k).
 
     Examples
@@ -182,7 +185,8 @@ def _kmm_factor(Kmm):
         delta *= 10.0
 
 
-def falkon_solve(matvec, rhs, Kmm, alpha, n, *, tol=1e-7, max_iter=100, n_threads=None):
+def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Kmm: np.ndarray, alpha: float, n: int,
+                 *, tol: float = 1e-7, max_iter: int = 100, n_threads: int | None = None) -> "FalkonResult":
     """Solve ``(K_nm^T K_nm + alpha K_mm) beta = rhs`` by Falkon's preconditioned CG.
 
     Parameters
@@ -289,7 +293,8 @@ def falkon_solve(matvec, rhs, Kmm, alpha, n, *, tol=1e-7, max_iter=100, n_thread
     return FalkonResult(np.ascontiguousarray(beta), n_iter, residual, bool(residual <= tol))
 
 
-def landmarks(X, M, how, seed, n_threads):
+def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
+              n_threads: int | None) -> np.ndarray:
     """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
     (k-means centres) or an explicit (M, d) array (returned as float64).
 

@@ -12,7 +12,7 @@ from .distances import sqdist
 from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
-from .models import KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
+from .models import ConvergenceWarning, KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
 from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
 
 __version__ = "0.1.0"
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "KERNELS",
     "CholeskyFactor",
+    "ConvergenceWarning",
     "EmptyClusterError",
     "GPModel",
     "GPPrediction",

@@ -394,7 +394,9 @@ class RBFNetworkClassifier(ClassifierMixin, BaseEstimator):
 class KernelRidge(_MultiOutputRegressor):
     """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
 
-    Dual weights ``(K + alpha I)^-1 y``, the Gram matrix built and factored in place.
+    Dual weights ``(K + alpha I)^-1 y``, the Gram matrix built and factored in place; for
+    large ``n_samples``, Nystroem kernel ridge by Falkon's preconditioned conjugate
+    gradients (``solver="nystrom-pcg"``, no n x n matrix; see :func:`fastrbf.kernel_ridge`).
 
     Parameters
     ----------
@@ -410,6 +412,18 @@ class KernelRidge(_MultiOutputRegressor):
     coef0 : float, default 1.0
     fit_intercept : bool, default False
         Fit ``y - mean(y)`` (scikit-learn's ``KernelRidge`` has no intercept).
+    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+        As :func:`fastrbf.kernel_ridge`: "auto" factors the n x n matrix while it fits
+        comfortably in free memory.
+    n_landmarks : int, optional
+        Landmarks of "nystrom-pcg" (default ``min(n, max(1000, 2 sqrt(n)))``); giving it
+        selects "nystrom-pcg" under "auto".
+    landmarks : {"uniform", "kmeans"}, default "uniform"
+    tol : float, default 1e-7
+        Relative residual at which the conjugate gradients stop.
+    max_iter : int, default 100
+    random_state : None, int, numpy.random.Generator or RandomState
+        Draws the landmarks.
     n_jobs : int, optional
         fastrbf's ``n_threads``.
 
@@ -417,7 +431,12 @@ class KernelRidge(_MultiOutputRegressor):
     ----------
     model_ : fastrbf.KernelModel
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        (n_landmarks rows with "nystrom-pcg").
     X_fit_ : ndarray of shape (n_samples, n_features), float64
+        The training points (the landmarks with "nystrom-pcg").
+    n_iter_ : int
+        Conjugate-gradient iterations; 1 for the direct (Cholesky) solve, as scikit-learn
+        asks of every estimator with a ``max_iter`` (``model_.n_iter`` is 0 there).
     n_features_in_ : int
     feature_names_in_ : ndarray of str, only when ``X`` had column names
 
@@ -431,6 +450,7 @@ class KernelRidge(_MultiOutputRegressor):
     """
 
     def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, fit_intercept=False,
+                 solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100, random_state=None,
                  n_jobs=None):
         self.alpha = alpha
         self.kernel = kernel
@@ -438,6 +458,12 @@ class KernelRidge(_MultiOutputRegressor):
         self.degree = degree
         self.coef0 = coef0
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
         self.n_jobs = n_jobs
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
@@ -455,10 +481,12 @@ class KernelRidge(_MultiOutputRegressor):
         X, y = _xy(self, X, y, multi_output=True)
         m = kernel_ridge(X, y, gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha, kernel=_kernel(self.kernel),
                          fit_intercept=self.fit_intercept, degree=self.degree, coef0=self.coef0,
-                         n_threads=_n_threads(self.n_jobs))
+                         solver=self.solver, n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol,
+                         max_iter=self.max_iter, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
         self.model_ = m
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
         self.X_fit_ = m.centers
+        self.n_iter_ = max(1, m.n_iter)
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:

@@ -28,6 +28,7 @@ ESTIMATORS = [
     fsk.RBFNetworkRegressor(),
     fsk.RBFNetworkClassifier(),
     fsk.KernelRidge(),
+    fsk.KernelRidge(solver="nystrom-pcg"),  # all points as landmarks on the checks' small data
     fsk.RBFInterpolatorRegressor(),
     fsk.KMeans(),
     fsk.RandomFourierFeatures(),
@@ -151,6 +152,15 @@ def test_kernel_ridge_equals_functional_and_sklearn(data):
     assert a.shape == (80, 2) and np.array_equal(a, b)
     p = fsk.KernelRidge(kernel="poly", degree=2, gamma=0.5, coef0=1.0).fit(X, y).predict(X)
     assert np.array_equal(p, fastrbf.kernel_ridge(X, y, kernel="polynomial", degree=2, gamma=0.5, alpha=1.0).predict(X))
+
+
+def test_kernel_ridge_nystrom_pcg_equals_functional(data):
+    X, y, _ = data
+    est = fsk.KernelRidge(alpha=0.1, gamma=0.3, solver="nystrom-pcg", n_landmarks=20, random_state=3).fit(X, y)
+    m = fastrbf.kernel_ridge(X, y, gamma=0.3, alpha=0.1, solver="nystrom-pcg", n_landmarks=20, seed=3)
+    assert m.solver == "nystrom-pcg" and m.converged and est.n_iter_ == m.n_iter > 0
+    assert np.array_equal(est.X_fit_, m.centers) and est.X_fit_.shape == (20, X.shape[1])
+    assert np.array_equal(est.predict(X), m.predict(X))
 
 
 def test_interpolator_equals_functional_and_scipy(data):

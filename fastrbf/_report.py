@@ -261,7 +261,9 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
         ticks = []
         for yi, r, v in zip(y, g, vals):
             o = base.get((w, r["contender"]))
-            old_v = o.get("throughput") if (o and o.get("shape", "") == r.get("shape", "")) else None
+            old_v = None
+            if o and o.get("median_s") and r.get("median_s") and v > 0 and o.get("shape", "") == r.get("shape", ""):
+                old_v = v * r["median_s"] / o["median_s"]  # same size, same work: as compare() sees it
             if old_v:
                 ticks.append((old_v, yi))
                 lo, hi = min(lo, old_v / 3), max(hi, old_v * 2.5)
@@ -296,8 +298,8 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, fontsize=9,
                bbox_to_anchor=(0.5, 1.0 - (0.35 if title else 0.05) / height))
     if title:
-        fig.suptitle(title, fontsize=11, y=1.0 - 0.08 / height, va="top")
-    fig.tight_layout(rect=(0, 0, 1, 1.0 - (0.75 if title else 0.45) / height))
+        fig.suptitle(title, fontsize=10, y=1.0 - 0.08 / height, va="top")
+    fig.tight_layout(rect=(0, 0, 1, 1.0 - (0.65 if title else 0.4) / height))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path)

@@ -142,10 +142,9 @@ def _load(parser, path, flag):
 def _title(rows, args):
     import fastrbf
 
-    src = args.from_json or ("full sizes" if args.full else "quick sizes")
-    blas = rows[0].get("blas", "") if rows else ""
-    threads = rows[0].get("threads", "") if rows else ""
-    return f"fastrbf {fastrbf.__version__} benchmarks ({src}) | numba threads {threads} | BLAS {blas}"
+    src = os.path.basename(args.from_json) if args.from_json else ("full sizes" if args.full else "quick sizes")
+    r = rows[0]
+    return f"fastrbf {fastrbf.__version__} | {src} | {r.get('threads', '?')} numba threads | BLAS {r.get('blas', '?')}"
 
 
 def _run(args):

@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from fastrbf import _report
-from fastrbf import bench
+from fastrbf import _report, bench
 
 
 def _row(workload, contender, median_s, kind="fastrbf", shape="10x2", throughput=None):
@@ -43,7 +42,7 @@ def _png_size(path):
 # ---------------------------------------------------------------- compare
 def test_compare_statuses_and_changes():
     res = {(r["workload"], r["contender"]): r for r in _report.compare(OLD, NEW, threshold=10)}
-    assert len(res) == len(set(map(lambda r: (r["workload"], r["contender"]), OLD + NEW)))
+    assert len(res) == len({(r["workload"], r["contender"]) for r in OLD + NEW})
     for (w, c), r in res.items():
         old = next((o for o in OLD if (o["workload"], o["contender"]) == (w, c)), None)
         new = next((n for n in NEW if (n["workload"], n["contender"]) == (w, c)), None)

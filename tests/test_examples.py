@@ -71,3 +71,19 @@ def test_kmeans_digits(tmp_path):
     assert ari > 0.5 and ari > ari_sk - 0.05
     assert inertia < 1.02 * inertia_sk
     assert _is_png(tmp_path / "centres.png")
+
+
+def test_guide_code_runs():
+    """The Python blocks of docs/guide.md run in order in one namespace (blocks that
+    start with ``# not run`` need optional packages and are only compiled)."""
+    text = (EXAMPLES.parent / "docs" / "guide.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert len(blocks) >= 6
+    ns = {}
+    for i, code in enumerate(blocks):
+        compiled = compile(code, f"docs/guide.md block {i}", "exec")
+        if not code.startswith("# not run"):
+            exec(compiled, ns)
+    assert 0 < ns["gamma0"] and 0 < ns["learned"]
+    assert (ns["best_gamma"], ns["best_alpha"]) in ns["grid"]
+    assert ns["accuracy"] > 0.8

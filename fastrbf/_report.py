@@ -252,10 +252,11 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
         y = list(range(len(g)))[::-1]  # first contender on top
         vals = [r.get("throughput") or 0.0 for r in g]
         shown = [v for v in vals if v > 0]
-        ax.barh(y, vals, color=[KIND_COLOURS.get(r.get("kind"), "#CC79A7") for r in g], height=0.7)
+        drawn = [i for i, v in enumerate(vals) if v > 0]  # skipped rows get a note, no bar
+        ax.barh([y[i] for i in drawn], [vals[i] for i in drawn], height=0.7,
+                color=[KIND_COLOURS.get(g[i].get("kind"), "#CC79A7") for i in drawn])
         ax.set_yticks(y)
         ax.set_yticklabels([r["contender"] for r in g], fontsize=8)
-        ax.set_xscale("log")
         lo = min(shown) / 3 if shown else 1.0
         hi = max(shown) * 2.5 if shown else 10.0
         ticks = []
@@ -280,6 +281,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
         lo = 10 ** math.floor(math.log10(lo))  # whole decades: at least two labelled ticks
         hi = 10 ** math.ceil(math.log10(hi))
         ax.set_xlim(lo, hi)
+        ax.set_xscale("log")
         ax.set_ylim(-0.6, len(g) - 0.4)
         shape = g[0].get("shape", "")
         ax.set_title(f"{w}  ({shape})" if shape else w, fontsize=9, loc="left")

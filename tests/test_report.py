@@ -4,11 +4,15 @@ Synthetic rows test the comparison rules; one tiny real run (one workload, one t
 call per contender) tests the whole path from a run to the figure."""
 
 import json
+import os
+import pathlib
 import struct
+import subprocess
 import sys
 
 import pytest
 
+import fastrbf
 from fastrbf import _report, bench
 
 
@@ -216,13 +220,21 @@ def test_cli_errors(tmp_path, capsys, argv, match):
 
 
 def test_real_run_json_compare_plot(tmp_path, capsys):
-    """One tiny real run: written, compared with itself (all within the threshold) and
-    drawn; then a saved copy made 2x slower shows as a regression."""
+    """One tiny real run: written, drawn, then a saved copy made 2x slower shows as a
+    regression and one 2x faster as faster.  The run is a subprocess, as a user runs
+    it: the benchmark module imports faiss, whose own OpenBLAS would otherwise join this
+    test process after fastrbf's thread controller was made."""
     run = tmp_path / "run.json"
-    rows = bench.main(["--only", "sqdist-lowd/float32", "--repeats", "1", "--json", str(run),
-                       "--plot", str(tmp_path / "run.png")])
-    assert rows and all(r["workload"] == "sqdist-lowd/float32" for r in rows)
-    assert _report.load_rows(run) == json.loads(json.dumps(rows))
+    env = dict(os.environ)
+    pkg_parent = str(pathlib.Path(fastrbf.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([pkg_parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, "-m", "fastrbf.bench", "--only", "sqdist-lowd/float32", "--repeats", "1",
+                           "--json", str(run), "--plot", str(tmp_path / "run.png")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"figure written to {tmp_path / 'run.png'}" in proc.stdout
+    rows = _report.load_rows(run)
+    assert rows and all(r["workload"] == "sqdist-lowd/float32" and r["median_s"] > 0 for r in rows)
     _png_size(tmp_path / "run.png")
     slow = [dict(r, median_s=2 * r["median_s"]) for r in rows]
     fast = [dict(r, median_s=r["median_s"] / 2) for r in rows]
@@ -233,3 +245,11 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
     bench.main(["--from", _write(tmp_path / "fast.json", fast), "--compare", str(run)])
     out = capsys.readouterr().out
     assert out.count("faster") == len(rows) + 1 and "REGRESSION" not in out and "-50.0%" in out
+
+
+def test_plot_workload_with_only_skipped_rows(tmp_path):
+    """A workload whose contenders were all skipped draws notes, no bars and no
+    log-scale warning (warnings are errors in this suite)."""
+    rows = [_row("skipped", "numpy reference", None, "numpy"), _row("a", "fastrbf", 1.0)]
+    _report.plot(rows, tmp_path / "r.png", baseline=rows)
+    _png_size(tmp_path / "r.png")

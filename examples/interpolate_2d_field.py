@@ -33,8 +33,10 @@ def franke(x, y):
 
 
 def save_picture(path, X, xs, truth, fit):
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("The picture needs matplotlib: pip install matplotlib (or fastrbf[plot]), or run with --no-plot.") from None
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
 

@@ -29,8 +29,10 @@ import fastrbf
 
 
 def save_centres(path, centers, labels, y):
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("The picture needs matplotlib: pip install matplotlib (or fastrbf[plot]), or leave out --centres.") from None
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
 

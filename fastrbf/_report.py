@@ -240,6 +240,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     groups = {w: [r for r in rows if r["workload"] == w] for w in workloads}
     base = {(r["workload"], r["contender"]): r for r in (baseline or [])}
+    any_ticks = False
     ncols = min(ncols, len(workloads))
     nrows = -(-len(workloads) // ncols)
     heights = [max(len(groups[w]) for w in workloads[i * ncols:(i + 1) * ncols]) * 0.32 + 0.9 for i in range(nrows)]
@@ -276,6 +277,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
             else:
                 ax.text(lo * 1.1, yi, r.get("note") or "not measured", va="center", fontsize=7, color="#555555")
         if ticks:
+            any_ticks = True
             ax.scatter([t for t, _ in ticks], [yi for _, yi in ticks], marker="|", s=180, color="black",
                        linewidths=1.5, zorder=3)
         lo = 10 ** math.floor(math.log10(lo))  # whole decades: at least two labelled ticks
@@ -291,7 +293,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
         ax.grid(axis="x", which="major", alpha=0.3)
     kinds = [k for k in KIND_COLOURS if any(r.get("kind") == k for r in rows)]
     handles = [Patch(color=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in kinds]
-    if base:
+    if any_ticks:
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], marker="|", linestyle="none", color="black", markersize=12,

@@ -154,9 +154,13 @@ def map_ranges(func, n, n_threads, align=1):
         f.result()
 
 
-def _get_controller():
+def _get_controller(refresh=False):
+    """The threadpoolctl controller, made on first use.  ``refresh=True`` scans the
+    loaded libraries again: a BLAS loaded later (faiss bundles its own OpenBLAS) is then
+    limited too.  The internal ``blas_threads`` limits need no refresh: they guard the
+    BLAS of NumPy/SciPy, loaded before fastrbf is."""
     global _controller
-    if _controller is None:
+    if _controller is None or refresh:
         from threadpoolctl import ThreadpoolController
 
         _controller = ThreadpoolController()
@@ -201,7 +205,7 @@ def threads(n_threads: int | None) -> Iterator[None]:
     prev = getattr(_local, "n_threads", None)
     _local.n_threads = n
     try:
-        with _numba_threads(n), _get_controller().limit(limits=n, user_api="blas"):
+        with _numba_threads(n), _get_controller(refresh=True).limit(limits=n, user_api="blas"):
             yield n
     finally:
         _local.n_threads = prev

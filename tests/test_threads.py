@@ -46,6 +46,16 @@ def test_threads_context_limits_numba_and_blas():
     assert D.shape == (3, 3)
 
 
+def test_threads_context_limits_a_blas_loaded_later(monkeypatch):
+    # a controller made before a BLAS was loaded (here: one that sees no BLAS at all)
+    from threadpoolctl import ThreadpoolController, threadpool_info
+
+    stale = ThreadpoolController().select(user_api="openmp")
+    monkeypatch.setattr(_threads, "_controller", stale)
+    with fastrbf.threads(1):
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+
+
 def test_eight_python_threads_give_serial_results(rng):
     X = rng.standard_normal((400, 8))
     Y = rng.standard_normal((300, 8))

@@ -159,9 +159,12 @@ def _offsets(X):
     return np.r_[0, np.cumsum(X.chunks[0])].astype(np.int64)
 
 
-def _tree(parts, combine):
-    """Tree reduction of a list of Delayed with ``combine(*group)`` (groups in order)."""
+def _tree(parts, combine, first=None):
+    """Tree reduction of a list of Delayed with ``combine(*group)`` (groups in order);
+    ``first`` combines the leaves (and is applied to a single leaf too)."""
     parts = list(parts)
+    if first is not None:
+        parts = [delayed(first, pure=False)(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
     while len(parts) > 1:
         parts = [delayed(combine, pure=False)(*parts[i : i + SPLIT_EVERY]) if len(parts[i : i + SPLIT_EVERY]) > 1
                  else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
@@ -434,8 +437,10 @@ def _raise_bad(stats):
             raise ValueError(f"`sample_weight` must be >= 0; got {s['wneg']!r}.")
 
 
-def _step(blk, lab_old, C):
-    """One Lloyd assignment of a block: (labels, (sums, weights, changed labels))."""
+def _step(blk, prev, C):
+    """One Lloyd assignment of a block: (labels, (sums, weights, changed labels)).
+    ``prev``: the previous step's output of the block (None at the first)."""
+    lab_old = _labels_of(prev)
     X = blk.X
     n = X.shape[0]
     K = C.shape[0]
@@ -448,6 +453,15 @@ def _step(blk, lab_old, C):
     return labels, (sums, wsum, changed)
 
 
+def _labels_of(out):
+    """Labels from a step's output (the tuple is kept whole: no extra task per block)."""
+    return None if out is None else out[0]
+
+
+def _add_outs(*outs):
+    return _add(*(o[1] for o in outs))
+
+
 def _add(*parts):
     out = [np.array(p, copy=True) if isinstance(p, np.ndarray) else p for p in parts[0]]
     for p in parts[1:]:
@@ -456,8 +470,9 @@ def _add(*parts):
     return tuple(out)
 
 
-def _final(blk, labels, C, strict):
+def _final(blk, prev, C, strict):
     """Final labels and the block's inertia."""
+    labels = _labels_of(prev)
     X = blk.X
     n = X.shape[0]
     mind = np.empty(n, dtype=np.float64)
@@ -471,9 +486,10 @@ def _final(blk, labels, C, strict):
     return lab, (float(mind @ blk.w),)
 
 
-def _reloc_candidates(blk, labels, lab_old, C, m):
+def _reloc_candidates(blk, out, prev, C, m):
     """Counts of the block's clusters and its ``m`` farthest points of weight > 0
     (decreasing distance to their centre, ties to the lowest index)."""
+    labels, lab_old = _labels_of(out), _labels_of(prev)
     X = blk.X
     n = X.shape[0]
     K = C.shape[0]
@@ -490,10 +506,10 @@ def _reloc_candidates(blk, labels, lab_old, C, m):
     return counts, (mind[top], top, labels[top], X[top].astype(np.float64), blk.w[top], old)
 
 
-def _patch(labels, idx, vals):
-    out = labels.copy()
-    out[idx] = vals
-    return out
+def _patch(out, idx, vals):
+    labels = out[0].copy()
+    labels[idx] = vals
+    return (labels,) + tuple(out[1:])
 
 
 def _relocate(cands, counts, sums, wsum):
@@ -540,17 +556,16 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty):
     n_iter = 0
     for it in range(max_iter):
         Cd = delayed(C)
-        outs = [delayed(_step, nout=2, pure=False)(blocks[b], labels[b], Cd) for b in range(nb)]
+        # per block one task: (labels, stats), kept whole on the worker for the next step
+        outs = [delayed(_step, pure=False)(blocks[b], labels[b], Cd) for b in range(nb)]
         labels_old = labels
-        labels = [o[0] for o in outs]
-        total = _tree([o[1] for o in outs], _add)
-        *labels, total = dask.persist(*labels, total)
+        *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
         sums, wsum, changed = total.compute()
         if np.any(wsum == 0):
             if empty == "raise":
                 _cl._raise_empty(wsum, it + 1)
             m = int(np.count_nonzero(wsum == 0)) + K
-            res = dask.compute(*[delayed(_reloc_candidates, nout=2, pure=False)(blocks[b], labels[b], labels_old[b], Cd, m)
+            res = dask.compute(*[delayed(_reloc_candidates, pure=False)(blocks[b], labels[b], labels_old[b], Cd, m)
                                  for b in range(nb)])
             counts = np.sum([r[0] for r in res], axis=0)
             patches, delta = _relocate(res, counts, sums, wsum)
@@ -571,8 +586,8 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty):
             converged = True
             break
     Cd = delayed(C)
-    outs = [delayed(_final, nout=2, pure=False)(blocks[b], labels[b], Cd, strict) for b in range(nb)]
-    *labels, total = dask.persist(*[o[0] for o in outs], _tree([o[1] for o in outs], _add))
+    outs = [delayed(_final, pure=False)(blocks[b], labels[b], Cd, strict) for b in range(nb)]
+    *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
     inertia = float(total.compute()[0])
     return C, labels, inertia, n_iter, converged
 
@@ -586,9 +601,10 @@ def _pick(blk, u):
     return blk.X[i : i + 1].copy()
 
 
-def _closest(blk, mind, C):
+def _closest(blk, prev, C):
     """Distance of each row to its nearest centre among ``C`` and the previous ones, and
     the block's weighted potential."""
+    mind = _labels_of(prev)
     n = blk.X.shape[0]
     d2 = np.empty(n, dtype=np.float64)
     blk.assigner()(C, np.empty(n, dtype=np.int64), d2)
@@ -596,7 +612,8 @@ def _closest(blk, mind, C):
     return out, (float(out @ blk.w),)
 
 
-def _sample(blk, mind, phi, ell, seed):
+def _sample(blk, out, phi, ell, seed):
+    mind = out[0]
     p = ell * blk.w * mind / phi
     u = np.random.default_rng(seed).random(p.shape[0])
     return blk.X[u < p]
@@ -623,8 +640,8 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
     r = 0
     while True:
         Cd = delayed(new)
-        outs = [delayed(_closest, nout=2, pure=False)(blocks[i], mind[i], Cd) for i in range(nb)]
-        *mind, total = dask.persist(*[o[0] for o in outs], _tree([o[1] for o in outs], _add))
+        outs = [delayed(_closest, pure=False)(blocks[i], mind[i], Cd) for i in range(nb)]
+        *mind, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
         phi = float(total.compute()[0])
         allc = np.concatenate(cands)
         if r >= rounds or phi == 0:
@@ -751,7 +768,8 @@ def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4,
         if best is None or res[2] < best[2]:
             best = res
     C, labels, inertia, n_iter, converged = best
-    lab = da.concatenate([da.from_delayed(lb, (int(c),), np.int64) for lb, c in zip(labels, X.chunks[0])])
+    lab = da.concatenate([da.from_delayed(delayed(_labels_of, pure=True)(o), (int(c),), np.int64)
+                          for o, c in zip(labels, X.chunks[0])])
     return KMeansResult(C, lab, inertia, n_iter, converged)
 
 

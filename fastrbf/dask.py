@@ -68,7 +68,6 @@ import numpy as np
 from . import _validation as _v
 from . import cluster as _cl
 from . import models as _m
-from ._jit import lloyd as _jl
 from .cluster import KMeansResult, _Assigner, _partials, _reduce
 from .distances import sqdist as _sqdist
 from .kernels import _check_kernel, _check_params
@@ -312,7 +311,7 @@ def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n
     dtype = _dtype(X.dtype, Ya.dtype, Va.dtype)
     g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
     gam = float(g[0]) if scalar else g
-    kw = dict(kernel=kernel, gamma=gam, degree=deg, coef0=c0, n_threads=nt)
+    kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
     if Va.ndim == 1:
         return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, drop_axis=1)
     return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)))
@@ -371,9 +370,9 @@ class _KBlock:
         self.n_threads = n_threads
         self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
         bad = ~np.isfinite(X)
-        self.stats = dict(n=n, nbad=int(bad.sum()), bad=None, mean=None, m2=None,
-                          wbad=None, wneg=None, wsum=float(self.w.sum()) if wb is not None else float(n),
-                          wnnz=int(np.count_nonzero(self.w)))
+        self.stats = {"n": n, "nbad": int(bad.sum()), "bad": None, "mean": None, "m2": None,
+                      "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
+                      "wnnz": int(np.count_nonzero(self.w))}
         if self.stats["nbad"]:
             i, j = (int(v) for v in np.argwhere(bad)[0])
             self.stats["bad"] = (i + self.offset, j, float(X[i, j]))
@@ -964,7 +963,7 @@ def _predict(model, X, method, n_threads):
     k = model.weights.shape[1]
     labels = method == "predict" and getattr(model, "classes", None) is not None
     dtype = model.classes.dtype if labels else ftype
-    kw = dict(model=model, method=method, n_threads=nt, dtype=dtype)
+    kw = {"model": model, "method": method, "n_threads": nt, "dtype": dtype}
     if labels or model.single_output:
         return X.map_blocks(_predict_block, drop_axis=1, **kw)
     return X.map_blocks(_predict_block, chunks=(X.chunks[0], (k,)), **kw)

@@ -486,8 +486,8 @@ def _dask_lloyd_workload():
         import dask.array as da
         from distributed import Client, LocalCluster
 
-        n = 50000 if quick else 1000000
-        rows = -(-n // 16)
+        n, nb = (20000, 4) if quick else (1000000, 8)  # full: blocks of 125000 rows (32 MB)
+        rows = -(-n // nb)
         nb = -(-n // rows)
         X = np.concatenate([_dask_block((i,), n, d, rows) for i in range(nb)])
         C = X[_rng().choice(n, K, replace=False)].copy()

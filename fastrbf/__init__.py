@@ -13,12 +13,13 @@ from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
 from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
-from .models import KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
+from .models import ConvergenceWarning, KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CholeskyFactor",
+    "ConvergenceWarning",
     "EmptyClusterError",
     "GPModel",
     "GPPrediction",

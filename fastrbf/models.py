@@ -126,6 +126,18 @@ class KernelModel:
         ``Y`` was 1-D: predictions are 1-D.
     jitter : float
         Jitter added to the diagonal by ``jitter="auto"`` (0 if none).
+    solver : str
+        ``"cholesky"`` or ``"nystrom-pcg"`` (then ``centers`` are the landmarks and
+        ``weights`` the Nystroem coefficients ``beta``); "cholesky" for
+        :func:`interpolate` too.
+    n_iter : int
+        Conjugate-gradient iterations (fused passes over the data) of "nystrom-pcg"; 0
+        for a direct solve.
+    residual : float
+        Final relative residual of the preconditioned system ("nystrom-pcg"; the largest
+        over the outputs); 0.0 for a direct solve.
+    converged : bool
+        Whether "nystrom-pcg" reached ``tol`` (always True for a direct solve).
     """
 
     centers: np.ndarray
@@ -142,6 +154,10 @@ class KernelModel:
     dtype: np.dtype
     single_output: bool
     jitter: float = 0.0
+    solver: str = "cholesky"
+    n_iter: int = 0
+    residual: float = 0.0
+    converged: bool = True
 
     def predict(self, X, *, n_threads=None):
         """Evaluate the model at the rows of ``X`` (fused: no n_query x n matrix).
@@ -194,12 +210,57 @@ def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     return B, True
 
 
-def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, degree=3, coef0=1.0,
-                 jitter=None, n_threads=None):
-    """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``.
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped at ``max_iter`` before reaching ``tol`` (the result
+    is returned, with ``converged=False``)."""
 
-    The Gram matrix is built into one n x n float64 buffer that is factored in place
-    (peak memory about one n x n matrix).
+
+#: solver="auto" factors the n x n matrix while 8 n^2 bytes are below this share of
+#: the available memory
+AUTO_MEMORY_SHARE = 0.5
+#: kernels accepted by solver="nystrom-pcg" (positive (semi-)definite: K_mm is factored)
+PCG_KERNELS = ("gaussian", "laplacian", "inverse_multiquadric", "inverse_quadratic", "truncated", "polynomial")
+SOLVERS = ("auto", "cholesky", "nystrom-pcg")
+
+
+def default_landmarks(n):
+    """Default number of landmarks of solver="nystrom-pcg": ``min(n, max(1000,
+    2 sqrt(n)))`` (Falkon's O(sqrt(n)) rule; 2000 at n = 10^6).
+
+    Examples
+    --------
+    >>> default_landmarks(10**6), default_landmarks(500)
+    (2000, 500)
+    """
+    return int(min(n, max(1000, int(np.ceil(2.0 * np.sqrt(n))))))
+
+
+def _choose_solver(n, alpha, n_landmarks, landmarks):
+    if n_landmarks is not None or not isinstance(landmarks, str):
+        return "nystrom-pcg"
+    if np.ndim(alpha) != 0:
+        return "cholesky"
+    avail = _v.available_memory()
+    if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
+        return "cholesky"
+    return "nystrom-pcg"
+
+
+def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, degree=3, coef0=1.0,
+                 jitter=None, solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100,
+                 seed=None, n_threads=None):
+    """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``, or its Nystroem
+    approximation for large n.
+
+    ``solver="cholesky"``: the Gram matrix is built into one n x n float64 buffer that
+    is factored in place (peak memory about one n x n matrix).
+
+    ``solver="nystrom-pcg"`` (large n, no n x n or n x m matrix): Nystroem kernel ridge
+    with m landmarks ``L``, ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` and
+    ``f(x) = K(x, L) beta`` (the same unscaled ``alpha``; with ``L = X`` it is exact
+    KRR), solved by Falkon's preconditioned conjugate gradients (Rudi et al. 2017):
+    every product with ``K_nm`` is one fused pass over the data, the m x m
+    preconditioner is two Cholesky factors.  Memory O(n d + m^2 + n k).
 
     Parameters
     ----------
@@ -208,21 +269,42 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     gamma : float
         Kernel width (> 0), as in :func:`fastrbf.gram`.
     alpha : float or array_like of shape (n,)
-        Ridge, added to the diagonal; >= 0.
+        Ridge, added to the diagonal; >= 0.  A number > 0 for "nystrom-pcg".
     kernel : str, default "gaussian"
-        A positive definite kernel of :data:`fastrbf.KERNELS`.
+        A positive definite kernel of :data:`fastrbf.KERNELS` ("nystrom-pcg": one of
+        gaussian, laplacian, inverse_multiquadric, inverse_quadratic, truncated,
+        polynomial).
     fit_intercept : bool, default False
         Fit ``Y - mean(Y)`` and add the mean back (scikit-learn's ``KernelRidge`` has
         no intercept: the default matches it).
     degree, coef0 :
         Parameters of the polynomial and tanh kernels.
     jitter : None, "auto" or float
-        As in :func:`fastrbf.cholesky`.
+        As in :func:`fastrbf.cholesky` ("cholesky" only).
+    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+        "auto": "cholesky" while one n x n float64 matrix (8 n^2 bytes) takes less than
+        half the available memory and neither ``n_landmarks`` nor an array of
+        ``landmarks`` is given, else "nystrom-pcg" (array ``alpha``: always "cholesky").
+    n_landmarks : int, optional
+        Number of landmarks m in [1, n] ("nystrom-pcg"); default
+        ``min(n, max(1000, 2 sqrt(n)))``.
+    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
+        Uniform sample of the rows without replacement, k-means centres (k-means++ and
+        10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), or given.
+    tol : float, default 1e-7
+        "nystrom-pcg" stops when the relative residual of the preconditioned system is
+        below ``tol`` for every output...
+    max_iter : int, default 100
+        ... or after ``max_iter`` iterations (then a :class:`ConvergenceWarning` and
+        ``converged=False``).
+    seed : None, int or numpy.random.Generator
+        For the landmarks.
     n_threads : int, optional
 
     Returns
     -------
     KernelModel
+        ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve.
 
     Examples
     --------
@@ -232,12 +314,27 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     >>> m = kernel_ridge(X, [0.0, 1.0, 0.0], gamma=1.0, alpha=0.1)
     >>> m.predict(X).round(3)
     array([0.038, 0.883, 0.038])
+    >>> rng = np.random.default_rng(0)
+    >>> Xl = rng.random((2000, 2))
+    >>> big = kernel_ridge(Xl, np.sin(4 * Xl[:, 0]), gamma=2.0, alpha=1e-3, solver="nystrom-pcg",
+    ...                    n_landmarks=100, seed=0)
+    >>> big.centers.shape, big.converged, bool(abs(big.predict([[0.3, 0.5]])[0] - np.sin(1.2)) < 1e-3)
+    ((100, 2), True, True)
     """
     spec = _check_kernel(kernel)
     Xa, Ya = _check_xy(X, Y)
     g = _check_scalar_gamma(gamma)
     deg, coef0 = _check_params(spec, degree, coef0)
     n = Xa.shape[0]
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
+    if solver == "auto":
+        solver = _choose_solver(n, alpha, n_landmarks, landmarks)
+    if solver == "nystrom-pcg":
+        return _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+                                 landmarks, tol, max_iter, seed, n_threads)
+    if n_landmarks is not None or not isinstance(landmarks, str):
+        raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
     a = _check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
     Xd = _v.to_dtype(Xa, _F64)
@@ -252,6 +349,67 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", fit_intercept=False, 
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
                        np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
                        np.zeros((0, W.shape[1])), _out_dtype(Xa, Ya), single, used)
+
+
+def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                      max_iter, seed, n_threads):
+    from . import _nystrom
+
+    n, d = Xa.shape
+    kernel = spec.name
+    if kernel not in PCG_KERNELS:
+        raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
+                         f"kernel); got {kernel!r}.")
+    if np.ndim(alpha) != 0:
+        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
+                        f"got an array of shape {np.shape(alpha)}.")
+    a = _check_alpha(alpha, n)
+    if not a > 0:
+        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
+    if jitter is not None:
+        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
+            np.isfinite(tol) and tol > 0):
+        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
+    if isinstance(landmarks, str):
+        if landmarks not in ("uniform", "kmeans"):
+            raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+        m = default_landmarks(n) if n_landmarks is None else n_landmarks
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+            raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
+        m = int(m)
+    else:
+        La = _v.check_data(landmarks, "landmarks")
+        _v.check_features(Xa, La, "X", "landmarks")
+        m = La.shape[0]
+        if n_landmarks is not None and n_landmarks != m:
+            raise ValueError(f"`n_landmarks` ({n_landmarks}) must equal the number of given `landmarks` ({m}).")
+        landmarks = La
+    T, single = _as_targets(Ya)
+    k = T.shape[1]
+    _, nch = _nystrom._chunking(n)
+    _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + 2 * nch * m * k),
+                    f"kernel_ridge (nystrom-pcg, {m} landmarks)", "use fewer `n_landmarks`.")
+    nt = _threads.for_work(n * m * (d + 8), n_threads)
+    Xd = _v.to_dtype(Xa, _F64)
+    intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
+    T -= intercept
+    L = _nystrom.landmarks(Xd, m, landmarks, seed, nt)
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
+    Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    rhs = _nystrom.cross_t(Xd, L, T, **params)
+    del T
+    res = _nystrom.falkon_solve(lambda V: _nystrom.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
+                                tol=float(tol), max_iter=int(max_iter), n_threads=nt)
+    if not res.converged:
+        warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
+                      f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
+                      ConvergenceWarning, stacklevel=3)
+    return KernelModel(L, res.beta, kernel, g, deg, coef0, intercept, np.zeros((0, d), dtype=np.int64),
+                       np.zeros(d), np.ones(d), np.zeros((0, k)), _out_dtype(Xa, Ya), single, 0.0,
+                       "nystrom-pcg", res.n_iter, res.residual, res.converged)
 
 
 def _compact_trailing(A, q):

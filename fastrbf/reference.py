@@ -269,3 +269,14 @@ def nystroem_transform(X, landmarks, *, kernel="gaussian", gamma=1.0, alpha=0.0,
     keep = s > L.shape[0] * np.finfo(np.float64).eps * s.max()
     N = (U[:, keep] / np.sqrt(s[keep])) @ Vt[keep]
     return gram(X, L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0) @ N.T
+
+
+def nystroem_kernel_ridge(X, Y, L, *, gamma, alpha, kernel="gaussian", degree=3, coef0=1.0):
+    """Nystroem kernel ridge coefficients: ``beta`` solving ``(K_nm^T K_nm + alpha K_mm)
+    beta = K_nm^T Y`` with the explicit ``K_nm = K(X, L)`` (n x m) and
+    ``numpy.linalg.solve``; predictions are ``K(x, L) beta``."""
+    X = np.asarray(X, dtype=np.float64)
+    L = np.asarray(L, dtype=np.float64)
+    Knm = gram(X, L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    Kmm = gram(L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    return np.linalg.solve(Knm.T @ Knm + alpha * Kmm, Knm.T @ np.asarray(Y, dtype=np.float64))

@@ -1,0 +1,319 @@
+"""Nystroem kernel ridge by preconditioned conjugate gradients (Falkon), matrix-free.
+
+The Nystroem KRR problem with landmarks ``L`` (m of them) and fastrbf's unscaled ridge
+``alpha`` (as scikit-learn's ``KernelRidge``):
+
+    (K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y,     f(x) = K(x, L) beta
+
+``K_nm = K(X, L)`` is never held: :func:`normal_matvec` makes ``K_nm^T K_nm V`` in one
+fused pass over row tiles of ``X`` and :func:`cross_t` makes ``K_nm^T Y`` the same way.
+With ``L = X`` (m = n) the solution is ``(K + alpha I)^-1 Y`` whenever ``K`` is
+non-singular.
+
+Preconditioner (Falkon, Rudi, Carratino & Rosasco 2017, in this scaling): with
+``K_nm^T K_nm ~ (n / m) K_mm^2``,
+
+    H = K_nm^T K_nm + alpha K_mm ~ T^T ((n / m) T T^T + alpha I) T = T^T A^T A T,
+
+``T`` the upper Cholesky factor of ``K_mm + delta I`` (``delta = m eps mean(diag)``,
+Falkon's jitter, raised tenfold up to ``1e-3 mean(diag)`` if ``K_mm`` is not positive
+definite to working precision) and ``A`` that of ``(n / m) T T^T + alpha I``.  With
+``B = T^-1 A^-1``, conjugate gradients run on ``B^T H B gamma = B^T K_nm^T Y`` and
+``beta = B gamma``.  As in Falkon, the regulariser is applied as ``alpha I`` in the
+preconditioned basis (``alpha T^-T K_mm T^-1`` computed as such would amplify rounding
+by ``cond(T)^2``), so the system solved has ``K_mm + delta I`` in the regulariser:
+a relative change of ``m eps``.
+
+Decisions:
+
+- Several right-hand sides (``Y`` of shape (n, k)) are solved by k independent CG
+  recurrences that share each fused pass (one pass costs nearly the same for k = 1 and
+  k = 10: building the kernel tile dominates); a column that has converged leaves the
+  active set.  Block CG would share Krylov information but can break down on nearly
+  dependent columns.
+- Stopping: the relative residual ``||r|| / ||b||`` of the preconditioned system (the
+  CG recurrence residual) ``<= tol`` for every column, or ``max_iter`` passes.  The
+  reported ``residual`` is the largest over the columns.
+- Threads: the fused passes are numba parallel kernels; the m x m LAPACK/BLAS work runs
+  between passes, with BLAS on one thread for the per-iteration triangular solves when
+  they are small (multi-threaded BLAS spinning beside the OpenMP pool slows both).
+  ``falkon_solve`` never holds the BLAS limit while ``matvec`` runs (the dask helper's
+  matvec may run fastrbf calls on other threads).
+- Reductions over rows use fixed chunks of ``max(NM_CHUNK, n / MAX_CHUNKS)`` rows (a
+  function of ``n`` only), one float64 partial each, added in chunk order: bitwise
+  independent of the thread count.  Memory: ``O(n d + m^2 + n k)`` plus at most
+  ``MAX_CHUNKS`` partials of m x k.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from . import _threads
+from ._jit import nystrom as _jn
+from .distances import _consts
+from .kernels import KERNELS
+
+#: smallest row chunk of the fused passes, and the most chunks (bounds the partials)
+NM_CHUNK = 1024
+MAX_CHUNKS = 256
+#: the per-iteration m x m work runs with one BLAS thread below this many flops
+SMALL_BLAS = 2e8
+
+_F64 = np.dtype(np.float64)
+
+
+def _chunking(n):
+    chunk = max(NM_CHUNK, -(-n // MAX_CHUNKS))
+    chunk += chunk % 2  # row pairs never straddle two chunks
+    return chunk, max(1, -(-n // chunk))
+
+
+def _pass(kernel_fn, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
+    spec = KERNELS[kernel]
+    X = np.ascontiguousarray(X)
+    dt = X.dtype
+    Lt = np.ascontiguousarray(np.asarray(L, dtype=dt).T)
+    m = Lt.shape[1]
+    chunk, nch = _chunking(X.shape[0])
+    partial = np.zeros((nch, Wt.shape[0], m))
+    g = np.full(m, gamma, dtype=dt)
+    _threads.run(kernel_fn, n_threads, X, Lt, Wt, chunk, not spec.radial, spec.code, g,
+                 _consts(dt, coef0), int(degree), partial)
+    out = partial[0].copy()
+    for p in partial[1:]:  # chunk order: bitwise the same for any thread count
+        out += p
+    return np.ascontiguousarray(out.T)
+
+
+def _as_2d_f64(V):
+    V = np.asarray(V, dtype=_F64)
+    return V.reshape(V.shape[0], -1)
+
+
+def normal_matvec(X, L, V, *, kernel, gamma, degree, coef0, n_threads=None):
+    """``K(X, L)^T (K(X, L) @ V)`` in one fused pass; never holds n x m.
+
+    Inputs are validated arrays: ``X`` (n, d) float32/float64, ``L`` (m, d), ``V`` (m,)
+    or (m, k).  Kernel tiles are in ``X``'s dtype, sums in float64.
+
+    Returns
+    -------
+    ndarray of shape (m, k), float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram
+    >>> rng = np.random.default_rng(0)
+    >>> X, L, V = rng.random((50, 3)), rng.random((7, 3)), rng.random((7, 2))
+    >>> K = gram(X, L, gamma=2.0)
+    >>> P = normal_matvec(X, L, V, kernel="gaussian", gamma=2.0, degree=3, coef0=1.0)
+    >>> bool(np.allclose(P, K.T @ (K @ V)))
+    True
+    """
+    Vt = np.ascontiguousarray(_as_2d_f64(V).T)
+    return _pass(_jn.normal_matvec, X, L, Vt, kernel, gamma, degree, coef0, n_threads)
+
+
+def cross_t(X, L, Y, *, kernel, gamma, degree, coef0, n_threads=None):
+    """``K(X, L)^T @ Y`` in one fused pass (``Y`` (n,) or (n, k)); float64 (m, k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram
+    >>> rng = np.random.default_rng(0)
+    >>> X, L, Y = rng.random((50, 3)), rng.random((7, 3)), rng.random(50)
+    >>> R = cross_t(X, L, Y, kernel="gaussian", gamma=2.0, degree=3, coef0=1.0)
+    >>> bool(np.allclose(R[:, 0], gram(X, L, gamma=2.0).T @ Y))
+    True
+    """
+    Yt = np.ascontiguousarray(_as_2d_f64(Y).T)
+    return _pass(_jn.cross_t, X, L, Yt, kernel, gamma, degree, coef0, n_threads)
+
+
+@dataclass(frozen=True, eq=False)
+class FalkonResult:
+    """Result of :func:`falkon_solve`.
+
+    Attributes
+    ----------
+    beta : ndarray of shape (m, k), float64
+    n_iter : int
+        CG iterations (fused passes) done.
+    residual : float
+        Largest relative residual ``||r|| / ||b||`` of the preconditioned system over
+        the columns (0.0 for a zero right-hand side).
+    converged : bool
+        ``residual <= tol``.
+    """
+
+    beta: np.ndarray
+    n_iter: int
+    residual: float
+    converged: bool
+
+
+def _upper_cholesky(S, what):
+    """Upper Cholesky factor of the symmetric S (copied), or None if it fails."""
+    U, info = lapack.dpotrf(S, lower=0, clean=1, overwrite_a=0)
+    return U if info == 0 else None
+
+
+def _kmm_factor(Kmm):
+    m = Kmm.shape[0]
+    mean_diag = float(np.mean(np.diag(Kmm)))
+    if not np.isfinite(mean_diag) or mean_diag <= 0:
+        mean_diag = 1.0
+    delta = m * np.finfo(np.float64).eps * mean_diag
+    while True:
+        S = Kmm + delta * np.eye(m)
+        U = _upper_cholesky(S, "K_mm")
+        if U is not None:
+            return U, delta
+        if delta >= 1e-3 * mean_diag:
+            from .linalg import NotPositiveDefiniteError
+
+            raise NotPositiveDefiniteError(
+                f"The landmark kernel matrix K_mm is not positive definite even with jitter "
+                f"{delta:.3g} added: the kernel is not positive definite.", alpha=delta)
+        delta *= 10.0
+
+
+def falkon_solve(matvec, rhs, Kmm, alpha, n, *, tol=1e-7, max_iter=100, n_threads=None):
+    """Solve ``(K_nm^T K_nm + alpha K_mm) beta = rhs`` by Falkon's preconditioned CG.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(V)`` returns ``K_nm^T K_nm V`` (m, k') float64 for V (m, k') float64.
+    rhs : ndarray of shape (m,) or (m, k)
+        ``K_nm^T Y``.
+    Kmm : ndarray of shape (m, m)
+        ``K(L, L)``.
+    alpha : float
+        The ridge, > 0 (unscaled, as in :func:`fastrbf.kernel_ridge`).
+    n : int
+        Number of training points (the preconditioner's ``n / m`` scale).
+    tol : float
+        Relative residual of the preconditioned system at which a column stops.
+    max_iter : int
+        Most CG iterations (calls of ``matvec``).
+    n_threads : int, optional
+        BLAS threads for the m x m factorisations.
+
+    Returns
+    -------
+    FalkonResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((200, 2)), rng.random(200)
+    >>> L = X[:20]
+    >>> Knm, Kmm = gram(X, L, gamma=3.0), gram(L, gamma=3.0)
+    >>> res = falkon_solve(lambda V: Knm.T @ (Knm @ V), Knm.T @ y, Kmm, 0.1, 200, tol=1e-10)
+    >>> direct = np.linalg.solve(Knm.T @ Knm + 0.1 * Kmm, Knm.T @ y)
+    >>> bool(res.converged and np.allclose(res.beta[:, 0], direct))
+    True
+    """
+    B = _as_2d_f64(rhs)
+    Kmm = np.asarray(Kmm, dtype=_F64)
+    m, k = B.shape
+    alpha = float(alpha)
+    nt = _threads.resolve(n_threads)
+    with _threads.blas_threads(nt):
+        T, _ = _kmm_factor(Kmm)
+        S = T @ T.T
+        S *= n / m
+        S.flat[:: m + 1] += alpha
+        A = _upper_cholesky(S, "preconditioner")
+        if A is None:  # pragma: no cover - S is positive definite for alpha > 0
+            raise np.linalg.LinAlgError("The Falkon preconditioner is not positive definite.")
+        del S
+    trsm = blas.dtrsm
+    # prec: B G = T^-1 A^-1 G; prec_t: B^T R = A^-T T^-T R (upper factors)
+
+    def prec(G):
+        return trsm(1.0, T, trsm(1.0, A, G))
+
+    def prec_t(R):
+        return trsm(1.0, A, trsm(1.0, T, R, trans_a=1), trans_a=1)
+
+    small = m * m * k * 6 < SMALL_BLAS
+    nt_small = 1 if small else nt
+
+    def op(G):
+        # B^T H B G with the regulariser in the T basis: alpha T^-T (T^T T) T^-1 = alpha I
+        with _threads.blas_threads(nt_small):
+            Ag = trsm(1.0, A, G)
+            V = trsm(1.0, T, Ag)
+        HV = np.asarray(matvec(V), dtype=_F64)
+        with _threads.blas_threads(nt_small):
+            Z = trsm(1.0, T, HV, trans_a=1)
+            Z += alpha * Ag
+            return trsm(1.0, A, Z, trans_a=1)
+
+    with _threads.blas_threads(nt_small):
+        b = prec_t(B)
+    bnorm = np.sqrt(np.sum(b * b, axis=0))
+    x = np.zeros((m, k))
+    r = b.copy()
+    p = r.copy()
+    rr = bnorm * bnorm
+    rel = np.where(bnorm > 0, 1.0, 0.0)
+    done = rel <= tol
+    n_iter = 0
+    while n_iter < max_iter and not done.all():
+        act = np.flatnonzero(~done)
+        P = np.ascontiguousarray(p[:, act])
+        AP = op(P)
+        n_iter += 1
+        pap = np.sum(P * AP, axis=0)
+        ok = pap > 0
+        a = np.where(ok, rr[act] / np.where(ok, pap, 1.0), 0.0)
+        x[:, act] += a * P
+        r[:, act] -= a * AP
+        rr_new = np.sum(r[:, act] ** 2, axis=0)
+        p[:, act] = r[:, act] + np.where(rr[act] > 0, rr_new / np.where(rr[act] > 0, rr[act], 1.0), 0.0) * P
+        rr[act] = rr_new
+        rel[act] = np.sqrt(rr_new) / bnorm[act]
+        done[act] = (rel[act] <= tol) | ~ok  # a breakdown (p^T A p <= 0) stops the column
+    with _threads.blas_threads(nt_small):
+        beta = prec(x)
+    residual = float(rel.max()) if k else 0.0
+    return FalkonResult(np.ascontiguousarray(beta), n_iter, residual, bool(residual <= tol))
+
+
+def landmarks(X, M, how, seed, n_threads):
+    """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
+    (k-means centres) or an explicit (M, d) array (returned as float64).
+
+    ``"kmeans"``: k-means++ and 10 Lloyd iterations on a uniform subsample of
+    ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
+    the solve).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(20.0).reshape(10, 2)
+    >>> landmarks(X, 3, "uniform", 0, None).shape
+    (3, 2)
+    """
+    if not isinstance(how, str):
+        return np.ascontiguousarray(np.asarray(how, dtype=_F64))
+    n = X.shape[0]
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if how == "uniform":
+        idx = np.sort(rng.choice(n, size=M, replace=False))
+        return np.ascontiguousarray(X[idx], dtype=_F64)
+    if how == "kmeans":
+        from .cluster import kmeans
+
+        sub = X if n <= 20 * M else X[np.sort(rng.choice(n, size=20 * M, replace=False))]
+        return np.ascontiguousarray(kmeans(sub, M, max_iter=10, seed=rng, n_threads=n_threads).centers, dtype=_F64)
+    raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {how!r}.')

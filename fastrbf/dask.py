@@ -53,6 +53,7 @@ Decisions:
 """
 
 import numbers
+import warnings
 
 try:
     import dask
@@ -65,6 +66,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 import numpy as np
 
+from . import _nystrom
 from . import _validation as _v
 from . import cluster as _cl
 from . import models as _m
@@ -74,7 +76,8 @@ from .kernels import _check_kernel, _check_params
 from .kernels import gram as _gram
 from .kernels import gram_matvec as _gram_matvec
 
-__all__ = ["gram", "gram_matvec", "kmeans", "lloyd_assign", "predict", "rbf_network", "sqdist"]
+__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign", "predict",
+           "rbf_network", "sqdist"]
 
 #: blocks combined per node of the tree reductions
 SPLIT_EVERY = 8
@@ -898,6 +901,165 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
     W, b = _m._weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
     return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
+
+
+# ---------------------------------------------------------------- kernel ridge (Nystroem, PCG)
+def _f64_block(Xb):
+    """A row block as validated float64 (NaN/inf raise here, inside the task)."""
+    return _v.to_dtype(_v.check_data(Xb, "X"), np.float64)
+
+
+def _targets_block(Yb, mu):
+    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+    if mu is not None:
+        T -= mu
+    return T
+
+
+def _col_sums(Yb):
+    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+    return (T.sum(axis=0),)
+
+
+def _cross_block(Xb, T, L, params):
+    return (_nystrom.cross_t(Xb, L, T, **params),)
+
+
+def _normal_block(Xb, L, V, params):
+    return (_nystrom.normal_matvec(Xb, L, V, **params),)
+
+
+def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", solver="nystrom-pcg", n_landmarks=None,
+                 landmarks="uniform", tol=1e-7, max_iter=100, seed=None, fit_intercept=False, degree=3, coef0=1.0,
+                 n_threads=1):
+    """Nystroem kernel ridge of dask arrays by Falkon's preconditioned CG: every product
+    with ``K_nm`` is one map-reduce of per-block fused passes, the CG runs on the client.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+        Its blocks are converted to float64 and persisted for the run (one read of
+        ``X``; persist ``X`` yourself if it is used again).
+    Y : dask.array.Array or array_like of shape (n,) or (n, k)
+        The same row chunks as ``X``.
+    gamma, alpha, kernel, n_landmarks, tol, max_iter, seed, fit_intercept, degree, coef0 :
+        As in :func:`fastrbf.kernel_ridge` with ``solver="nystrom-pcg"`` (the only
+        solver here).
+    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d)
+        Chosen on the client with the same random draws as in memory: for a given
+        ``seed`` the landmarks, hence the model, equal the in-memory ones (to rounding).
+    n_threads : int, default 1
+        Threads of each task.
+
+    Returns
+    -------
+    KernelModel
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da, fastrbf
+    >>> from fastrbf import dask as fd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((2000, 2))
+    >>> y = np.sin(4 * X[:, 0])
+    >>> with dask.config.set(scheduler="threads"):
+    ...     m = fd.kernel_ridge(da.from_array(X, chunks=(500, 2)), y, gamma=2.0, alpha=1e-3, n_landmarks=100,
+    ...                         seed=0)
+    >>> ref = fastrbf.kernel_ridge(X, y, gamma=2.0, alpha=1e-3, solver="nystrom-pcg", n_landmarks=100, seed=0)
+    >>> m.converged, bool(np.abs(m.predict(X) - ref.predict(X)).max() < 1e-6)  # to the CG tolerance
+    (True, True)
+    """
+    if solver != "nystrom-pcg":
+        raise ValueError(f'`solver` must be "nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale '
+                         f"out); got {solver!r}.")
+    nt = _check_threads(n_threads)
+    spec = _check_kernel(kernel)
+    X = _rows(X)
+    n, d = X.shape
+    if not _is_dask(Y):
+        Y = _v.check_targets(Y, n)
+    Yd = _aligned(Y, X, "Y")
+    _check_kind(Yd.dtype, "Y")
+    g = _m._check_scalar_gamma(gamma)
+    deg, c0 = _check_params(spec, degree, coef0)
+    if kernel not in _m.PCG_KERNELS:
+        raise ValueError(f'`kernel` must be one of {_m.PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
+                         f"kernel); got {kernel!r}.")
+    if np.ndim(alpha) != 0:
+        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
+                        f"got an array of shape {np.shape(alpha)}.")
+    a = float(_m._check_alpha(alpha, n))
+    if not a > 0:
+        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
+            np.isfinite(tol) and tol > 0):
+        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
+    if isinstance(landmarks, str):
+        if landmarks not in ("uniform", "kmeans"):
+            raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+        m = _m.default_landmarks(n) if n_landmarks is None else n_landmarks
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+            raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
+        m = int(m)
+        L = None
+    else:
+        La = _small(landmarks, "landmarks")
+        _v.check_features(np.empty((0, d)), La, "X", "landmarks")
+        if n_landmarks is not None and n_landmarks != La.shape[0]:
+            raise ValueError(f"`n_landmarks` ({n_landmarks}) must equal the number of given `landmarks` "
+                             f"({La.shape[0]}).")
+        L = _v.to_dtype(La, np.float64)
+        m = L.shape[0]
+    k = 1 if Yd.ndim == 1 else Yd.shape[1]
+    single = Yd.ndim == 1
+    # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
+    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b) for b in _blocks(X)]))
+    yb = _blocks(Yd)
+    if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if landmarks == "uniform":
+            L = _rows_at(xb, X, np.sort(rng.choice(n, size=m, replace=False)))
+        else:
+            sub = (np.concatenate(dask.compute(*xb)) if n <= 20 * m
+                   else _rows_at(xb, X, np.sort(rng.choice(n, size=20 * m, replace=False))))
+            L = _nystrom.landmarks(sub, m, "kmeans", rng, None)
+    mu = None
+    intercept = np.zeros(k)
+    if fit_intercept:
+        intercept = _tree([delayed(_col_sums, pure=False)(b) for b in yb], _add).compute()[0] / n
+        mu = intercept
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": c0, "n_threads": nt}
+    Ld, pd = delayed(L), delayed(params)
+    tb = [delayed(_targets_block, pure=False)(b, mu) for b in yb]
+    rhs = _tree([delayed(_cross_block, pure=False)(x, t, Ld, pd) for x, t in zip(xb, tb)], _add).compute()[0]
+    Kmm = _gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0)
+
+    def matvec(V):
+        Vd = delayed(np.ascontiguousarray(V))
+        return _tree([delayed(_normal_block, pure=False)(x, Ld, Vd, pd) for x in xb], _add).compute()[0]
+
+    res = _nystrom.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter))
+    if not res.converged:
+        warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
+                      f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
+                      _m.ConvergenceWarning, stacklevel=2)
+    return _m.KernelModel(L, res.beta, kernel, g, deg, c0, intercept, np.zeros((0, d), dtype=np.int64),
+                          np.zeros(d), np.ones(d), np.zeros((0, k)), _dtype(X.dtype, Yd.dtype), single, 0.0,
+                          "nystrom-pcg", res.n_iter, res.residual, res.converged)
+
+
+def _take(block, idx):
+    return block[idx]
+
+
+def _rows_at(xb, X, idx):
+    """Rows ``idx`` (sorted global indices) of the persisted blocks, gathered on the client."""
+    offs = _offsets(X)
+    b = np.searchsorted(offs, idx, side="right") - 1
+    parts = [delayed(_take, pure=False)(xb[i], idx[b == i] - offs[i]) for i in np.unique(b)]
+    return np.ascontiguousarray(np.concatenate(dask.compute(*parts)), dtype=np.float64)
 
 
 # ---------------------------------------------------------------- prediction

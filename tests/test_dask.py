@@ -253,6 +253,32 @@ def test_predict_kernel_model(rng, scheduler):
     assert_rel(fd.predict(m1, Xd).compute(), m1.predict(X), 1e-12, atol=1e-12)
 
 
+# ---------------------------------------------------------------- kernel ridge (Nystroem PCG)
+@pytest.mark.parametrize("kw", [{"n_landmarks": 40}, {"n_landmarks": 30, "landmarks": "kmeans"},
+                                {"n_landmarks": 40, "fit_intercept": True}, {"kernel": "laplacian"}])
+def test_kernel_ridge_equals_in_memory(rng, scheduler, kw):
+    X, Xd = _data(rng, n=3000, d=3, chunks=800)
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] * X[:, 2]] + 3.0
+    if "n_landmarks" not in kw:
+        kw = dict(kw, landmarks=X[rng.choice(3000, 40, replace=False)])
+    ref = fastrbf.kernel_ridge(X, Y, gamma=0.3, alpha=1.0, solver="nystrom-pcg", seed=3, tol=1e-10, **kw)
+    m = fd.kernel_ridge(Xd, da.from_array(Y, chunks=(800, 2)), gamma=0.3, alpha=1.0, seed=3, tol=1e-10, **kw)
+    np.testing.assert_array_equal(m.centers, ref.centers)  # the same landmarks
+    assert (m.solver, m.converged) == (ref.solver, True)
+    assert abs(m.n_iter - ref.n_iter) <= 1  # rounding can move the tol crossing by one iteration
+    assert_rel(m.intercept, ref.intercept, 1e-12)
+    assert_rel(m.weights, ref.weights, 1e-8, atol=1e-8 * np.abs(ref.weights).max())
+    P = ref.predict(X)
+    assert_rel(fd.predict(m, Xd).compute(), P, 1e-9, atol=1e-9 * np.abs(P).max())
+
+
+def test_kernel_ridge_convergence_warning(rng):
+    X, Xd = _data(rng, n=500, chunks=200)
+    with dask.config.set(scheduler="threads"), pytest.warns(fastrbf.ConvergenceWarning, match="did not converge"):
+        m = fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1e-6, n_landmarks=100, max_iter=1, seed=0)
+    assert not m.converged and m.n_iter == 1
+
+
 # ---------------------------------------------------------------- errors before any task runs
 def test_errors_before_any_task(rng, no_tasks):
     X, Xd = _data(rng, n=100, d=4, chunks=30)
@@ -288,6 +314,18 @@ def test_errors_before_any_task(rng, no_tasks):
         (lambda: fd.rbf_network(Xd, X[:, 0], centers="all", gamma=1.0), NotImplementedError, 'centers="all"'),
         (lambda: fd.rbf_network(Xd, X[:, 0], gamma=1.0), ValueError, "`n_centers` must be given"),
         (lambda: fd.predict("model", Xd), TypeError, "`model` must be an RBFNetwork or a KernelModel"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, solver="cholesky"), ValueError,
+         '`solver` must be "nystrom-pcg" on dask arrays'),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=np.ones(100)), TypeError, "`alpha` must be a number"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=0.0), ValueError, "`alpha` must be > 0"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, kernel="multiquadric"), ValueError,
+         "`kernel` must be one of"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, landmarks=X[:5, :2]), ValueError,
+         "`landmarks` must have the same number of features"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, n_landmarks=101), ValueError,
+         r"`n_landmarks` must be an int in \[1, n_samples\]"),
+        (lambda: fd.kernel_ridge(Xd, da.from_array(X[:, :2], chunks=(50, 2)), gamma=1.0, alpha=1.0), ValueError,
+         "`Y` must have the same row chunks as `X`"),
         (lambda: fd.rbf_network(Xd, X[:, 0] + 1j, centers=C, gamma=1.0), TypeError, "`Y` must be an array of real"),
     ]
     for fn, exc, msg in cases:

@@ -50,6 +50,12 @@ Decisions:
   (:func:`fastrbf.models._tsqr`), the factors folded pairwise by the same LAPACK
   ``tpqrt`` in a tree, then the in-memory solve from R on the client: weights equal to
   the in-memory fit to rounding.
+- **kernel_ridge** (``solver="nystrom-pcg"`` only): the float64 blocks are persisted for
+  the run; ``K_nm^T Y`` and, at each conjugate-gradient iteration, ``K_nm^T K_nm V`` are
+  one map-reduce of :mod:`fastrbf._nystrom`'s fused per-block passes; Falkon's
+  preconditioner and the CG run on the client (:func:`fastrbf._nystrom.falkon_solve`).
+  The landmarks are drawn with the in-memory random draws, so the model equals the
+  in-memory one to the rounding the CG propagates.
 """
 
 import numbers

@@ -23,8 +23,8 @@ Decisions:
 - **NaN/inf** can only be seen in the data: lazy functions (``sqdist``, ``gram``,
   ``gram_matvec``, ``lloyd_assign``, ``predict``) raise the in-memory ``ValueError``
   from inside the block's task (dask re-raises it at ``compute``; the index in the
-  message is within the block).  ``kmeans`` and ``rbf_network`` check in their first
-  pass over the data and raise on the client with the global row index.
+  message is within the block).  ``kmeans``, ``rbf_network`` and ``kernel_ridge``
+  raise it from their first pass over the data with the global row index.
 - **Threads.**  Every task calls fastrbf with ``n_threads=1`` by default: one numba
   thread per dask thread, so a worker with ``t`` threads runs ``t`` kernels at once and
   never oversubscribes (``distributed``'s nannies also start workers with one BLAS
@@ -782,9 +782,23 @@ def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4,
 
 
 # ---------------------------------------------------------------- RBF network
-def _rbf_block(Xb, Yb, C, g, code, dot, consts, deg, classes, n_threads):
+def _checked(Xb, offset, name="X"):
+    """A 2-D real block whose NaN/inf raise with the global row index."""
+    try:
+        return _v.check_data(Xb, name)
+    except ValueError as exc:
+        if "finite" not in str(exc):
+            raise
+        arr = np.asarray(Xb)
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"`{name}` must contain only finite values; got {float(arr[i, j])!r} at index "
+                         f"{(i + int(offset), j)} ({int((~np.isfinite(arr)).sum())} non-finite value(s) in "
+                         f"this block).") from None
+
+
+def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads):
     """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
-    X = _v.check_data(Xb, "X")
+    X = _checked(Xb, offset)
     n = X.shape[0]
     if classes is None:
         T, _ = _m._as_targets(_v.check_targets(Yb, n))
@@ -901,8 +915,9 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
         single = Yd.ndim == 1
     consts = _m._consts(np.float64, coef0)
     Cd, gd = delayed(C), delayed(g)
-    parts = [delayed(_rbf_block, pure=False)(xb, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes, nt)
-             for xb, yb in zip(_blocks(X), _blocks(Yd))]
+    parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
+                                             nt)
+             for xb, off, yb in zip(_blocks(X), _offsets(X), _blocks(Yd))]
     R = _tree(parts, _fold).compute()
     W, b = _m._weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
@@ -910,9 +925,9 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
 
 
 # ---------------------------------------------------------------- kernel ridge (Nystroem, PCG)
-def _f64_block(Xb):
+def _f64_block(Xb, offset):
     """A row block as validated float64 (NaN/inf raise here, inside the task)."""
-    return _v.to_dtype(_v.check_data(Xb, "X"), np.float64)
+    return _v.to_dtype(_checked(Xb, offset), np.float64)
 
 
 def _targets_block(Yb, mu):
@@ -1021,7 +1036,7 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", solver="nystrom-pcg",
     k = 1 if Yd.ndim == 1 else Yd.shape[1]
     single = Yd.ndim == 1
     # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
-    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b) for b in _blocks(X)]))
+    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off) for b, off in zip(_blocks(X), _offsets(X))]))
     yb = _blocks(Yd)
     if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

@@ -188,13 +188,21 @@ def test_kmeans_parallel_init_too_few_distinct_points():
         fd.kmeans(da.from_array(X, chunks=(25, 3)), 4, seed=0)
 
 
-def test_kmeans_bad_values_found_in_the_first_pass(rng):
+def test_bad_values_found_in_the_first_pass(rng):
     X, _ = _data(rng, n=100, chunks=30)
     X[70, 2] = np.inf
     with dask.config.set(scheduler="threads"):
+        Xbad = da.from_array(X, chunks=(30, 3))
         with pytest.raises(ValueError, match=r"`X` must contain only finite values; got inf at index \(70, 2\)"):
-            fd.kmeans(da.from_array(X, chunks=(30, 3)), 2, seed=0)
+            fd.kmeans(Xbad, 2, seed=0)
+        with pytest.raises(ValueError, match=r"`X` must contain only finite values; got inf at index \(70, 2\)"):
+            fd.rbf_network(Xbad, X[:, 0], centers=X[:2], gamma=1.0)
+        with pytest.raises(ValueError, match=r"`X` must contain only finite values; got inf at index \(70, 2\)"):
+            fd.kernel_ridge(Xbad, X[:, 0], gamma=1.0, alpha=1.0, landmarks=X[:2])
         Xd = da.from_array(X[:60], chunks=(30, 3))
+        for Y in (np.r_[np.ones(40), np.nan, np.ones(19)], da.from_array(np.r_[np.ones(40), np.nan, np.ones(19)], chunks=30)):
+            with pytest.raises(ValueError, match="`Y` must contain only finite values"):
+                fd.rbf_network(Xd, Y, centers=X[:2], gamma=1.0)
         for w, msg in ((-np.ones(60), "`sample_weight` must be >= 0"), (np.zeros(60), "at least one value > 0"),
                        (np.r_[np.nan, np.ones(59)], "`sample_weight` must contain only finite values")):
             with pytest.raises(ValueError, match=msg):

@@ -371,15 +371,16 @@ class _KBlock:
     """One row block of ``X`` prepared for a k-means run (kept on a worker for the run):
     the converted rows, the weights, and the assigner's cached copies."""
 
-    def __init__(self, Xb, wb, offset, K, dtype, n_threads):
+    def __init__(self, Xb, wb, offset, K, dtype, n_threads, need_var=True):
         X = _v.to_dtype(np.asarray(Xb), dtype)
         n, d = X.shape
         self.X = X
         self.offset = int(offset)
         self.n_threads = n_threads
         self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
-        bad = ~np.isfinite(X)
-        self.stats = {"n": n, "nbad": int(bad.sum()), "bad": None, "mean": None, "m2": None,
+        with np.errstate(over="ignore", invalid="ignore"):  # a cheap sum first, as _validation.check_finite
+            bad = None if np.isfinite(np.add.reduce(X, axis=None)) else ~np.isfinite(X)
+        self.stats = {"n": n, "nbad": 0 if bad is None else int(bad.sum()), "bad": None, "mean": None, "m2": None,
                       "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
                       "wnnz": int(np.count_nonzero(self.w))}
         if self.stats["nbad"]:
@@ -394,10 +395,11 @@ class _KBlock:
         self._xt = self._centred = None
         if self.stats["nbad"] or self.stats["wbad"] or self.stats["wneg"] is not None:
             return
-        mean = X.mean(axis=0, dtype=np.float64)
-        dev = X - mean
-        self.stats["mean"] = mean
-        self.stats["m2"] = np.einsum("ij,ij->j", dev, dev, dtype=np.float64)
+        if need_var:  # for the scaling of `tol`
+            mean = X.mean(axis=0, dtype=np.float64)
+            dev = X - mean
+            self.stats["mean"] = mean
+            self.stats["m2"] = np.einsum("ij,ij->j", dev, dev, dtype=np.float64)
         a = _Assigner(X, n_threads)
         if K * d <= _cl.DIRECT_MAX_KD[X.dtype]:
             a._Xt = np.ascontiguousarray(X.T)
@@ -754,7 +756,7 @@ def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4,
     offs = _offsets(X)
     xb = _blocks(X)
     # -- first pass: prepared blocks (kept for the run) and their statistics
-    blocks = dask.persist(*[delayed(_KBlock, pure=False)(xb[i], wblocks[i], offs[i], K, dtype, nt)
+    blocks = dask.persist(*[delayed(_KBlock, pure=False)(xb[i], wblocks[i], offs[i], K, dtype, nt, tol > 0)
                             for i in range(len(xb))])
     stats = dask.compute(*[delayed(_get_stats, pure=False)(b) for b in blocks])
     _raise_bad(stats)

@@ -484,6 +484,7 @@ def _dask_lloyd_workload():
     def setup(quick):
         import logging
 
+        import dask
         import dask.array as da
         from distributed import Client, LocalCluster
 
@@ -495,9 +496,13 @@ def _dask_lloyd_workload():
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=logging.ERROR)
         client = Client(cluster, set_as_default=False)
-        chunks = ((rows,) * (nb - 1) + (n - rows * (nb - 1),), (d,))
-        Xd = client.persist(da.map_blocks(_dask_block, n=n, d=d, rows=rows, chunks=chunks, dtype=np.float64))
         client.wait_for_workers(2)
+        # X made on the workers, blocks dealt out evenly (the in-memory X is the same blocks)
+        workers = sorted(client.scheduler_info()["workers"])
+        futures = [client.submit(_dask_block, (i,), n, d, rows, workers=[workers[i % 2]], pure=False)
+                   for i in range(nb)]
+        Xd = client.persist(da.concatenate([da.from_delayed(dask.delayed(f), (min(n, (i + 1) * rows) - i * rows, d),
+                                                            np.float64) for i, f in enumerate(futures)]))
         return {"X": X, "Xd": Xd, "C": C, "cluster": cluster, "client": client}
 
     def in_memory(a):

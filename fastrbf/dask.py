@@ -407,6 +407,12 @@ class _KBlock:
             a._prepare_gemm()
         self._xt, self._centred = a._Xt, a._centred
 
+    def __sizeof__(self):
+        # dask's scheduler weighs transfers by sizeof: without this a prepared block
+        # would look free to move and be shipped between workers to balance load
+        arrays = [self.X, self.w, self._xt] + list(self._centred or ())
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
     def assigner(self):
         """A fresh assigner sharing the cached copies (what it caches later stays its own)."""
         a = _Assigner(self.X, self.n_threads)

@@ -31,7 +31,10 @@ Decisions:
   thread).  Pass ``n_threads`` to give each task more.
 - **kmeans.**  The run prepares each block once (converted copy and the float32
   centred copy of the in-memory assigner) and persists it for the run; persist ``X``
-  yourself when it is used again (several runs, ``rbf_network`` after ``kmeans``).  Each
+  yourself when it is used again (several runs, ``rbf_network`` after ``kmeans``).  A
+  prepared block stays on the worker that holds the block of ``X`` (it reports its size
+  to dask, so the scheduler does not ship it around to balance load): spread the
+  blocks of ``X`` evenly over the workers.  Each
   Lloyd iteration is one graph: per block the labels (persisted: they are compared with
   the next iteration's) and (float64 sums, weights, changed labels), tree-reduced and
   computed on the client, where the centres are updated.  The stopping, tolerance and

@@ -230,7 +230,8 @@ def sqdist(X, Y=None, *, n_threads=1):
     """
     nt = _check_threads(n_threads)
     X, Yd = _pair_blocks(X, Y)
-    return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", dtype=_dtype(X.dtype, Yd.dtype), concatenate=True,
+    dtype = _dtype(X.dtype, Yd.dtype)
+    return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True,
                         n_threads=nt)
 
 
@@ -272,7 +273,8 @@ def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n_thre
     dtype = _dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
     gd = da.from_array(g, chunks=(Yd.chunks[0],))
-    return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", dtype=dtype, concatenate=True,
+    return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", dtype=dtype, meta=np.empty((0, 0), dtype),
+                        concatenate=True,
                         kernel=kernel, degree=deg, coef0=c0, n_threads=nt)
 
 
@@ -325,8 +327,9 @@ def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n
     gam = float(g[0]) if scalar else g
     kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
     if Va.ndim == 1:
-        return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, drop_axis=1)
-    return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)))
+        return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
+    return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)),
+                        meta=np.empty((0, 0), dtype))
 
 
 def _matvec_block(Xb, Y, V, kw):
@@ -362,7 +365,8 @@ def lloyd_assign(X, centers, *, n_threads=1):
     X = _rows(X)
     C = _cl._check_centers(_small(centers, "centers"), X.shape[1])
     dtype = _dtype(X.dtype, C.dtype)
-    return da.apply_gufunc(_assign_block, "(d)->(),()", X, output_dtypes=(np.int64, dtype), C=C, n_threads=nt)
+    return da.apply_gufunc(_assign_block, "(d)->(),()", X, C=C, n_threads=nt,
+                           meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
 
 
 def _assign_block(Xb, C, n_threads):
@@ -1159,5 +1163,5 @@ def _predict(model, X, method, n_threads):
     dtype = model.classes.dtype if labels else ftype
     kw = {"model": model, "method": method, "n_threads": nt, "dtype": dtype}
     if labels or model.single_output:
-        return X.map_blocks(_predict_block, drop_axis=1, **kw)
-    return X.map_blocks(_predict_block, chunks=(X.chunks[0], (k,)), **kw)
+        return X.map_blocks(_predict_block, drop_axis=1, meta=np.empty((0,), dtype), **kw)
+    return X.map_blocks(_predict_block, chunks=(X.chunks[0], (k,)), meta=np.empty((0, 0), dtype), **kw)

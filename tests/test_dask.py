@@ -92,6 +92,7 @@ def test_blockwise_functions_equal_in_memory(rng, scheduler, dtype):
     assert_rel(D, fastrbf.sqdist(X, Y), TOL[dtype])
     assert_rel(D_self, fastrbf.sqdist(X), TOL[dtype], atol=TOL[dtype])
     assert np.all(np.diag(D_self) == 0)
+    np.testing.assert_array_equal(D_self, D_self.T)  # direct differences (d < 64): exactly symmetric
     assert_rel(G, fastrbf.gram(X, Y, gamma=g, kernel="inverse_quadratic"), TOL[dtype])
     assert_rel(G_self, fastrbf.gram(X, gamma=0.3), TOL[dtype])
     assert_rel(GV, fastrbf.gram_matvec(X, Y, V, gamma=0.2), TOL[dtype], atol=TOL[dtype])
@@ -102,6 +103,25 @@ def test_blockwise_functions_equal_in_memory(rng, scheduler, dtype):
     np.testing.assert_array_equal(labels, l_ref)
     assert d2.dtype == dtype
     np.testing.assert_array_equal(d2, d_ref)
+
+
+def test_tasks_use_one_thread_unless_told(rng, monkeypatch):
+    seen = []
+    real = fastrbf.dask._sqdist
+
+    def spy(*args, n_threads=None):
+        seen.append(n_threads)
+        return real(*args, n_threads=n_threads)
+
+    monkeypatch.setattr(fastrbf.dask, "_sqdist", spy)
+    X, Xd = _data(rng, n=200, chunks=50)
+    with dask.config.set(scheduler="threads"):
+        fd.sqdist(Xd, X[:3]).compute()
+        assert seen == [1] * 4
+        fd.sqdist(Xd, X[:3], n_threads=2).compute()
+        assert seen[4:] == [2] * 4
+        res = fd.kmeans(Xd, 3, seed=0, max_iter=2)
+    assert res.n_iter <= 2
 
 
 def test_numpy_input_is_one_block(rng):

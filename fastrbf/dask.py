@@ -133,7 +133,7 @@ def _aligned(Y, X, name, ndims=(1, 2)):
             raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {arr.shape}.")
         if arr.shape[0] != X.shape[0]:
             raise ValueError(f"`{name}` must have one row per row of `X` ({X.shape[0]}); got shape {arr.shape}.")
-        return da.from_array(arr, chunks=(X.chunks[0],) + arr.shape[1:])
+        return da.from_array(arr, chunks=(X.chunks[0], *arr.shape[1:]))
     if Y.ndim not in ndims:
         raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {Y.shape}.")
     if Y.shape[0] != X.shape[0]:
@@ -390,7 +390,7 @@ class _KBlock:
         self.stats = {"n": n, "nbad": 0 if bad is None else int(bad.sum()), "bad": None, "mean": None, "m2": None,
                       "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
                       "wnnz": int(np.count_nonzero(self.w))}
-        if self.stats["nbad"]:
+        if bad is not None:
             i, j = (int(v) for v in np.argwhere(bad)[0])
             self.stats["bad"] = (i + self.offset, j, float(X[i, j]))
         wbad = ~np.isfinite(self.w)
@@ -417,7 +417,7 @@ class _KBlock:
     def __sizeof__(self):
         # dask's scheduler weighs transfers by sizeof: without this a prepared block
         # would look free to move and be shipped between workers to balance load
-        arrays = [self.X, self.w, self._xt] + list(self._centred or ())
+        arrays = [self.X, self.w, self._xt, *(self._centred or ())]
         return object.__sizeof__(self) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
     def assigner(self):
@@ -532,7 +532,7 @@ def _reloc_candidates(blk, out, prev, C, m):
 def _patch(out, idx, vals):
     labels = out[0].copy()
     labels[idx] = vals
-    return (labels,) + tuple(out[1:])
+    return (labels, *out[1:])
 
 
 def _relocate(cands, counts, sums, wsum):
@@ -544,7 +544,7 @@ def _relocate(cands, counts, sums, wsum):
     order = np.argsort(-mind, kind="mergesort")  # ties: block order, then row order
     rows = [(b, i) for b, c in enumerate(cands) for i in range(c[1][0].shape[0])]
     counts = counts.copy()
-    patches = {}
+    patches: dict = {}
     delta = 0
     e = 0
     for o in order:
@@ -736,12 +736,13 @@ def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4,
     for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1), ("init_rounds", init_rounds, 1)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
             raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
-    if isinstance(tol, bool) or not np.isscalar(tol) or not np.isfinite(tol) or tol < 0:
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or float(tol) < 0:
         raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    tol = float(tol)
     if empty not in ("relocate", "raise"):
         raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
     if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
-            or not np.isfinite(oversampling_factor) or oversampling_factor <= 0):
+            or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
         raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
     dtype = _dtype(X.dtype)
     if isinstance(init, str):
@@ -790,9 +791,10 @@ def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4,
         res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty)
         if best is None or res[2] < best[2]:
             best = res
+    assert best is not None
     C, labels, inertia, n_iter, converged = best
     lab = da.concatenate([da.from_delayed(delayed(_labels_of, pure=True)(o), (int(c),), np.int64)
-                          for o, c in zip(labels, X.chunks[0])])
+                          for o, c in zip(labels, X.chunks[0], strict=True)])
     return KMeansResult(C, lab, inertia, n_iter, converged)
 
 
@@ -932,7 +934,7 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
     Cd, gd = delayed(C), delayed(g)
     parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
                                              nt)
-             for xb, off, yb in zip(_blocks(X), _offsets(X), _blocks(Yd))]
+             for xb, off, yb in zip(_blocks(X), _offsets(X)[:-1], _blocks(Yd), strict=True)]
     R = _tree(parts, _fold).compute()
     W, b = _m._weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
@@ -1051,7 +1053,8 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", solver="nystrom-pcg",
     k = 1 if Yd.ndim == 1 else Yd.shape[1]
     single = Yd.ndim == 1
     # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
-    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off) for b, off in zip(_blocks(X), _offsets(X))]))
+    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off)
+                             for b, off in zip(_blocks(X), _offsets(X)[:-1], strict=True)]))
     yb = _blocks(Yd)
     if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -1069,7 +1072,7 @@ def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", solver="nystrom-pcg",
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": c0, "n_threads": nt}
     Ld, pd = delayed(L), delayed(params)
     tb = [delayed(_targets_block, pure=False)(b, mu) for b in yb]
-    rhs = _tree([delayed(_cross_block, pure=False)(x, t, Ld, pd) for x, t in zip(xb, tb)], _add).compute()[0]
+    rhs = _tree([delayed(_cross_block, pure=False)(x, t, Ld, pd) for x, t in zip(xb, tb, strict=True)], _add).compute()[0]
     Kmm = _gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0)
 
     def matvec(V):
@@ -1159,8 +1162,9 @@ def _predict(model, X, method, n_threads):
         raise ValueError(f"`X` must have {d} features (as the training data); got shape {X.shape}.")
     ftype = np.dtype(np.float32) if (X.dtype == np.float32 and model.dtype == np.float32) else np.dtype(np.float64)
     k = model.weights.shape[1]
-    labels = method == "predict" and getattr(model, "classes", None) is not None
-    dtype = model.classes.dtype if labels else ftype
+    classes = getattr(model, "classes", None)
+    labels = method == "predict" and classes is not None
+    dtype = np.asarray(classes).dtype if labels else ftype
     kw = {"model": model, "method": method, "n_threads": nt, "dtype": dtype}
     if labels or model.single_output:
         return X.map_blocks(_predict_block, drop_axis=1, meta=np.empty((0,), dtype), **kw)

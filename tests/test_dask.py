@@ -185,7 +185,10 @@ def test_kmeans_parallel_init_finds_the_blobs(scheduler):
     w = np.random.default_rng(0).random(4000) + 0.5
     res = fd.kmeans(Xd, 6, seed=0, n_init=2, sample_weight=w)
     sk = KMeans(6, n_init=10, random_state=0).fit(X, sample_weight=w)
-    order = lambda C: C[np.lexsort(C.T[::-1])]
+
+    def order(C):
+        return C[np.lexsort(C.T[::-1])]
+
     assert_rel(order(res.centers), order(sk.cluster_centers_), 1e-8, atol=1e-8)
     assert_rel(res.inertia, sk.inertia_, 1e-8)
     again = fd.kmeans(Xd, 6, seed=0, n_init=2, sample_weight=w)  # deterministic for a chunking

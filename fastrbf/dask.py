@@ -74,6 +74,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
     ) from exc
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _nystrom
 from . import _validation as _v
@@ -84,6 +85,9 @@ from .distances import sqdist as _sqdist
 from .kernels import _check_kernel, _check_params
 from .kernels import gram as _gram
 from .kernels import gram_matvec as _gram_matvec
+
+#: a dask array, or an in-memory array (one block)
+Data = da.Array | ArrayLike
 
 __all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign", "predict",
            "rbf_network", "sqdist"]
@@ -105,7 +109,7 @@ def _check_kind(dtype, name):
         raise TypeError(f"`{name}` must be an array of real numbers; got dtype {dtype}.")
 
 
-def _rows(X, name="X", ndim=2):
+def _rows(X, name="X", ndim=2) -> da.Array:
     """``X`` as a dask array chunked by rows (NumPy: validated now, one block)."""
     if not _is_dask(X):
         arr = _v.as_array(X, name, ndim=ndim)
@@ -125,7 +129,7 @@ def _rows(X, name="X", ndim=2):
     return X
 
 
-def _aligned(Y, X, name, ndims=(1, 2)):
+def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
     """A row-aligned companion of ``X``: same row chunks (NumPy: cut like ``X``)."""
     if not _is_dask(Y):
         arr = np.asarray(Y)
@@ -187,7 +191,7 @@ def _blocks(X):
 
 
 # ---------------------------------------------------------------- blockwise functions
-def _pair_blocks(X, Y, name_y="Y"):
+def _pair_blocks(X, Y, name_y="Y") -> tuple[da.Array, da.Array]:
     """(X, Y as dask arrays, Y is None?) for the n x m functions."""
     X = _rows(X)
     if Y is None:
@@ -199,7 +203,7 @@ def _pair_blocks(X, Y, name_y="Y"):
     return X, Yd
 
 
-def sqdist(X, Y=None, *, n_threads=1):
+def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.Array:
     """Squared Euclidean distances of the rows of a dask array, blockwise.
 
     Parameters
@@ -239,7 +243,8 @@ def _sqdist_block(Xb, Yb, n_threads):
     return _sqdist(Xb, Yb, n_threads=n_threads)
 
 
-def gram(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n_threads=1):
+def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
+         coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` of dask arrays, blockwise.
 
     Parameters
@@ -283,7 +288,8 @@ def _gram_block(Xb, Yb, g, kernel, degree, coef0, n_threads):
     return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads)
 
 
-def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n_threads=1):
+def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+                degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
     """``K(X, Y) @ V`` for a dask ``X``, blockwise and fused (no block of K is held).
 
     Parameters
@@ -327,16 +333,16 @@ def gram_matvec(X, Y, V, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, n
     gam = float(g[0]) if scalar else g
     kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
     if Va.ndim == 1:
-        return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
-    return X.map_blocks(_matvec_block, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)),
-                        meta=np.empty((0, 0), dtype))
+        return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
+    return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)),
+                         meta=np.empty((0, 0), dtype))
 
 
 def _matvec_block(Xb, Y, V, kw):
     return _gram_matvec(Xb, Y, V, **kw)
 
 
-def lloyd_assign(X, centers, *, n_threads=1):
+def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> tuple[da.Array, da.Array]:
     """Nearest centre of each row of a dask array, blockwise.
 
     Parameters
@@ -685,8 +691,10 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
     return res.centers
 
 
-def kmeans(X, n_clusters, *, init="k-means||", n_init=1, max_iter=300, tol=1e-4, seed=None,
-           sample_weight=None, empty="relocate", oversampling_factor=2.0, init_rounds=5, n_threads=1):
+def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_init: int = 1, max_iter: int = 300,
+           tol: float = 1e-4, seed: int | np.random.Generator | None = None, sample_weight: Data | None = None,
+           empty: str = "relocate", oversampling_factor: float = 2.0, init_rounds: int = 5,
+           n_threads: int | None = 1) -> KMeansResult:
     """k-means of a dask array by Lloyd's algorithm: one map-reduce per iteration.
 
     Parameters
@@ -838,9 +846,10 @@ def _fold(*Rs):
     return np.triu(Rt.T)
 
 
-def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bias=True, kernel="gaussian",
-                classify=False, seed=None, max_iter=300, n_init=1, learn_gamma=False, validation=None,
-                n_threads=1):
+def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
+                alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian", classify: bool = False,
+                seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
+                learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1) -> _m.RBFNetwork:
     """An RBF network fitted on dask arrays: per-block TSQR factors reduced across workers,
     the small solve on the client.
 
@@ -916,6 +925,7 @@ def rbf_network(X, Y, *, gamma, n_centers=None, centers="kmeans", alpha=0.0, bia
         raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
     a = float(_m._check_alpha(alpha, 1))
     if C is None:
+        assert n_centers is not None
         C = _v.to_dtype(kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt).centers,
                         np.float64)
     classes = None
@@ -967,9 +977,10 @@ def _normal_block(Xb, L, V, params):
     return (_nystrom.normal_matvec(Xb, L, V, **params),)
 
 
-def kernel_ridge(X, Y, *, gamma, alpha, kernel="gaussian", solver="nystrom-pcg", n_landmarks=None,
-                 landmarks="uniform", tol=1e-7, max_iter=100, seed=None, fit_intercept=False, degree=3, coef0=1.0,
-                 n_threads=1):
+def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = "gaussian", solver: str = "nystrom-pcg",
+                 n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform", tol: float = 1e-7,
+                 max_iter: int = 100, seed: int | np.random.Generator | None = None, fit_intercept: bool = False,
+                 degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> _m.KernelModel:
     """Nystroem kernel ridge of dask arrays by Falkon's preconditioned CG: every product
     with ``K_nm`` is one map-reduce of per-block fused passes, the CG runs on the client.
 
@@ -1106,7 +1117,7 @@ def _predict_block(Xb, model, method, n_threads):
     return getattr(model, method)(Xb, n_threads=n_threads)
 
 
-def predict(model, X, *, n_threads=1):
+def predict(model: _m.RBFNetwork | _m.KernelModel, X: Data, *, n_threads: int | None = 1) -> da.Array:
     """``model.predict`` on a dask array, blockwise (the model is shipped with the graph).
 
     Parameters
@@ -1134,7 +1145,7 @@ def predict(model, X, *, n_threads=1):
     return _predict(model, X, "predict", n_threads)
 
 
-def decision_function(model, X, *, n_threads=1):
+def decision_function(model: _m.RBFNetwork, X: Data, *, n_threads: int | None = 1) -> da.Array:
     """``model.decision_function`` of an :class:`~fastrbf.RBFNetwork` on a dask array.
 
     Examples

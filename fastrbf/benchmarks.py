@@ -57,6 +57,7 @@ class Workload:
     contenders: list = field(default_factory=list)
     describe: object = None  # describe(data) -> str
     accuracy: object = None  # accuracy(data) -> str, after the contenders ran; appended to the size column
+    teardown: object = None  # teardown(data): release what setup started (a dask cluster)
 
 
 def _try_import(name):
@@ -500,6 +501,68 @@ def _sklearn_overhead_workloads():
                   lambda a: kernel_ridge(a["Xk"], a["yk"], gamma=gamma, alpha=alpha).predict(a["Q"])),
     ], lambda a: f"N={a['Xk'].shape[0]}, d=8, gaussian, 1000 predictions")
     return [net, krr]
+# ---------------------------------------------------------------- dask
+def _dask_block(block_id, n, d, rows):
+    """Row block ``block_id[0]`` of the dask-lloyd data (the same on the client and the workers)."""
+    i = block_id[0]
+    lo = i * rows
+    return np.random.default_rng([20261122, i]).standard_normal((min(n, lo + rows) - lo, d))
+
+
+def _dask_lloyd_workload():
+    """20 Lloyd iterations from the same centres: in-memory ``kmeans`` (all cores, the
+    floor) against ``fastrbf.dask.kmeans`` on a LocalCluster of 2 single-threaded worker
+    processes with X persisted on the workers: the figure is the engine's overhead."""
+    K, d, iters = 256, 32, 20
+
+    def setup(quick):
+        import logging
+
+        import dask
+        import dask.array as da
+        from distributed import Client, LocalCluster
+
+        n, nb = (20000, 4) if quick else (1000000, 8)  # full: blocks of 125000 rows (32 MB)
+        rows = -(-n // nb)
+        nb = -(-n // rows)
+        X = np.concatenate([_dask_block((i,), n, d, rows) for i in range(nb)])
+        C = X[_rng().choice(n, K, replace=False)].copy()
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+        client = Client(cluster, set_as_default=False)
+        client.wait_for_workers(2)
+        # X made on the workers, blocks dealt out evenly (the in-memory X is the same blocks)
+        workers = sorted(client.scheduler_info()["workers"])
+        futures = [client.submit(_dask_block, (i,), n, d, rows, workers=[workers[i % 2]], pure=False)
+                   for i in range(nb)]
+        Xd = client.persist(da.concatenate([da.from_delayed(dask.delayed(f), (min(n, (i + 1) * rows) - i * rows, d),
+                                                            np.float64) for i, f in enumerate(futures)]))
+        return {"X": X, "Xd": Xd, "C": C, "cluster": cluster, "client": client}
+
+    def in_memory(a):
+        return kmeans(a["X"], K, init=a["C"], max_iter=iters, tol=0)
+
+    def on_dask(a):
+        import dask
+
+        from . import dask as fd
+
+        with a["client"].as_current(), dask.config.set(scheduler="dask.distributed"):
+            return fd.kmeans(a["Xd"], K, init=a["C"], max_iter=iters, tol=0).inertia
+
+    def teardown(a):
+        a["client"].close()
+        a["cluster"].close()
+
+    cs = [
+        Contender("fastrbf.dask kmeans, LocalCluster 2 x 1 thread", FASTRBF, on_dask),
+        Contender("fastrbf kmeans in memory (floor)", FLOOR, in_memory),
+    ]
+    return Workload("dask-lloyd", setup, lambda a: iters * a["X"].shape[0] * K, "point-centres/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{d}, K={K}, {iters} iterations, {a['Xd'].numblocks[0]} blocks",
+                    teardown=teardown)
+
+
 def _krr_large_workload():
     # Nystroem KRR by Falkon's PCG on a smooth function of 3 of 16 standard normal
     # coordinates (sd ~0.8) plus noise (sd 0.5).  alpha = lam n (fastrbf's alpha is
@@ -578,6 +641,8 @@ def workloads():
         _gp_predict_workload(),
         _rff_workload(),
         *_sklearn_overhead_workloads(),
+        *([_dask_lloyd_workload()] if _try_import("distributed") is not None and _try_import("dask.array") is not None
+          else []),
     ]
 
 
@@ -735,6 +800,8 @@ def run(quick=True, repeats=None, only=None, log=None):
             r["ratio_vs_numpy"] = numpy_t[0] / t if (t and numpy_t) else None
             r["ratio_vs_best_peer"] = min(peer_t) / t if (t and peer_t and r["kind"] == FASTRBF) else None
             r["ratio_vs_floor"] = floor_t[0] / t if (t and floor_t and r["kind"] == FASTRBF) else None
+        if wl.teardown is not None:  # a dask cluster (left to the interpreter's exit if a contender raised)
+            wl.teardown(data)
         rows.extend(wl_rows)
         del data
     return rows

@@ -898,10 +898,13 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
 
 def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):
     """(W, b): least squares (a = 0) or ridge on the weights, from the TSQR factor."""
-    n = X.shape[0]
-    K = C.shape[0]
-    k = T.shape[1]
     R = _tsqr(C, X, g, spec.code, not spec.radial, _consts(_F64, coef0), deg, T, n_threads, Xt)
+    return _weights_from_factor(R, X.shape[0], C.shape[0], T.shape[1], a, bias, n_threads)
+
+
+def _weights_from_factor(R, n, K, k, a, bias, n_threads):
+    """(W, b) from the upper-triangular factor R of ``[Phi 1 T]`` (n rows, K centres, k
+    targets); shared with :mod:`fastrbf.dask`, which reduces R across row blocks."""
     Kp = K + 1
     R11 = R[:Kp, :Kp]
     z = R[:Kp, Kp:]

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-MODULES = ["fastrbf", "fastrbf.sklearn"]
+MODULES = ["fastrbf", "fastrbf.sklearn", "fastrbf.dask"]
 
 
 def _public():

@@ -1,0 +1,1182 @@
+"""Scale-out on dask arrays: fastrbf's kernels run blockwise, the small reductions
+come back to the client.  Optional extra: ``pip install "fastrbf[dask]"``; ``import
+fastrbf`` never imports dask.
+
+dask is the engine: every function builds a dask graph of fastrbf's in-memory
+functions on row blocks and runs it through the current scheduler (an active
+``distributed.Client``, or whatever ``dask.config`` says: threads, processes,
+synchronous).  Nothing here schedules, sends or stores data by itself.
+
+Decisions:
+
+- **Input.**  ``X`` is a 2-D dask array chunked by rows only (one chunk along the
+  features: otherwise a ``ValueError`` naming ``X`` that says how to rechunk), with
+  known chunk sizes (``nan`` chunks are a ``ValueError``: call
+  ``X.compute_chunk_sizes()``; computing them would run tasks).  A NumPy ``X`` is
+  accepted and becomes one block.  Row-aligned inputs (``Y`` of ``rbf_network``,
+  ``sample_weight``) must have the same row chunks as ``X`` (a ``ValueError`` naming
+  them; no silent rechunking), or be NumPy arrays, which are cut like ``X``.
+  Small inputs (centres, ``V`` of ``gram_matvec``, weights of models) are in-memory
+  arrays shipped with the graph.  The dtype rules are the in-memory ones (float32 kept,
+  integers become float64, complex is a ``TypeError``).  All of this, and feature counts
+  of centres and models, is checked before any task runs.
+- **NaN/inf** can only be seen in the data: lazy functions (``sqdist``, ``gram``,
+  ``gram_matvec``, ``lloyd_assign``, ``predict``) raise the in-memory ``ValueError``
+  from inside the block's task (dask re-raises it at ``compute``; the index in the
+  message is within the block).  ``kmeans``, ``rbf_network`` and ``kernel_ridge``
+  raise it from their first pass over the data with the global row index.
+- **Threads.**  Every task calls fastrbf with ``n_threads=1`` by default: one numba
+  thread per dask thread, so a worker with ``t`` threads runs ``t`` kernels at once and
+  never oversubscribes (``distributed``'s nannies also start workers with one BLAS
+  thread).  Pass ``n_threads`` to give each task more.
+- **kmeans.**  The run prepares each block once (converted copy and the float32
+  centred copy of the in-memory assigner) and persists it for the run; persist ``X``
+  yourself when it is used again (several runs, ``rbf_network`` after ``kmeans``).  A
+  prepared block stays on the worker that holds the block of ``X`` (it reports its size
+  to dask, so the scheduler does not ship it around to balance load): spread the
+  blocks of ``X`` evenly over the workers.  Each
+  Lloyd iteration is one graph: per block the labels (persisted: they are compared with
+  the next iteration's) and (float64 sums, weights, changed labels), tree-reduced and
+  computed on the client, where the centres are updated.  The stopping, tolerance and
+  empty-cluster rules are those of :func:`fastrbf.kmeans` (relocation gathers the
+  farthest candidates of each block), so from the same initial centres the centres
+  agree to rounding (the sums are added in a different order), with the same labels
+  and ``n_iter``.  Deterministic for a given chunking: a worker lost mid-run changes
+  nothing (dask recomputes the lost blocks from their graph).
+- **k-means||** (Bahmani et al. 2012): a first centre drawn with probability
+  proportional to ``sample_weight``, then ``init_rounds`` rounds that keep each point
+  independently with probability ``min(1, l w d^2 / phi)`` (``l = oversampling_factor *
+  n_clusters``, one seeded generator per block and round), then the candidates are
+  weighted by the weight of the points nearest to them and reclustered on the client by
+  the in-memory weighted k-means++ and Lloyd.
+- **rbf_network**: per block the R factor of ``[Phi 1 T]`` by the in-memory TSQR
+  (:func:`fastrbf.models._tsqr`), the factors folded pairwise by the same LAPACK
+  ``tpqrt`` in a tree, then the in-memory solve from R on the client: weights equal to
+  the in-memory fit to rounding.
+- **kernel_ridge** (``solver="nystrom-pcg"`` only): the float64 blocks are persisted for
+  the run; ``K_nm^T Y`` and, at each conjugate-gradient iteration, ``K_nm^T K_nm V`` are
+  one map-reduce of :mod:`fastrbf._nystrom`'s fused per-block passes; Falkon's
+  preconditioner and the CG run on the client (:func:`fastrbf._nystrom.falkon_solve`).
+  The landmarks are drawn with the in-memory random draws, so the model equals the
+  in-memory one to the rounding the CG propagates.
+"""
+
+import numbers
+import warnings
+
+try:
+    import dask
+    import dask.array as da
+    from dask import delayed
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess without dask
+    raise ImportError(
+        'fastrbf.dask needs dask and distributed: pip install "fastrbf[dask]"'
+    ) from exc
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import _nystrom
+from . import _validation as _v
+from . import cluster as _cl
+from . import models as _m
+from .cluster import KMeansResult, _Assigner, _partials, _reduce
+from .distances import sqdist as _sqdist
+from .kernels import _check_kernel, _check_params
+from .kernels import gram as _gram
+from .kernels import gram_matvec as _gram_matvec
+
+#: a dask array, or an in-memory array (one block)
+Data = da.Array | ArrayLike
+
+__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign", "predict",
+           "rbf_network", "sqdist"]
+
+#: blocks combined per node of the tree reductions
+SPLIT_EVERY = 8
+
+#: called on the client after each Lloyd iteration with the iteration number (tests)
+_iteration_callback = None
+
+
+# ---------------------------------------------------------------- validation
+def _is_dask(x):
+    return isinstance(x, da.Array)
+
+
+def _check_kind(dtype, name):
+    if np.dtype(dtype).kind not in "biuf":
+        raise TypeError(f"`{name}` must be an array of real numbers; got dtype {dtype}.")
+
+
+def _rows(X, name="X", ndim=2) -> da.Array:
+    """``X`` as a dask array chunked by rows (NumPy: validated now, one block)."""
+    if not _is_dask(X):
+        arr = _v.as_array(X, name, ndim=ndim)
+        _v.check_finite(arr, name)
+        return da.from_array(arr, chunks=arr.shape)
+    _check_kind(X.dtype, name)
+    if X.ndim != ndim:
+        shape_txt = "(n_samples, n_features)" if ndim == 2 else "(n,)"
+        raise ValueError(f"`{name}` must be a {ndim}-D array of shape {shape_txt}; got shape {X.shape}.")
+    if any(np.isnan(c) for cs in X.chunks for c in cs):
+        raise ValueError(f"`{name}` has unknown chunk sizes (nan); call `{name}.compute_chunk_sizes()` first.")
+    if X.size == 0:
+        raise ValueError(f"`{name}` must not be empty; got shape {X.shape}.")
+    if ndim == 2 and len(X.chunks[1]) != 1:
+        raise ValueError(f"`{name}` must be chunked by rows only (one chunk along the features); got "
+                         f"chunks {X.chunks[1]} along axis 1: use `{name}.rechunk({{1: -1}})`.")
+    return X
+
+
+def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
+    """A row-aligned companion of ``X``: same row chunks (NumPy: cut like ``X``)."""
+    if not _is_dask(Y):
+        arr = np.asarray(Y)
+        if arr.ndim not in ndims:
+            raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {arr.shape}.")
+        if arr.shape[0] != X.shape[0]:
+            raise ValueError(f"`{name}` must have one row per row of `X` ({X.shape[0]}); got shape {arr.shape}.")
+        return da.from_array(arr, chunks=(X.chunks[0], *arr.shape[1:]))
+    if Y.ndim not in ndims:
+        raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {Y.shape}.")
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"`{name}` must have one row per row of `X` ({X.shape[0]}); got shape {Y.shape}.")
+    if Y.chunks[0] != X.chunks[0]:
+        raise ValueError(f"`{name}` must have the same row chunks as `X`; got {Y.chunks[0]} and {X.chunks[0]}: "
+                         f"rechunk one of them (e.g. `{name}.rechunk({{0: X.chunks[0]}})`).")
+    if Y.ndim == 2 and len(Y.chunks[1]) != 1:
+        Y = Y.rechunk({1: -1})  # columns of targets are few
+    return Y
+
+
+def _dtype(*dtypes):
+    return _v.result_dtype(*(np.empty(0, dtype=t) for t in dtypes))
+
+
+def _check_threads(n_threads):
+    if n_threads is None:
+        return None
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads == 0:
+        raise ValueError(f"`n_threads` must be a nonzero int or None; got {n_threads!r}.")
+    return int(n_threads)
+
+
+def _small(Y, name):
+    """An in-memory (shipped to every task) 2-D array: centres, ``Y`` of gram_matvec."""
+    if _is_dask(Y):
+        raise TypeError(f"`{name}` must be an in-memory array here (it is shipped to every block); got a dask "
+                        f"array: call `{name}.compute()` first.")
+    return _v.check_data(Y, name)
+
+
+def _offsets(X):
+    return np.r_[0, np.cumsum(X.chunks[0])].astype(np.int64)
+
+
+def _tree(parts, combine, first=None):
+    """Tree reduction of a list of Delayed with ``combine(*group)`` (groups in order);
+    ``first`` combines the leaves (and is applied to a single leaf too)."""
+    parts = list(parts)
+    if first is not None:
+        parts = [delayed(first, pure=False)(*parts[i : i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    while len(parts) > 1:
+        parts = [delayed(combine, pure=False)(*parts[i : i + SPLIT_EVERY]) if len(parts[i : i + SPLIT_EVERY]) > 1
+                 else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0]
+
+
+def _blocks(X):
+    return list(X.to_delayed().ravel())
+
+
+# ---------------------------------------------------------------- blockwise functions
+def _pair_blocks(X, Y, name_y="Y") -> tuple[da.Array, da.Array]:
+    """(X, Y as dask arrays, Y is None?) for the n x m functions."""
+    X = _rows(X)
+    if Y is None:
+        return X, X
+    Yd = _rows(Y, name_y)
+    if Yd.shape[1] != X.shape[1]:
+        raise ValueError(f"`{name_y}` must have the same number of features as `X` ({X.shape[1]}); "
+                         f"got {Yd.shape[1]} (shape {Yd.shape}).")
+    return X, Yd
+
+
+def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.Array:
+    """Squared Euclidean distances of the rows of a dask array, blockwise.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+    Y : dask.array.Array or array_like of shape (m, d), optional
+        Defaults to ``X``.  A dask ``Y`` gives one block per pair of row blocks; a NumPy
+        ``Y`` is one block shipped to every task.
+    n_threads : int, default 1
+        Threads of each task (one numba thread per dask thread).
+
+    Returns
+    -------
+    dask.array.Array of shape (n, m)
+        Lazy; each block is :func:`fastrbf.sqdist` of two row blocks (the accuracy
+        guarantees of the in-memory function hold; with ``Y=None`` the diagonal is
+        exactly 0).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = da.from_array(np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]), chunks=(2, 2))
+    >>> fd.sqdist(X).compute(scheduler="threads")
+    array([[  0.,  25., 100.],
+           [ 25.,   0.,  25.],
+           [100.,  25.,   0.]])
+    """
+    nt = _check_threads(n_threads)
+    X, Yd = _pair_blocks(X, Y)
+    dtype = _dtype(X.dtype, Yd.dtype)
+    return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True,
+                        n_threads=nt)
+
+
+def _sqdist_block(Xb, Yb, n_threads):
+    return _sqdist(Xb, Yb, n_threads=n_threads)
+
+
+def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
+         coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
+    """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` of dask arrays, blockwise.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+    Y : dask.array.Array or array_like of shape (m, d), optional
+        Defaults to ``X``.
+    kernel, gamma, degree, coef0 :
+        As in :func:`fastrbf.gram`; a per-column ``gamma`` (length m) is cut like the
+        columns.
+    n_threads : int, default 1
+
+    Returns
+    -------
+    dask.array.Array of shape (n, m)
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = da.from_array(np.array([[0.0], [1.0], [3.0]]), chunks=(2, 1))
+    >>> fd.gram(X, gamma=0.5).compute(scheduler="threads").round(4)
+    array([[1.    , 0.6065, 0.0111],
+           [0.6065, 1.    , 0.1353],
+           [0.0111, 0.1353, 1.    ]])
+    """
+    nt = _check_threads(n_threads)
+    spec = _check_kernel(kernel)
+    deg, c0 = _check_params(spec, degree, coef0)
+    X, Yd = _pair_blocks(X, Y)
+    dtype = _dtype(X.dtype, Yd.dtype)
+    g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
+    gd = da.from_array(g, chunks=(Yd.chunks[0],))
+    return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", dtype=dtype, meta=np.empty((0, 0), dtype),
+                        concatenate=True,
+                        kernel=kernel, degree=deg, coef0=c0, n_threads=nt)
+
+
+def _gram_block(Xb, Yb, g, kernel, degree, coef0, n_threads):
+    gam = g[0] if np.all(g == g[0]) else g
+    return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads)
+
+
+def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+                degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
+    """``K(X, Y) @ V`` for a dask ``X``, blockwise and fused (no block of K is held).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+    Y : array_like of shape (m, d)
+        In memory (shipped to every task), as ``V``.
+    V : array_like of shape (m,) or (m, k)
+    kernel, gamma, degree, coef0 :
+        As in :func:`fastrbf.gram_matvec`.
+    n_threads : int, default 1
+
+    Returns
+    -------
+    dask.array.Array of shape (n,) or (n, k), chunked like ``X``
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, fastrbf
+    >>> from fastrbf import dask as fd
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, v = rng.random((6, 2)), rng.random((3, 2)), rng.random(3)
+    >>> out = fd.gram_matvec(da.from_array(X, chunks=(4, 2)), Y, v, gamma=2.0)
+    >>> bool(np.allclose(out.compute(scheduler="threads"), fastrbf.gram_matvec(X, Y, v, gamma=2.0)))
+    True
+    """
+    nt = _check_threads(n_threads)
+    spec = _check_kernel(kernel)
+    deg, c0 = _check_params(spec, degree, coef0)
+    X = _rows(X)
+    Ya = _small(Y, "Y")
+    _v.check_features(np.empty((0, X.shape[1])), Ya)
+    if _is_dask(V):
+        raise TypeError("`V` must be an in-memory array here; got a dask array: call `V.compute()` first.")
+    Va = _v.as_array(V, "V", ndim=np.ndim(V) if np.ndim(V) in (1, 2) else 2)
+    _v.check_finite(Va, "V")
+    if Va.shape[0] != Ya.shape[0]:
+        raise ValueError(f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}.")
+    dtype = _dtype(X.dtype, Ya.dtype, Va.dtype)
+    g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
+    gam = float(g[0]) if scalar else g
+    kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
+    if Va.ndim == 1:
+        return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
+    return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)),
+                         meta=np.empty((0, 0), dtype))
+
+
+def _matvec_block(Xb, Y, V, kw):
+    return _gram_matvec(Xb, Y, V, **kw)
+
+
+def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> tuple[da.Array, da.Array]:
+    """Nearest centre of each row of a dask array, blockwise.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+    centers : array_like of shape (K, d)
+        In memory (shipped to every task).
+    n_threads : int, default 1
+
+    Returns
+    -------
+    labels : dask.array.Array of shape (n,), int64
+    min_sqdist : dask.array.Array of shape (n,)
+        As :func:`fastrbf.lloyd_assign` on each block (one task per block computes both).
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = da.from_array(np.array([[0.0, 0.0], [0.9, 0.0], [5.0, 5.0]]), chunks=(2, 2))
+    >>> labels, d2 = fd.lloyd_assign(X, np.array([[0.0, 0.0], [5.0, 4.0]]))
+    >>> [a.tolist() for a in dask.compute(labels, d2, scheduler="threads")]
+    [[0, 0, 1], [0.0, 0.81, 1.0]]
+    """
+    nt = _check_threads(n_threads)
+    X = _rows(X)
+    C = _cl._check_centers(_small(centers, "centers"), X.shape[1])
+    dtype = _dtype(X.dtype, C.dtype)
+    return da.apply_gufunc(_assign_block, "(d)->(),()", X, C=C, n_threads=nt,
+                           meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
+
+
+def _assign_block(Xb, C, n_threads):
+    return _cl.lloyd_assign(Xb, C, n_threads=n_threads)
+
+
+# ---------------------------------------------------------------- k-means
+class _KBlock:
+    """One row block of ``X`` prepared for a k-means run (kept on a worker for the run):
+    the converted rows, the weights, and the assigner's cached copies."""
+
+    def __init__(self, Xb, wb, offset, K, dtype, n_threads, need_var=True):
+        X = _v.to_dtype(np.asarray(Xb), dtype)
+        n, d = X.shape
+        self.X = X
+        self.offset = int(offset)
+        self.n_threads = n_threads
+        self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # a cheap sum first, as _validation.check_finite
+            bad = None if np.isfinite(np.add.reduce(X, axis=None)) else ~np.isfinite(X)
+        self.stats = {"n": n, "nbad": 0 if bad is None else int(bad.sum()), "bad": None, "mean": None, "m2": None,
+                      "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
+                      "wnnz": int(np.count_nonzero(self.w))}
+        if bad is not None:
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            self.stats["bad"] = (i + self.offset, j, float(X[i, j]))
+        wbad = ~np.isfinite(self.w)
+        if wbad.any():
+            i = int(np.argmax(wbad))
+            self.stats["wbad"] = (i + self.offset, float(self.w[i]))
+        elif np.any(self.w < 0):
+            self.stats["wneg"] = float(self.w[self.w < 0][0])
+        self._xt = self._centred = None
+        if self.stats["nbad"] or self.stats["wbad"] or self.stats["wneg"] is not None:
+            return
+        if need_var:  # for the scaling of `tol`
+            mean = X.mean(axis=0, dtype=np.float64)
+            dev = X - mean
+            self.stats["mean"] = mean
+            self.stats["m2"] = np.einsum("ij,ij->j", dev, dev, dtype=np.float64)
+        a = _Assigner(X, n_threads)
+        if K * d <= _cl.DIRECT_MAX_KD[X.dtype]:
+            a._Xt = np.ascontiguousarray(X.T)
+        else:
+            a._prepare_gemm()
+        self._xt, self._centred = a._Xt, a._centred
+
+    def __sizeof__(self):
+        # dask's scheduler weighs transfers by sizeof: without this a prepared block
+        # would look free to move and be shipped between workers to balance load
+        arrays = [self.X, self.w, self._xt, *(self._centred or ())]
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+    def assigner(self):
+        """A fresh assigner sharing the cached copies (what it caches later stays its own)."""
+        a = _Assigner(self.X, self.n_threads)
+        a._Xt, a._centred = self._xt, self._centred
+        return a
+
+
+def _get_stats(blk):
+    return blk.stats
+
+
+def _merge_stats(stats, d):
+    """Column variances (Chan's pairwise merge, block order) and weight totals."""
+    n = 0
+    mean = np.zeros(d)
+    m2 = np.zeros(d)
+    for s in stats:
+        nb = s["n"]
+        delta = s["mean"] - mean
+        tot = n + nb
+        mean = mean + delta * (nb / tot)
+        m2 = m2 + s["m2"] + delta * delta * (n * nb / tot)
+        n = tot
+    return m2 / n
+
+
+def _raise_bad(stats):
+    for s in stats:
+        if s["nbad"]:
+            i, j, val = s["bad"]
+            raise ValueError(f"`X` must contain only finite values; got {val!r} at index {(i, j)} "
+                             f"({sum(t['nbad'] for t in stats)} non-finite value(s) in all).")
+    for s in stats:
+        if s["wbad"] is not None:
+            raise ValueError(f"`sample_weight` must contain only finite values; got {s['wbad'][1]!r} "
+                             f"at index {s['wbad'][0]}.")
+        if s["wneg"] is not None:
+            raise ValueError(f"`sample_weight` must be >= 0; got {s['wneg']!r}.")
+
+
+def _step(blk, prev, C):
+    """One Lloyd assignment of a block: (labels, (sums, weights, changed labels)).
+    ``prev``: the previous step's output of the block (None at the first)."""
+    lab_old = _labels_of(prev)
+    X = blk.X
+    n = X.shape[0]
+    K = C.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    mind = np.empty(n, dtype=np.float64)
+    part, partw = _partials(X, K)
+    blk.assigner()(C, labels, mind, want_dist=False, update=(blk.w, part, partw))
+    sums, wsum = _reduce(part, partw)
+    changed = n if lab_old is None else int(np.count_nonzero(labels != lab_old))
+    return labels, (sums, wsum, changed)
+
+
+def _labels_of(out):
+    """Labels from a step's output (the tuple is kept whole: no extra task per block)."""
+    return None if out is None else out[0]
+
+
+def _add_outs(*outs):
+    return _add(*(o[1] for o in outs))
+
+
+def _add(*parts):
+    out = [np.array(p, copy=True) if isinstance(p, np.ndarray) else p for p in parts[0]]
+    for p in parts[1:]:
+        for i, v in enumerate(p):
+            out[i] = out[i] + v
+    return tuple(out)
+
+
+def _final(blk, prev, C, strict):
+    """Final labels and the block's inertia."""
+    labels = _labels_of(prev)
+    X = blk.X
+    n = X.shape[0]
+    mind = np.empty(n, dtype=np.float64)
+    a = blk.assigner()
+    if strict:
+        a.distances(C, labels, mind)
+        lab = labels
+    else:
+        lab = np.empty(n, dtype=np.int64)
+        a(C, lab, mind)
+    return lab, (float(mind @ blk.w),)
+
+
+def _reloc_candidates(blk, out, prev, C, m):
+    """Counts of the block's clusters and its ``m`` farthest points of weight > 0
+    (decreasing distance to their centre, ties to the lowest index)."""
+    labels, lab_old = _labels_of(out), _labels_of(prev)
+    X = blk.X
+    n = X.shape[0]
+    K = C.shape[0]
+    mind = np.empty(n, dtype=np.float64)
+    a = blk.assigner()
+    if K * X.shape[1] <= _cl.DIRECT_MAX_KD[X.dtype]:  # as in-memory: distances from the assignment
+        a(C, np.empty(n, dtype=np.int64), mind)
+    else:
+        a.distances(C, labels, mind)
+    counts = np.bincount(labels, minlength=K)
+    idx = np.flatnonzero(blk.w > 0)
+    top = idx[np.argsort(-mind[idx], kind="mergesort")][:m]
+    old = np.full(top.shape[0], -1, dtype=np.int64) if lab_old is None else lab_old[top]
+    return counts, (mind[top], top, labels[top], X[top].astype(np.float64), blk.w[top], old)
+
+
+def _patch(out, idx, vals):
+    labels = out[0].copy()
+    labels[idx] = vals
+    return (labels, *out[1:])
+
+
+def _relocate(cands, counts, sums, wsum):
+    """The in-memory ``relocate_empty`` on the gathered candidates, with the global
+    counts.  Returns {block: (local rows, new labels)} and the change of the number of
+    changed labels."""
+    K = wsum.shape[0]
+    mind = np.concatenate([c[1][0] for c in cands])
+    order = np.argsort(-mind, kind="mergesort")  # ties: block order, then row order
+    rows = [(b, i) for b, c in enumerate(cands) for i in range(c[1][0].shape[0])]
+    counts = counts.copy()
+    patches: dict = {}
+    delta = 0
+    e = 0
+    for o in order:
+        while e < K and wsum[e] != 0:
+            e += 1
+        if e == K:
+            break
+        b, i = rows[o]
+        _, top, lab, Xr, wr, old = cands[b][1]
+        cur = lab[i]
+        if counts[cur] <= 1 or wr[i] == 0:
+            continue
+        wx = wr[i] * Xr[i]
+        sums[cur] -= wx
+        sums[e] = wx
+        wsum[cur] -= wr[i]
+        wsum[e] = wr[i]
+        counts[cur] -= 1
+        counts[e] = 1
+        patches.setdefault(b, ([], []))
+        patches[b][0].append(int(top[i]))
+        patches[b][1].append(e)
+        delta += int(e != old[i]) - int(cur != old[i])
+    return patches, delta
+
+
+def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty):
+    K = C.shape[0]
+    nb = len(blocks)
+    labels = [None] * nb
+    converged = strict = False
+    n_iter = 0
+    for it in range(max_iter):
+        Cd = delayed(C)
+        # per block one task: (labels, stats), kept whole on the worker for the next step
+        outs = [delayed(_step, pure=False)(blocks[b], labels[b], Cd) for b in range(nb)]
+        labels_old = labels
+        *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
+        sums, wsum, changed = total.compute()
+        if np.any(wsum == 0):
+            if empty == "raise":
+                _cl._raise_empty(wsum, it + 1)
+            m = int(np.count_nonzero(wsum == 0)) + K
+            res = dask.compute(*[delayed(_reloc_candidates, pure=False)(blocks[b], labels[b], labels_old[b], Cd, m)
+                                 for b in range(nb)])
+            counts = np.sum([r[0] for r in res], axis=0)
+            patches, delta = _relocate(res, counts, sums, wsum)
+            changed += delta
+            for b, (idx, vals) in patches.items():
+                labels[b] = delayed(_patch, pure=False)(labels[b], np.array(idx), np.array(vals, dtype=np.int64))
+            labels = list(dask.persist(*labels))
+        C_new = (sums / wsum[:, None]).astype(dtype, copy=False)
+        shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
+        C = C_new
+        n_iter = it + 1
+        if _iteration_callback is not None:
+            _iteration_callback(n_iter)
+        if changed == 0:
+            strict = converged = True
+            break
+        if shift <= tol_abs:
+            converged = True
+            break
+    Cd = delayed(C)
+    outs = [delayed(_final, pure=False)(blocks[b], labels[b], Cd, strict) for b in range(nb)]
+    *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
+    inertia = float(total.compute()[0])
+    return C, labels, inertia, n_iter, converged
+
+
+def _pick(blk, u):
+    """The row at cumulative weight ``u`` of the block."""
+    cum = np.cumsum(blk.w)
+    i = min(int(np.searchsorted(cum, u, side="right")), blk.X.shape[0] - 1)
+    while blk.w[i] == 0 and i > 0:
+        i -= 1
+    return blk.X[i : i + 1].copy()
+
+
+def _closest(blk, prev, C):
+    """Distance of each row to its nearest centre among ``C`` and the previous ones, and
+    the block's weighted potential."""
+    mind = _labels_of(prev)
+    n = blk.X.shape[0]
+    d2 = np.empty(n, dtype=np.float64)
+    blk.assigner()(C, np.empty(n, dtype=np.int64), d2)
+    out = d2 if mind is None else np.minimum(mind, d2)
+    return out, (float(out @ blk.w),)
+
+
+def _sample(blk, out, phi, ell, seed):
+    mind = out[0]
+    p = ell * blk.w * mind / phi
+    u = np.random.default_rng(seed).random(p.shape[0])
+    return blk.X[u < p]
+
+
+def _cand_weights(blk, C):
+    n = blk.X.shape[0]
+    lab = np.empty(n, dtype=np.int64)
+    blk.assigner()(C, lab, np.empty(n, dtype=np.float64), want_dist=False)
+    return (np.bincount(lab, weights=blk.w, minlength=C.shape[0]),)
+
+
+def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
+    """k-means|| (Bahmani et al. 2012) with the weighted reclustering on the client."""
+    nb = len(blocks)
+    cum = np.cumsum(wblock)
+    u = rng.uniform() * cum[-1]
+    b = min(int(np.searchsorted(cum, u, side="right")), nb - 1)
+    while wblock[b] == 0:
+        b -= 1
+    cands = [delayed(_pick, pure=False)(blocks[b], u - (cum[b - 1] if b else 0.0)).compute()]
+    new = cands[0]
+    mind = [None] * nb
+    r = 0
+    while True:
+        Cd = delayed(new)
+        outs = [delayed(_closest, pure=False)(blocks[i], mind[i], Cd) for i in range(nb)]
+        *mind, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
+        phi = float(total.compute()[0])
+        allc = np.concatenate(cands)
+        if r >= rounds or phi == 0:
+            wc = np.sum(dask.compute(*[delayed(_cand_weights, pure=False)(blk, delayed(allc)) for blk in blocks]),
+                        axis=(0, 1))
+            keep = wc > 0
+            if np.count_nonzero(keep) >= K:
+                break
+            if phi == 0 or r >= 4 * rounds + 10:
+                raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
+                                 f"only {int(np.count_nonzero(keep))} distinct centres could be chosen.")
+        seeds = rng.integers(0, 2**63 - 1, size=nb)
+        new = np.concatenate(dask.compute(*[delayed(_sample, pure=False)(blocks[i], mind[i], phi, ell, int(seeds[i]))
+                                            for i in range(nb)]))
+        cands.append(new)
+        r += 1
+    res = _cl.kmeans(allc[keep], K, sample_weight=wc[keep], seed=rng)
+    return res.centers
+
+
+def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_init: int = 1, max_iter: int = 300,
+           tol: float = 1e-4, seed: int | np.random.Generator | None = None, sample_weight: Data | None = None,
+           empty: str = "relocate", oversampling_factor: float = 2.0, init_rounds: int = 5,
+           n_threads: int | None = 1) -> KMeansResult:
+    """k-means of a dask array by Lloyd's algorithm: one map-reduce per iteration.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+        Persist it first if it is used again: the run reads it once (it keeps its own
+        prepared blocks on the workers while it runs).
+    n_clusters : int
+    init : "k-means||" or array_like of shape (n_clusters, d)
+        k-means|| (Bahmani et al. 2012, see the module notes), or the initial centres
+        (then the result equals :func:`fastrbf.kmeans` from the same centres, to
+        rounding).
+    n_init : int
+        Restarts; the run with the lowest inertia is kept.
+    max_iter, tol, empty :
+        As in :func:`fastrbf.kmeans` (same stopping and empty-cluster rules).
+    seed : None, int or numpy.random.Generator
+    sample_weight : dask.array.Array or array_like of shape (n,), optional
+        Row chunks as ``X``.
+    oversampling_factor : float
+        ``l = oversampling_factor * n_clusters`` points are expected per k-means|| round.
+    init_rounds : int
+        Rounds of k-means|| (more are run if fewer than ``n_clusters`` candidates came).
+    n_threads : int, default 1
+        Threads of each task.
+
+    Returns
+    -------
+    KMeansResult
+        ``centers`` (NumPy), ``labels`` (a dask array, persisted), ``inertia``,
+        ``n_iter``, ``converged``.
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> with dask.config.set(scheduler="threads"):
+    ...     res = fd.kmeans(da.from_array(X, chunks=(2, 2)), 2, seed=0)
+    >>> sorted(res.centers.tolist()), res.inertia, res.converged
+    ([[0.0, 0.5], [10.0, 0.5]], 1.0, True)
+    """
+    nt = _check_threads(n_threads)
+    X = _rows(X)
+    n, d = X.shape
+    K = _cl._check_n_clusters(n_clusters, n)
+    for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1), ("init_rounds", init_rounds, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
+            raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or float(tol) < 0:
+        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    tol = float(tol)
+    if empty not in ("relocate", "raise"):
+        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
+            or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
+        raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
+    dtype = _dtype(X.dtype)
+    if isinstance(init, str):
+        if init != "k-means||":
+            raise ValueError(f"`init` must be 'k-means||' or an array of shape ({K}, {d}); got {init!r}.")
+        init_arr = None
+    else:
+        init_arr = _cl._check_centers(_small(init, "init"), d, "init")
+        if init_arr.shape[0] != K:
+            raise ValueError(f"`init` must have shape ({K}, {d}) (n_clusters, n_features); got {init_arr.shape}.")
+        if n_init != 1:
+            raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
+        init_arr = _v.to_dtype(init_arr, dtype)
+    if sample_weight is None:
+        wblocks = [None] * X.numblocks[0]
+    else:
+        if not _is_dask(sample_weight):
+            w = _v.as_array(sample_weight, "sample_weight", ndim=1)
+            if w.shape[0] != n:
+                raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+        else:
+            _check_kind(sample_weight.dtype, "sample_weight")
+        wblocks = _blocks(_aligned(sample_weight, X, "sample_weight", ndims=(1,)))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    offs = _offsets(X)
+    xb = _blocks(X)
+    # -- first pass: prepared blocks (kept for the run) and their statistics
+    blocks = dask.persist(*[delayed(_KBlock, pure=False)(xb[i], wblocks[i], offs[i], K, dtype, nt, tol > 0)
+                            for i in range(len(xb))])
+    stats = dask.compute(*[delayed(_get_stats, pure=False)(b) for b in blocks])
+    _raise_bad(stats)
+    wblock = np.array([s["wsum"] for s in stats])
+    if not np.any(wblock > 0):
+        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
+    nnz = sum(s["wnnz"] for s in stats)
+    if nnz < K:
+        raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({nnz}).")
+    tol_abs = float(tol) * float(np.mean(_merge_stats(stats, d))) if tol > 0 else 0.0
+    best = None
+    for _ in range(n_init):
+        if init_arr is not None:
+            C0 = init_arr.copy()
+        else:
+            C0 = _v.to_dtype(_kmeans_parallel(blocks, wblock, K, rng, float(oversampling_factor) * K,
+                                              int(init_rounds)), dtype)
+        res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty)
+        if best is None or res[2] < best[2]:
+            best = res
+    assert best is not None
+    C, labels, inertia, n_iter, converged = best
+    lab = da.concatenate([da.from_delayed(delayed(_labels_of, pure=True)(o), (int(c),), np.int64)
+                          for o, c in zip(labels, X.chunks[0], strict=True)])
+    return KMeansResult(C, lab, inertia, n_iter, converged)
+
+
+# ---------------------------------------------------------------- RBF network
+def _checked(Xb, offset, name="X"):
+    """A 2-D real block whose NaN/inf raise with the global row index."""
+    try:
+        return _v.check_data(Xb, name)
+    except ValueError as exc:
+        if "finite" not in str(exc):
+            raise
+        arr = np.asarray(Xb)
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"`{name}` must contain only finite values; got {float(arr[i, j])!r} at index "
+                         f"{(i + int(offset), j)} ({int((~np.isfinite(arr)).sum())} non-finite value(s) in "
+                         f"this block).") from None
+
+
+def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads):
+    """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
+    X = _checked(Xb, offset)
+    n = X.shape[0]
+    if classes is None:
+        T, _ = _m._as_targets(_v.check_targets(Yb, n))
+    else:
+        Ya = np.asarray(Yb)
+        if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
+            raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
+        T = _m._class_codes(np.searchsorted(classes, Ya), classes.shape[0])
+    Xd = _v.to_dtype(X, np.float64)
+    return _m._tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
+
+
+def _fold(*Rs):
+    """QR of the stacked factors, folded in order by LAPACK ``tpqrt`` (as the TSQR)."""
+    p = Rs[0].shape[0]
+    w = _m._TSQRWork(p, 1)
+    Rt = np.ascontiguousarray(Rs[0].T)
+    for R in Rs[1:]:
+        w.fold(Rt, np.ascontiguousarray(R.T))
+    return np.triu(Rt.T)
+
+
+def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
+                alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian", classify: bool = False,
+                seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
+                learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1) -> _m.RBFNetwork:
+    """An RBF network fitted on dask arrays: per-block TSQR factors reduced across workers,
+    the small solve on the client.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (N, d), chunked by rows
+    Y : dask.array.Array or array_like of shape (N,) or (N, k)
+        The same row chunks as ``X``; class labels with ``classify=True``.
+    gamma, n_centers, alpha, bias, kernel, classify :
+        As in :func:`fastrbf.rbf_network`.
+    centers : "kmeans" or array_like of shape (K, d)
+        k-means centres of ``X`` by :func:`fastrbf.dask.kmeans` (k-means|| start, so not
+        the in-memory k-means++ centres), or given (then the weights equal the in-memory
+        fit to rounding).
+    seed, max_iter, n_init :
+        Passed to :func:`fastrbf.dask.kmeans`.
+    learn_gamma, validation :
+        Not supported on dask arrays (``NotImplementedError``).
+    n_threads : int, default 1
+        Threads of each task.
+
+    Returns
+    -------
+    RBFNetwork
+        The in-memory model (small, picklable); :func:`predict` evaluates it on dask
+        arrays.
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> Xd = da.from_array(X, chunks=(2, 2))
+    >>> with dask.config.set(scheduler="threads"):
+    ...     net = fd.rbf_network(Xd, np.array([1.0, -1.0, -1.0, 1.0]), gamma=1.0,
+    ...                          centers=np.array([[0.0, 0.2], [1.0, 0.7]]))
+    >>> print(np.round(net.bias, 3), np.round(net.weights[:, 0], 3))
+    [-7.848] [7.397 7.823]
+    """
+    if learn_gamma or validation is not None:
+        raise NotImplementedError("`learn_gamma` and `validation` are not supported on dask arrays: learn the "
+                                  "width on an in-memory sample with fastrbf.rbf_network, then fit here with it.")
+    nt = _check_threads(n_threads)
+    spec = _check_kernel(kernel)
+    X = _rows(X)
+    n, d = X.shape
+    if not _is_dask(Y) and not classify:
+        Y = _v.check_targets(Y, n)
+    Yd = _aligned(Y, X, "Y", ndims=(1,) if classify else (1, 2))
+    if not classify:
+        _check_kind(Yd.dtype, "Y")
+    if isinstance(centers, str):
+        if centers == "all":
+            raise NotImplementedError('`centers="all"` (one centre per training point) is not supported on dask '
+                                      "arrays; use k-means centres or given ones.")
+        if centers != "kmeans":
+            raise ValueError(f'`centers` must be "kmeans" or an array; got {centers!r}.')
+        if n_centers is None:
+            raise ValueError('`n_centers` must be given with centers="kmeans".')
+        if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
+            raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
+        C = None
+    else:
+        Ca = _small(centers, "centers")
+        _v.check_features(np.empty((0, d)), Ca, "X", "centers")
+        C = _v.to_dtype(Ca, np.float64)
+        if n_centers is not None and n_centers != C.shape[0]:
+            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
+    K = n_centers if C is None else C.shape[0]
+    g, _ = _v.check_gamma(gamma, K, np.float64)
+    deg, coef0 = _check_params(spec, 3, 1.0)
+    if np.ndim(alpha) != 0:
+        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    a = float(_m._check_alpha(alpha, 1))
+    if C is None:
+        assert n_centers is not None
+        C = _v.to_dtype(kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt).centers,
+                        np.float64)
+    classes = None
+    if classify:
+        classes = np.asarray(da.unique(Yd).compute())
+        if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
+            raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
+        if classes.shape[0] < 2:
+            raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
+        k = 1 if classes.shape[0] == 2 else classes.shape[0]
+        single = classes.shape[0] == 2
+    else:
+        k = 1 if Yd.ndim == 1 else Yd.shape[1]
+        single = Yd.ndim == 1
+    consts = _m._consts(np.float64, coef0)
+    Cd, gd = delayed(C), delayed(g)
+    parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
+                                             nt)
+             for xb, off, yb in zip(_blocks(X), _offsets(X)[:-1], _blocks(Yd), strict=True)]
+    R = _tree(parts, _fold).compute()
+    W, b = _m._weights_from_factor(R, n, K, k, a, bias, None)
+    dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
+    return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
+
+
+# ---------------------------------------------------------------- kernel ridge (Nystroem, PCG)
+def _f64_block(Xb, offset):
+    """A row block as validated float64 (NaN/inf raise here, inside the task)."""
+    return _v.to_dtype(_checked(Xb, offset), np.float64)
+
+
+def _targets_block(Yb, mu):
+    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+    if mu is not None:
+        T -= mu
+    return T
+
+
+def _col_sums(Yb):
+    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+    return (T.sum(axis=0),)
+
+
+def _cross_block(Xb, T, L, params):
+    return (_nystrom.cross_t(Xb, L, T, **params),)
+
+
+def _normal_block(Xb, L, V, params):
+    return (_nystrom.normal_matvec(Xb, L, V, **params),)
+
+
+def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = "gaussian", solver: str = "nystrom-pcg",
+                 n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform", tol: float = 1e-7,
+                 max_iter: int = 100, seed: int | np.random.Generator | None = None, fit_intercept: bool = False,
+                 degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> _m.KernelModel:
+    """Nystroem kernel ridge of dask arrays by Falkon's preconditioned CG: every product
+    with ``K_nm`` is one map-reduce of per-block fused passes, the CG runs on the client.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, d), chunked by rows
+        Its blocks are converted to float64 and persisted for the run (one read of
+        ``X``; persist ``X`` yourself if it is used again).
+    Y : dask.array.Array or array_like of shape (n,) or (n, k)
+        The same row chunks as ``X``.
+    gamma, alpha, kernel, n_landmarks, tol, max_iter, seed, fit_intercept, degree, coef0 :
+        As in :func:`fastrbf.kernel_ridge` with ``solver="nystrom-pcg"`` (the only
+        solver here).
+    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d)
+        Chosen on the client with the same random draws as in memory: for a given
+        ``seed`` the landmarks, hence the model, equal the in-memory ones (to rounding).
+    n_threads : int, default 1
+        Threads of each task.
+
+    Returns
+    -------
+    KernelModel
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da, fastrbf
+    >>> from fastrbf import dask as fd
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((2000, 2))
+    >>> y = np.sin(4 * X[:, 0])
+    >>> with dask.config.set(scheduler="threads"):
+    ...     m = fd.kernel_ridge(da.from_array(X, chunks=(500, 2)), y, gamma=2.0, alpha=1e-3, n_landmarks=100,
+    ...                         seed=0)
+    >>> ref = fastrbf.kernel_ridge(X, y, gamma=2.0, alpha=1e-3, solver="nystrom-pcg", n_landmarks=100, seed=0)
+    >>> m.converged, bool(np.abs(m.predict(X) - ref.predict(X)).max() < 1e-6)  # to the CG tolerance
+    (True, True)
+    """
+    if solver != "nystrom-pcg":
+        raise ValueError(f'`solver` must be "nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale '
+                         f"out); got {solver!r}.")
+    nt = _check_threads(n_threads)
+    spec = _check_kernel(kernel)
+    X = _rows(X)
+    n, d = X.shape
+    if not _is_dask(Y):
+        Y = _v.check_targets(Y, n)
+    Yd = _aligned(Y, X, "Y")
+    _check_kind(Yd.dtype, "Y")
+    g = _m._check_scalar_gamma(gamma)
+    deg, c0 = _check_params(spec, degree, coef0)
+    if kernel not in _m.PCG_KERNELS:
+        raise ValueError(f'`kernel` must be one of {_m.PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
+                         f"kernel); got {kernel!r}.")
+    if np.ndim(alpha) != 0:
+        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
+                        f"got an array of shape {np.shape(alpha)}.")
+    a = float(_m._check_alpha(alpha, n))
+    if not a > 0:
+        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
+            np.isfinite(tol) and tol > 0):
+        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
+    if isinstance(landmarks, str):
+        if landmarks not in ("uniform", "kmeans"):
+            raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+        m = _m.default_landmarks(n) if n_landmarks is None else n_landmarks
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+            raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
+        m = int(m)
+        L = None
+    else:
+        La = _small(landmarks, "landmarks")
+        _v.check_features(np.empty((0, d)), La, "X", "landmarks")
+        if n_landmarks is not None and n_landmarks != La.shape[0]:
+            raise ValueError(f"`n_landmarks` ({n_landmarks}) must equal the number of given `landmarks` "
+                             f"({La.shape[0]}).")
+        L = _v.to_dtype(La, np.float64)
+        m = L.shape[0]
+    k = 1 if Yd.ndim == 1 else Yd.shape[1]
+    single = Yd.ndim == 1
+    # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
+    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off)
+                             for b, off in zip(_blocks(X), _offsets(X)[:-1], strict=True)]))
+    yb = _blocks(Yd)
+    if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if landmarks == "uniform":
+            L = _rows_at(xb, X, np.sort(rng.choice(n, size=m, replace=False)))
+        else:
+            sub = (np.concatenate(dask.compute(*xb)) if n <= 20 * m
+                   else _rows_at(xb, X, np.sort(rng.choice(n, size=20 * m, replace=False))))
+            L = _nystrom.landmarks(sub, m, "kmeans", rng, None)
+    mu = None
+    intercept = np.zeros(k)
+    if fit_intercept:
+        intercept = _tree([delayed(_col_sums, pure=False)(b) for b in yb], _add).compute()[0] / n
+        mu = intercept
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": c0, "n_threads": nt}
+    Ld, pd = delayed(L), delayed(params)
+    tb = [delayed(_targets_block, pure=False)(b, mu) for b in yb]
+    rhs = _tree([delayed(_cross_block, pure=False)(x, t, Ld, pd) for x, t in zip(xb, tb, strict=True)], _add).compute()[0]
+    Kmm = _gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0)
+
+    def matvec(V):
+        Vd = delayed(np.ascontiguousarray(V))
+        return _tree([delayed(_normal_block, pure=False)(x, Ld, Vd, pd) for x in xb], _add).compute()[0]
+
+    res = _nystrom.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter))
+    if not res.converged:
+        warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
+                      f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
+                      _m.ConvergenceWarning, stacklevel=2)
+    return _m.KernelModel(L, res.beta, kernel, g, deg, c0, intercept, np.zeros((0, d), dtype=np.int64),
+                          np.zeros(d), np.ones(d), np.zeros((0, k)), _dtype(X.dtype, Yd.dtype), single, 0.0,
+                          "nystrom-pcg", res.n_iter, res.residual, res.converged)
+
+
+def _take(block, idx):
+    return block[idx]
+
+
+def _rows_at(xb, X, idx):
+    """Rows ``idx`` (sorted global indices) of the persisted blocks, gathered on the client."""
+    offs = _offsets(X)
+    b = np.searchsorted(offs, idx, side="right") - 1
+    parts = [delayed(_take, pure=False)(xb[i], idx[b == i] - offs[i]) for i in np.unique(b)]
+    return np.ascontiguousarray(np.concatenate(dask.compute(*parts)), dtype=np.float64)
+
+
+# ---------------------------------------------------------------- prediction
+def _predict_block(Xb, model, method, n_threads):
+    return getattr(model, method)(Xb, n_threads=n_threads)
+
+
+def predict(model: _m.RBFNetwork | _m.KernelModel, X: Data, *, n_threads: int | None = 1) -> da.Array:
+    """``model.predict`` on a dask array, blockwise (the model is shipped with the graph).
+
+    Parameters
+    ----------
+    model : RBFNetwork or KernelModel
+    X : dask.array.Array of shape (m, d), chunked by rows
+    n_threads : int, default 1
+        Threads of each task.
+
+    Returns
+    -------
+    dask.array.Array of shape (m,) or (m, k)
+        Regression values, or class labels of a classifier.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, fastrbf
+    >>> from fastrbf import dask as fd
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> m = fastrbf.kernel_ridge(X, np.sin(3 * X[:, 0]), gamma=10.0, alpha=1e-6)
+    >>> out = fd.predict(m, da.from_array(X, chunks=(8, 1)))
+    >>> bool(np.allclose(out.compute(scheduler="threads"), m.predict(X)))
+    True
+    """
+    return _predict(model, X, "predict", n_threads)
+
+
+def decision_function(model: _m.RBFNetwork, X: Data, *, n_threads: int | None = 1) -> da.Array:
+    """``model.decision_function`` of an :class:`~fastrbf.RBFNetwork` on a dask array.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, fastrbf
+    >>> from fastrbf import dask as fd
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> net = fastrbf.rbf_network(X, [1, -1, -1, 1], centers=X[:2], gamma=1.0)
+    >>> s = fd.decision_function(net, da.from_array(X, chunks=(3, 2)))
+    >>> bool(np.allclose(s.compute(scheduler="threads"), net.decision_function(X)))
+    True
+    """
+    if not isinstance(model, _m.RBFNetwork):
+        raise TypeError(f"`model` must be an RBFNetwork; got {type(model).__name__}.")
+    return _predict(model, X, "decision_function", n_threads)
+
+
+def _predict(model, X, method, n_threads):
+    nt = _check_threads(n_threads)
+    if not isinstance(model, (_m.RBFNetwork, _m.KernelModel)):
+        raise TypeError(f"`model` must be an RBFNetwork or a KernelModel; got {type(model).__name__}.")
+    X = _rows(X)
+    d = model.centers.shape[1]
+    if X.shape[1] != d:
+        raise ValueError(f"`X` must have {d} features (as the training data); got shape {X.shape}.")
+    ftype = np.dtype(np.float32) if (X.dtype == np.float32 and model.dtype == np.float32) else np.dtype(np.float64)
+    k = model.weights.shape[1]
+    classes = getattr(model, "classes", None)
+    labels = method == "predict" and classes is not None
+    dtype = np.asarray(classes).dtype if labels else ftype
+    kw = {"model": model, "method": method, "n_threads": nt, "dtype": dtype}
+    if labels or model.single_output:
+        return X.map_blocks(_predict_block, drop_axis=1, meta=np.empty((0,), dtype), **kw)
+    return X.map_blocks(_predict_block, chunks=(X.chunks[0], (k,)), meta=np.empty((0, 0), dtype), **kw)

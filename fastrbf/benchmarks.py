@@ -472,7 +472,9 @@ def _rff_workload():
 def _sklearn_overhead_workloads():
     """fastrbf.sklearn's estimators against the functional call each wraps (kind FLOOR:
     the wrapper can only add to it): the overhead of scikit-learn's validation and
-    bookkeeping, at sizes where the call takes milliseconds.  None without scikit-learn."""
+    bookkeeping, at sizes where the call takes milliseconds.  One thread on both sides:
+    with two, the wake-up of the thread pools moves single calls by several ms either
+    way, which would drown the wrapper's cost.  None without scikit-learn."""
     fsk = _try_import("fastrbf.sklearn")  # None without scikit-learn >= 1.6
     if fsk is None:
         return []
@@ -489,16 +491,17 @@ def _sklearn_overhead_workloads():
 
     net = Workload("sklearn-overhead/rbfnet-fit", setup, lambda a: a["X"].shape[0], "points/s", [
         Contender("fastrbf.sklearn RBFNetworkRegressor.fit", FASTRBF,
-                  lambda a: fsk.RBFNetworkRegressor(32, gamma=gamma, alpha=alpha, max_iter=20, random_state=0)
+                  lambda a: fsk.RBFNetworkRegressor(32, gamma=gamma, alpha=alpha, max_iter=20, random_state=0, n_jobs=1)
                   .fit(a["X"], a["y"])),
         Contender("fastrbf rbf_network (the call it wraps)", FLOOR,
-                  lambda a: rbf_network(a["X"], a["y"], n_centers=32, gamma=gamma, alpha=alpha, max_iter=20, seed=0)),
+                  lambda a: rbf_network(a["X"], a["y"], n_centers=32, gamma=gamma, alpha=alpha, max_iter=20, seed=0,
+                                      n_threads=1)),
     ], lambda a: f"N={a['X'].shape[0]}, d=8, 32 k-means centres, max_iter 20")
     krr = Workload("sklearn-overhead/krr-fit-predict", setup, lambda a: a["Xk"].shape[0], "points/s", [
         Contender("fastrbf.sklearn KernelRidge fit + predict", FASTRBF,
-                  lambda a: fsk.KernelRidge(alpha, gamma=gamma).fit(a["Xk"], a["yk"]).predict(a["Q"])),
+                  lambda a: fsk.KernelRidge(alpha, gamma=gamma, n_jobs=1).fit(a["Xk"], a["yk"]).predict(a["Q"])),
         Contender("fastrbf kernel_ridge + predict (the calls it wraps)", FLOOR,
-                  lambda a: kernel_ridge(a["Xk"], a["yk"], gamma=gamma, alpha=alpha).predict(a["Q"])),
+                  lambda a: kernel_ridge(a["Xk"], a["yk"], gamma=gamma, alpha=alpha, n_threads=1).predict(a["Q"], n_threads=1)),
     ], lambda a: f"N={a['Xk'].shape[0]}, d=8, gaussian, 1000 predictions")
     return [net, krr]
 # ---------------------------------------------------------------- dask

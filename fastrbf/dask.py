@@ -1031,29 +1031,9 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     _check_kind(Yd.dtype, "Y")
     g = _m._check_scalar_gamma(gamma)
     deg, c0 = _check_params(spec, degree, coef0)
-    if kernel not in _m.PCG_KERNELS:
-        raise ValueError(f'`kernel` must be one of {_m.PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
-                         f"kernel); got {kernel!r}.")
-    if np.ndim(alpha) != 0:
-        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
-                        f"got an array of shape {np.shape(alpha)}.")
-    a = float(_m._check_alpha(alpha, n))
-    if not a > 0:
-        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
-            np.isfinite(tol) and tol > 0):
-        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
-    if isinstance(landmarks, str):
-        if landmarks not in ("uniform", "kmeans"):
-            raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
-        m = _m.default_landmarks(n) if n_landmarks is None else n_landmarks
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
-            raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
-        m = int(m)
-        L = None
-    else:
+    a, m = _m._check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    L = None
+    if m is None:
         La = _small(landmarks, "landmarks")
         _v.check_features(np.empty((0, d)), La, "X", "landmarks")
         if n_landmarks is not None and n_landmarks != La.shape[0]:

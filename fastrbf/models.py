@@ -380,36 +380,44 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
                        np.zeros((0, W.shape[1])), _out_dtype(Xa, Ya), single, used)
 
 
-def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
-                      max_iter, seed, n_threads):
-    from . import _nystrom
-
-    n, d = Xa.shape
-    kernel = spec.name
+def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
+    """The checks of solver="nystrom-pcg" shared with :func:`fastrbf.dask.kernel_ridge`:
+    (alpha as a float, the landmark count for ``landmarks="uniform"`` or ``"kmeans"``;
+    None when ``landmarks`` is an array, which the caller checks)."""
     if kernel not in PCG_KERNELS:
         raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
                          f"kernel); got {kernel!r}.")
     if np.ndim(alpha) != 0:
         raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
                         f"got an array of shape {np.shape(alpha)}.")
-    a = _check_alpha(alpha, n)
+    a = float(_check_alpha(alpha, n))
     if not a > 0:
         raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
-    if jitter is not None:
-        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
             np.isfinite(tol) and tol > 0):
         raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
-    if isinstance(landmarks, str):
-        if landmarks not in ("uniform", "kmeans"):
-            raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
-        m = default_landmarks(n) if n_landmarks is None else n_landmarks
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
-            raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
-        m = int(m)
-    else:
+    if not isinstance(landmarks, str):
+        return a, None
+    if landmarks not in ("uniform", "kmeans"):
+        raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+    m = default_landmarks(n) if n_landmarks is None else n_landmarks
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+        raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
+    return a, int(m)
+
+
+def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                      max_iter, seed, n_threads):
+    from . import _nystrom
+
+    n, d = Xa.shape
+    kernel = spec.name
+    if jitter is not None:
+        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
+    a, m = _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    if m is None:
         La = _v.check_data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
         m = La.shape[0]

@@ -202,7 +202,26 @@ def _network_attributes(est, fitted):
     est.intercept_ = model.bias[0] if model.single_output else model.bias
 
 
-class RBFNetworkRegressor(_MultiOutputRegressor):
+class _NetworkParams:
+    """The parameters of both RBF-network estimators (scikit-learn reads them from this
+    ``__init__``'s signature)."""
+
+    def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
+                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
+        self.n_centers = n_centers
+        self.gamma = gamma
+        self.alpha = alpha
+        self.kernel = kernel
+        self.centers = centers
+        self.fit_intercept = fit_intercept
+        self.learn_gamma = learn_gamma
+        self.max_iter = max_iter
+        self.n_init = n_init
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+
+class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
     """RBF network regression (scikit-learn API over :func:`fastrbf.rbf_network`).
 
     ``f(x) = sum_j w_j phi(||x - c_j||^2; gamma_j) + b`` with ``n_centers`` k-means
@@ -252,20 +271,6 @@ class RBFNetworkRegressor(_MultiOutputRegressor):
     (True, (8,))
     """
 
-    def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
-                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
-        self.n_centers = n_centers
-        self.gamma = gamma
-        self.alpha = alpha
-        self.kernel = kernel
-        self.centers = centers
-        self.fit_intercept = fit_intercept
-        self.learn_gamma = learn_gamma
-        self.max_iter = max_iter
-        self.n_init = n_init
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFNetworkRegressor":
         """Place the centres and solve for the output weights.
 
@@ -297,7 +302,7 @@ class RBFNetworkRegressor(_MultiOutputRegressor):
         return self.model_.predict(X, n_threads=self.n_jobs)
 
 
-class RBFNetworkClassifier(ClassifierMixin, BaseEstimator):
+class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     """RBF network classification (scikit-learn API over ``rbf_network(classify=True)``).
 
     Two classes: least squares on -1/+1 targets and the sign (the second class of
@@ -326,20 +331,6 @@ class RBFNetworkClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.predict(X).tolist(), clf.classes_.tolist()
     (['a', 'b', 'b', 'a'], ['a', 'b'])
     """
-
-    def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
-                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
-        self.n_centers = n_centers
-        self.gamma = gamma
-        self.alpha = alpha
-        self.kernel = kernel
-        self.centers = centers
-        self.fit_intercept = fit_intercept
-        self.learn_gamma = learn_gamma
-        self.max_iter = max_iter
-        self.n_init = n_init
-        self.random_state = random_state
-        self.n_jobs = n_jobs
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFNetworkClassifier":
         """Place the centres and solve for the weights of the class scores.

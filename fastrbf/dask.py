@@ -426,6 +426,15 @@ class _KBlock:
         arrays = [self.X, self.w, self._xt, *(self._centred or ())]
         return object.__sizeof__(self) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
+    def step_scratch(self, K):
+        """(mind, part, partw) for :func:`_step`, kept for the run: scratch that never
+        leaves the task (the steps of one block run one after the other), so the worker
+        does not page-fault fresh buffers in every iteration."""
+        sc = getattr(self, "_scratch", None)
+        if sc is None or sc[1].shape[1] != K:
+            sc = self._scratch = (np.empty(self.X.shape[0], dtype=np.float64), *_partials(self.X, K))
+        return sc
+
     def assigner(self):
         """A fresh assigner sharing the cached copies (what it caches later stays its own)."""
         a = _Assigner(self.X, self.n_threads)
@@ -473,9 +482,8 @@ def _step(blk, prev, C):
     X = blk.X
     n = X.shape[0]
     K = C.shape[0]
-    labels = np.empty(n, dtype=np.int64)
-    mind = np.empty(n, dtype=np.float64)
-    part, partw = _partials(X, K)
+    labels = np.empty(n, dtype=np.int64)  # the step's output: fresh
+    mind, part, partw = blk.step_scratch(K)
     blk.assigner()(C, labels, mind, want_dist=False, update=(blk.w, part, partw))
     sums, wsum = _reduce(part, partw)
     changed = n if lab_old is None else int(np.count_nonzero(labels != lab_old))

@@ -317,3 +317,18 @@ def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offse
     assert_array_equal(results[0][1], results[1][1])
     ref_labels, _ = reference.lloyd_assign(X.astype(np.float64), C.astype(np.float64))
     assert_array_equal(results[1][0], ref_labels)
+
+
+def test_gemm_tile_reused_per_thread():
+    import threading
+
+    a = cluster._gemm_tile(256, 1024)
+    b = cluster._gemm_tile(256, 512)
+    assert b.shape == (256, 512) and b.flags.c_contiguous and np.shares_memory(a, b)
+    other = []
+    t = threading.Thread(target=lambda: other.append(cluster._gemm_tile(256, 1024)))
+    t.start()
+    t.join()
+    assert not np.shares_memory(a, other[0])  # one tile per thread
+    big = cluster._gemm_tile(5000, 1024)  # 20 MB: above TILE_CACHE_BYTES, not kept
+    assert big.shape == (5000, 1024) and not np.shares_memory(big, cluster._gemm_tile(5000, 1024))

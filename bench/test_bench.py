@@ -25,11 +25,25 @@ _CASES = [
 _DATA = {}
 
 
+def _release():
+    """Drop the data set alive, after its workload's teardown (a dask cluster)."""
+    for name, data in _DATA.items():
+        if _WORKLOADS[name].teardown is not None:
+            _WORKLOADS[name].teardown(data)
+    _DATA.clear()
+
+
 def _data(name):
     if name not in _DATA:
-        _DATA.clear()  # one data set alive at a time
+        _release()  # one data set alive at a time
         _DATA[name] = _WORKLOADS[name].setup(QUICK)
     return _DATA[name]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_at_end():
+    yield
+    _release()
 
 
 @pytest.mark.parametrize("workload,contender", _CASES)

@@ -71,7 +71,7 @@ def _chunking(n):
     return chunk, max(1, -(-n // chunk))
 
 
-def _pass(kernel_fn, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
+def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     spec = KERNELS[kernel]
     X = np.ascontiguousarray(X)
     dt = X.dtype
@@ -80,7 +80,7 @@ def _pass(kernel_fn, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     chunk, nch = _chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
     g = np.full(m, gamma, dtype=dt)
-    _threads.run(kernel_fn, n_threads, X, Lt, Wt, chunk, not spec.radial, spec.code, g,
+    _threads.run(_jn.nm_pass, n_threads, X, Lt, Wt, cross, chunk, not spec.radial, spec.code, g,
                  _consts(dt, coef0), int(degree), partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count
@@ -116,7 +116,7 @@ def normal_matvec(X: np.ndarray, L: np.ndarray, V: np.ndarray, *, kernel: str, g
     True
     """
     Vt = np.ascontiguousarray(_as_2d_f64(V).T)
-    return _pass(_jn.normal_matvec, X, L, Vt, kernel, gamma, degree, coef0, n_threads)
+    return _pass(False, X, L, Vt, kernel, gamma, degree, coef0, n_threads)
 
 
 def cross_t(X: np.ndarray, L: np.ndarray, Y: np.ndarray, *, kernel: str, gamma: float, degree: int, coef0: float,
@@ -134,7 +134,7 @@ def cross_t(X: np.ndarray, L: np.ndarray, Y: np.ndarray, *, kernel: str, gamma: 
     True
     """
     Yt = np.ascontiguousarray(_as_2d_f64(Y).T)
-    return _pass(_jn.cross_t, X, L, Yt, kernel, gamma, degree, coef0, n_threads)
+    return _pass(True, X, L, Yt, kernel, gamma, degree, coef0, n_threads)
 
 
 @dataclass(frozen=True, eq=False)

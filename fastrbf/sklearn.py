@@ -162,6 +162,20 @@ class _MultiOutputRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         return tags
 
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The fitted model (``model_``) at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        X = _x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
 
 class _DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
@@ -286,20 +300,6 @@ class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
         X, y = _xy(self, X, y, multi_output=True)
         _network_attributes(self, _fit_network(self, X, y, classify=False))
         return self
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """Network output at the rows of ``X`` (float32 for float32 ``X``).
-
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        """
-        X = _x(self, X)
-        return self.model_.predict(X, n_threads=self.n_jobs)
 
 
 class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
@@ -480,20 +480,6 @@ class KernelRidge(_MultiOutputRegressor):
         self.n_iter_ = max(1, m.n_iter)
         return self
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predictions at the rows of ``X`` (float32 for float32 ``X``).
-
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        """
-        X = _x(self, X)
-        return self.model_.predict(X, n_threads=self.n_jobs)
-
 
 # ---------------------------------------------------------------- interpolation
 class RBFInterpolatorRegressor(_MultiOutputRegressor):
@@ -573,20 +559,6 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         self.model_ = interpolate(X, y, kernel=spec.name, gamma=float(eps) ** 2, degree=self.degree,
                                   alpha=self.smoothing, n_threads=_n_threads(self.n_jobs))
         return self
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """The interpolant at the rows of ``X`` (float32 for float32 ``X``).
-
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        """
-        X = _x(self, X)
-        return self.model_.predict(X, n_threads=self.n_jobs)
 
 
 # ---------------------------------------------------------------- k-means

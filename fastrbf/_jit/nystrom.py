@@ -1,6 +1,6 @@
 """The fused normal-equations product of Nystroem kernel ridge (Falkon's one pass).
 
-``normal_matvec`` computes ``K(X, L)^T (K(X, L) @ V)`` in one pass over the rows of
+``nm_pass`` computes ``K(X, L)^T (K(X, L) @ V)`` (or ``K(X, L)^T Y``) in one pass over the rows of
 ``X``: two rows of ``K`` at a time are made in a private tile (distances, then the
 kernel function, while in cache: :func:`fill_rows`), used for ``u = K_i V`` and at once
 for ``P += K_i^T u``; ``K`` (n x m) is never held.  The rows are split into fixed
@@ -18,18 +18,20 @@ from .gram import _dot
 
 
 @jit
-def _normal_rows(X, r0, r1, Lt, Vt, dot, code, g, c, degree, t0, t1, Pt):
-    # rows r0:r1 of X: Pt (k, m) += K(X[r0:r1], L)^T (K(X[r0:r1], L) @ V)
+def _rows(X, r0, r1, Lt, Wt, cross, dot, code, g, c, degree, t0, t1, Pt):
+    # rows r0:r1 of X, two at a time: Pt (k, m) += K(X[r0:r1], L)^T A with the row
+    # coefficients A = K(X[r0:r1], L) @ V (Wt = V^T, (k, m)) or, with cross, A = Y[r0:r1]
+    # (Wt = Y^T, (k, n))
     m = Lt.shape[1]
-    k = Vt.shape[0]
+    k = Wt.shape[0]
     for i in range(r0, r1, 2):
         i2 = i + 1 if i + 1 < r1 else -1
         fill_rows(X, i, i2, Lt, 0, m, dot, code, g, c, degree, t0, t1)
         for q in range(k):
             row = Pt[q]
-            a = _dot(t0, Vt[q])
+            a = Wt[q, i] if cross else _dot(t0, Wt[q])
             if i2 >= 0:
-                b = _dot(t1, Vt[q])
+                b = Wt[q, i2] if cross else _dot(t1, Wt[q])
                 for j in range(m):
                     row[j] += a * t0[j] + b * t1[j]
             else:
@@ -38,11 +40,12 @@ def _normal_rows(X, r0, r1, Lt, Vt, dot, code, g, c, degree, t0, t1, Pt):
 
 
 @pjit
-def normal_matvec(X, Lt, Vt, chunk, dot, code, g, c, degree, partial):
-    # IN: X (n, d), Lt (d, m), Vt (k, m) float64, chunk (rows per partial, even),
-    #     dot, code, g (m,), c (4,), degree
-    # OUT: partial (nch, k, m) float64, zeroed by the caller; partial[c] gets the
-    #      rows c*chunk:(c+1)*chunk.  One task per chunk: no races.
+def nm_pass(X, Lt, Wt, cross, chunk, dot, code, g, c, degree, partial):
+    # IN: X (n, d), Lt (d, m), Wt float64: V^T (k, m) for K_nm^T (K_nm V), or with cross
+    #     Y^T (k, n) for K_nm^T Y; chunk (rows per partial, even), dot, code, g (m,),
+    #     c (4,), degree
+    # OUT: partial (nch, k, m) float64, zeroed by the caller; partial[c] gets the rows
+    #      c*chunk:(c+1)*chunk.  One task per chunk: no races.
     n = X.shape[0]
     m = Lt.shape[1]
     nch = partial.shape[0]
@@ -50,38 +53,4 @@ def normal_matvec(X, Lt, Vt, chunk, dot, code, g, c, degree, partial):
         r0 = ch * chunk
         r1 = min(n, r0 + chunk)
         tile = np.empty((2, m), dtype=X.dtype)
-        _normal_rows(X, r0, r1, Lt, Vt, dot, code, g, c, degree, tile[0], tile[1], partial[ch])
-
-
-@jit
-def _cross_rows(X, r0, r1, Lt, Yt, dot, code, g, c, degree, t0, t1, Pt):
-    # rows r0:r1 of X: Pt (k, m) += K(X[r0:r1], L)^T Y[r0:r1]
-    m = Lt.shape[1]
-    k = Yt.shape[0]
-    for i in range(r0, r1, 2):
-        i2 = i + 1 if i + 1 < r1 else -1
-        fill_rows(X, i, i2, Lt, 0, m, dot, code, g, c, degree, t0, t1)
-        for q in range(k):
-            row = Pt[q]
-            a = Yt[q, i]
-            if i2 >= 0:
-                b = Yt[q, i2]
-                for j in range(m):
-                    row[j] += a * t0[j] + b * t1[j]
-            else:
-                for j in range(m):
-                    row[j] += a * t0[j]
-
-
-@pjit
-def cross_t(X, Lt, Yt, chunk, dot, code, g, c, degree, partial):
-    # IN: X (n, d), Lt (d, m), Yt (k, n) float64, chunk, dot, code, g (m,), c (4,), degree
-    # OUT: partial (nch, k, m) float64, zeroed: partial[c] = K(X_c, L)^T Y_c
-    n = X.shape[0]
-    m = Lt.shape[1]
-    nch = partial.shape[0]
-    for ch in prange(nch):
-        r0 = ch * chunk
-        r1 = min(n, r0 + chunk)
-        tile = np.empty((2, m), dtype=X.dtype)
-        _cross_rows(X, r0, r1, Lt, Yt, dot, code, g, c, degree, tile[0], tile[1], partial[ch])
+        _rows(X, r0, r1, Lt, Wt, cross, dot, code, g, c, degree, tile[0], tile[1], partial[ch])

@@ -169,3 +169,17 @@ def check_memory(nbytes, what, hint):
         raise MemoryError(
             f"{what} needs {_gib(nbytes)} but only {_gib(avail)} of memory is available; {hint}"
         )
+
+
+def check_seed(seed, name="seed"):
+    """The one seed rule of fastrbf: ``None``, an int >= 0 (NumPy ints too; not a bool)
+    or a ``numpy.random.Generator`` (used as it is).  Returns a Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, (bool, np.bool_)):
+        if int(seed) >= 0:
+            return np.random.default_rng(int(seed))
+        raise ValueError(f"`{name}` must be None, an int >= 0 or a numpy.random.Generator; got {seed!r}.")
+    raise TypeError(f"`{name}` must be None, an int >= 0 or a numpy.random.Generator; got {seed!r}.")

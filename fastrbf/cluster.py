@@ -547,3 +547,14 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     assert best is not None
     C, labels, inertia, n_iter, converged = best
     return KMeansResult(C, labels, inertia, n_iter, converged)
+
+
+def _kmeans(X, n_clusters, *, name="n_clusters", **kwargs):
+    """:func:`kmeans` for callers whose users know the cluster count by another name
+    (``n_centers``, ``n_landmarks``): messages about it name ``name``."""
+    try:
+        return kmeans(X, n_clusters, **kwargs)
+    except (ValueError, TypeError) as exc:
+        if name == "n_clusters" or "`n_clusters`" not in str(exc):
+            raise
+        raise type(exc)(str(exc).replace("`n_clusters`", f"`{name}`")) from None

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from . import _threads
+from . import _dense, _threads
 from ._jit import nystrom as _jn
 from .distances import _consts
 from .kernels import KERNELS
@@ -232,7 +232,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     nt = _threads.resolve(n_threads)
     with _threads.blas_threads(nt):
         T, _ = _kmm_factor(Kmm)
-        S = T @ T.T
+        S = _dense.gemm(T, T.T, np.empty((m, m)), nt)
         S *= n / m
         S.flat[:: m + 1] += alpha
         A = _upper_cholesky(S, "preconditioner")

@@ -4,13 +4,21 @@
   context of this Python thread, else all cores); ``-1`` all cores; ``-2`` all but one
   (scikit-learn's rule); ``0`` is an error.  Never more than numba's thread pool.
 - numba threads and BLAS threads never multiply: fastrbf kernels never call BLAS
-  inside a parallel region, and the BLAS-bound steps run between numba kernels with
-  BLAS limited to ``n_threads`` (threadpoolctl).
+  inside a parallel region, and fastrbf's own BLAS calls run on one BLAS thread each
+  (see below), ``n_threads`` of them at once.
 - Safe from several Python threads at once: the OpenMP and TBB layers are; numba's
   ``workqueue`` layer aborts the process on concurrent use, so under it only one
   fastrbf call at a time runs the parallel kernel and the others run its serial twin.
   A child forked from a process that already used GNU OpenMP would be terminated by
   the next parallel region, so such a child runs every kernel serially.
+- Fork at any moment: a fork waits (up to :data:`FORK_WAIT` seconds) until no other
+  thread is inside numba's compiler, so the child never inherits the compiler lock
+  held by a thread that does not exist in it, and fastrbf's own locks are made anew
+  in the child.
+- BLAS always runs on one thread inside fastrbf (:func:`serial_blas`): multi-threaded
+  BLAS rounds differently for each thread count.  Parallel dense work is cut into
+  fixed blocks instead (:mod:`fastrbf._dense`), run by :func:`run_tasks` or
+  :func:`map_ranges` on fastrbf's worker threads.
 """
 
 import contextlib
@@ -24,7 +32,9 @@ import numba
 _local = threading.local()
 _workqueue_lock = threading.Lock()
 _first_call_lock = threading.Lock()
-_blas_lock = threading.RLock()
+_serial_lock = threading.Lock()
+_serial_depth = 0
+_serial_limiter = None
 _controller = None
 _serial_only = False
 _executor = None
@@ -59,8 +69,49 @@ def _active_layer():
         return None
 
 
+#: seconds a fork waits for another thread to finish compiling a kernel
+FORK_WAIT = 120.0
+_fork_held_compiler = False
+
+
+def _compiler_lock():
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+
+        return global_compiler_lock._lock
+    except Exception:  # pragma: no cover - a numba without this lock
+        return None
+
+
+def _before_fork():
+    # no thread may be inside numba's compiler when the process forks: the child would
+    # inherit the lock held by a thread that does not exist there, and hang on its
+    # first compilation (a serial twin, say)
+    global _fork_held_compiler
+    lock = _compiler_lock()
+    _fork_held_compiler = bool(lock is not None and lock.acquire(timeout=FORK_WAIT))
+
+
+def _after_fork_in_parent():
+    global _fork_held_compiler
+    if _fork_held_compiler:
+        _fork_held_compiler = False
+        _compiler_lock().release()
+
+
 def _after_fork_in_child():
-    global _serial_only, _executor
+    global _serial_only, _executor, _fork_held_compiler
+    global _workqueue_lock, _first_call_lock, _serial_lock, _executor_lock, _serial_depth, _serial_limiter
+    if _fork_held_compiler:  # the forking thread holds it in the child too
+        _fork_held_compiler = False
+        _compiler_lock().release()
+    # locks another thread of the parent may have held at the fork
+    _workqueue_lock = threading.Lock()
+    _first_call_lock = threading.Lock()
+    _serial_lock = threading.Lock()
+    _executor_lock = threading.Lock()
+    _serial_depth = 0
+    _serial_limiter = None
     _executor = None  # its threads did not survive the fork
     if _active_layer() == "omp":
         try:
@@ -74,7 +125,8 @@ def _after_fork_in_child():
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 @contextlib.contextmanager
@@ -154,25 +206,126 @@ def map_ranges(func, n, n_threads, align=1):
         f.result()
 
 
+def run_tasks(tasks, n_threads):
+    """Run the callables ``tasks`` on up to ``n_threads`` threads (the caller's among
+    them), each task once, in any order: for blocks of work with disjoint outputs, so
+    the result does not depend on which thread ran what.  Exceptions propagate."""
+    global _executor
+    tasks = list(tasks)
+    nt = 1 if _serial_only else max(1, min(resolve(n_threads), len(tasks)))
+    if nt == 1:
+        for t in tasks:
+            t()
+        return
+    it = iter(tasks)
+    lock = threading.Lock()
+
+    def runner():
+        while True:
+            with lock:
+                t = next(it, None)
+            if t is None:
+                return
+            t()
+
+    with _executor_lock:
+        if _executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _executor = ThreadPoolExecutor(max_workers=max_threads(), thread_name_prefix="fastrbf")
+        ex = _executor
+    futures = [ex.submit(runner) for _ in range(nt - 1)]
+    try:
+        runner()
+    finally:
+        for f in futures:
+            # a runner that never started (every pool thread busy, say with the caller
+            # itself) has nothing left to do: cancel it rather than wait for it
+            if not f.cancel():
+                f.result()
+
+
 def _get_controller(refresh=False):
     """The threadpoolctl controller, made on first use.  ``refresh=True`` scans the
     loaded libraries again: a BLAS loaded later (faiss bundles its own OpenBLAS) is then
-    limited too.  The internal ``blas_threads`` limits need no refresh: they guard the
-    BLAS of NumPy/SciPy, loaded before fastrbf is."""
-    global _controller
+    limited too, and so is fastrbf's :func:`serial_blas`."""
+    global _controller, _knobs
     if _controller is None or refresh:
         from threadpoolctl import ThreadpoolController
 
         _controller = ThreadpoolController()
+        if refresh:
+            _knobs = None  # rebuilt on next use, with any BLAS loaded since
     return _controller
 
 
+class _BlasKnob:
+    """Get and set one BLAS library's thread count directly.  threadpoolctl (>= 3.8)
+    lets only one Python thread control OpenBLAS and silently ignores the others; a
+    fastrbf call on a worker thread (a thread pool, dask's threaded scheduler) must
+    still be able to make its BLAS calls single-threaded."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.get = self.set = None
+        if getattr(lib, "internal_api", None) == "openblas":
+            dll = getattr(lib, "dynlib", None)
+            for prefix in ("", "scipy_"):
+                for suffix in ("", "64_"):
+                    get = getattr(dll, f"{prefix}openblas_get_num_threads{suffix}", None)
+                    set_ = getattr(dll, f"{prefix}openblas_set_num_threads{suffix}", None)
+                    if get is not None and set_ is not None and self.get is None:
+                        self.get, self.set = get, set_
+
+    def read(self):
+        return int(self.get()) if self.get is not None else self.lib.get_num_threads()
+
+    def write(self, n):
+        if self.set is not None:
+            self.set(int(n))
+        else:
+            self.lib.set_num_threads(n)
+
+
+_knobs = None
+
+
+def _blas_knobs():
+    global _knobs
+    knobs = _knobs
+    if knobs is None:
+        knobs = _knobs = [_BlasKnob(lib) for lib in _get_controller().lib_controllers if lib.user_api == "blas"]
+    return knobs
+
+
 @contextlib.contextmanager
+def serial_blas():
+    """BLAS on one thread for the block.  Any number of Python threads may be inside at
+    once: the first one in sets the limit, the last one out restores what was there.
+    BLAS calls inside the block give the same bits whatever BLAS was set to."""
+    global _serial_depth, _serial_limiter
+    knobs = _blas_knobs()
+    with _serial_lock:
+        if _serial_depth == 0:
+            _serial_limiter = [(k, k.read()) for k in knobs]
+            for k in knobs:
+                k.write(1)
+        _serial_depth += 1
+    try:
+        yield
+    finally:
+        with _serial_lock:
+            _serial_depth -= 1
+            if _serial_depth == 0 and _serial_limiter is not None:
+                for k, n in _serial_limiter:
+                    k.write(n)
+                _serial_limiter = None
+
+
 def blas_threads(n):
-    """Limit BLAS to ``n`` threads for the block (serialised: BLAS limits are global)."""
-    with _blas_lock:
-        with _get_controller().limit(limits=n, user_api="blas"):
-            yield
+    """BLAS for a block of fastrbf work: always one thread (:func:`serial_blas`), whatever
+    ``n`` asks, so that results do not depend on the thread count."""
+    return serial_blas()
 
 
 def blas_info():

@@ -12,7 +12,7 @@ Decisions:
   stream; the distribution is the same).  ``kind="cos_sin"`` is the pair form
   ``sqrt(1/D') [cos(W^T x), sin(W^T x)]`` with ``D' = n_components / 2`` frequencies:
   the same output width, lower variance per feature.
-- ``transform`` is one BLAS GEMM (``X @ W``, BLAS threads = ``n_threads``), then one
+- ``transform`` is one BLAS GEMM (``X @ W`` in fixed row blocks, one BLAS thread each), then one
   parallel numba pass applying a vectorised cos (and sin) in place
   (:mod:`fastrbf._jit.trig`: Cody-Waite reduction, <= 2 ulp for ``|arg| <= 1e6`` in
   float64, ``1e5`` in float32; larger arguments go through libm, so results are never
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _threads
+from . import _dense, _threads
 from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
@@ -207,8 +207,7 @@ class RandomFourierMap:
             if self.kind == "cos":
                 scale = dtype.type(math.sqrt(2.0 / D))
                 b = self.offset if self.offset.dtype == dtype else self.offset.astype(dtype)
-                with _threads.blas_threads(nt):
-                    np.matmul(Xc, W, out=out)
+                _dense.gemm(Xc, W, out, nt)
                 _threads.run(_jf.cos_all, nt, b, scale, checked, out)
             else:
                 self._pair(Xc, W, checked, out, nt)
@@ -226,8 +225,7 @@ class RandomFourierMap:
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
             Pb = P[: r1 - r0]
-            with _threads.blas_threads(nt):
-                np.matmul(Xc[r0:r1], W, out=Pb)
+            _dense.gemm(Xc[r0:r1], W, Pb, nt)
             _threads.run(_jf.cossin_all, nt, Pb, scale, checked, out[r0:r1])
 
 
@@ -359,8 +357,7 @@ class NystroemMap:
         nt = _threads.resolve(n_threads)
         K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                  coef0=self.coef0, n_threads=nt)
-        with _threads.blas_threads(nt):
-            Z = K @ self.normalization
+        Z = _dense.gemm(K, self.normalization, np.empty((K.shape[0], self.normalization.shape[1])), nt)
         return Z.astype(dtype, copy=False)
 
 
@@ -442,11 +439,11 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
     Kmm = 0.5 * (Kmm + Kmm.T)
     Kmm.flat[:: m + 1] += a
-    with _threads.blas_threads(nt):
+    with _threads.serial_blas():
         lam, V = np.linalg.eigh(Kmm)
-    cut = m * np.finfo(np.float64).eps * max(float(np.abs(lam).max()), np.finfo(np.float64).tiny)
-    keep = lam > cut
-    Vk = V[:, keep] / np.sqrt(lam[keep])
-    N = np.ascontiguousarray(Vk @ V[:, keep].T)
+        cut = m * np.finfo(np.float64).eps * max(float(np.abs(lam).max()), np.finfo(np.float64).tiny)
+        keep = lam > cut
+        Vk = V[:, keep] / np.sqrt(lam[keep])
+        N = np.ascontiguousarray(Vk @ V[:, keep].T)
     dtype = _F32 if Xa.dtype == _F32 else _F64
     return NystroemMap(L, N, kernel, g, deg, c0, int(keep.sum()), dtype)

@@ -104,27 +104,25 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
     ny = nx if symmetric else np.einsum("ij,ij->i", Yc, Yc)
     eps = np.finfo(np.float64).eps
     tau = (2 * d + 8) * eps / _RTOL_TARGET[dtype]
-    if dtype == np.float64:
-        with _threads.blas_threads(nt):
-            np.matmul(Xc, Yc.T, out=out)
-        _threads.run(_jd.finalize_gemm, nt, out, nx, ny, X, Y, 0, tau, code, g, c, degree, symmetric, out)
-    else:
-        # float32 result: float64 GEMM by row blocks into a scratch block, finalised into
-        # the float32 output.  Each Python thread runs its blocks with one BLAS thread
-        # and a serial numba pass: alternating multi-threaded BLAS with numba's OpenMP
-        # pool makes their idle threads spin against each other on few cores.
-        rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    # GEMM by fixed row blocks (their size depends on the shape only), each block one
+    # single-threaded BLAS call followed by a serial numba pass that finalises it, the
+    # blocks spread over Python worker threads: bitwise the same for any thread count
+    # (a multi-threaded GEMM rounds by its own split), and BLAS's and numba's idle
+    # threads never spin against each other.  float64 results are computed in place;
+    # float32 ones through a float64 scratch block.
+    rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    direct = dtype == np.float64
 
-        def work(lo, hi):
-            G = np.empty((min(rows, hi - lo), m), dtype=np.float64)
-            for r0 in range(lo, hi, rows):
-                r1 = min(hi, r0 + rows)
-                Gb = G[: r1 - r0]
-                np.matmul(Xc[r0:r1], Yc.T, out=Gb)
-                _jd.finalize_block(Gb, nx, ny, X, Y, r0, tau, code, g, c, degree, symmetric, out[r0:r1])
+    def work(lo, hi):
+        G = None if direct else np.empty((min(rows, hi - lo), m), dtype=np.float64)
+        for r0 in range(lo, hi, rows):
+            r1 = min(hi, r0 + rows)
+            Gb = out[r0:r1] if G is None else G[: r1 - r0]
+            np.matmul(Xc[r0:r1], Yc.T, out=Gb)
+            _jd.finalize_block(Gb, nx, ny, X, Y, r0, tau, code, g, c, degree, symmetric, out[r0:r1])
 
-        with _threads.blas_threads(1):
-            _threads.map_ranges(work, n, nt, align=rows)
+    with _threads.serial_blas():
+        _threads.map_ranges(work, n, nt, align=rows)
     if symmetric and mirror:
         _threads.run(_jd.mirror_upper, nt, out)
 

@@ -108,7 +108,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads):
         a, _ = lapack.dpotrs(F, y[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     logdet_half = float(np.sum(np.log(np.diag(F))))
-    lml = -0.5 * float(y @ a) - logdet_half - 0.5 * n * math.log(2 * math.pi)
+    lml = -0.5 * float(np.sum(y * a)) - logdet_half - 0.5 * n * math.log(2 * math.pi)
     if not grad:
         return lml, None
     with _threads.blas_threads(n_threads):
@@ -119,7 +119,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads):
     part = np.empty((n, 4))
     _threads.map_ranges(lambda lo, hi: _jgp.grad_upper(X, Xt, B, a, lo, hi, t0, g, dotk, part), (n + 1) // 2, n_threads)
     tr = 0.5 * part.sum(axis=0) * np.array([1.0, 1.0, t2, t3])
-    gnoise = 0.5 * noise * (float(a @ a) - float(np.trace(B)))
+    gnoise = 0.5 * noise * (float(np.sum(a * a)) - float(np.trace(B)))
     k = len(theta)
     return lml, np.r_[tr[:k], gnoise]
 
@@ -236,7 +236,8 @@ class GPModel:
         t0, g, t2, t3, dotk = _params(self.theta)
         mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=n_threads) + t2 * self.alpha.sum()
         if dotk:
-            mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
+            with _threads.serial_blas():
+                mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
         mean = mean * self.y_std + self.y_mean
         if not return_var:
             return mean
@@ -397,5 +398,5 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     with _threads.blas_threads(_threads.resolve(n_threads)):
         a, _ = lapack.dpotrs(F, yn[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
-    lml = -0.5 * float(yn @ a) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)
+    lml = -0.5 * float(np.sum(yn * a)) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)
     return GPModel(Xd, a, F, kernel, theta, noise_f, y_mean, y_std, lml, restarts)

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _threads
+from . import _dense, _threads
 from . import _validation as _v
 from ._jit import gram as _jg
 from ._jit import kernels as _jk
@@ -117,8 +117,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     if spec.radial:
         return pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
     nt = _threads.resolve(n_threads)
-    with _threads.blas_threads(nt):
-        np.matmul(Xc, Yc.T, out=out)
+    _dense.gemm(Xc, Yc.T, out, nt)  # fixed row blocks: the same bits for any thread count
     _threads.run(_jg.apply_rows, nt, spec.code, g, c, deg, out)
     return out
 

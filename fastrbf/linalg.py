@@ -1,7 +1,10 @@
 """Cholesky factorisation of regularised symmetric positive definite matrices, and solves.
 
 ``cholesky(K, alpha=a)`` factors ``K + a I`` (``a`` a scalar or one value per row: ridge,
-smoothing, noise) with LAPACK ``potrf`` and solves with ``potrs`` (SciPy's LAPACK).
+smoothing, noise) by a blocked factorisation on fixed blocks (:mod:`fastrbf._dense`:
+LAPACK ``potrf`` on 256 x 256 diagonal blocks, ``trsm``/``syrk``/``gemm`` for the rest,
+each block on one BLAS thread, blocks in parallel) and solves by blocked triangular
+solves: bitwise the same for any thread count, at ``dpotrf``'s speed, at any n.
 
 Decisions:
 
@@ -11,7 +14,7 @@ Decisions:
 - ``overwrite=True`` factors in the caller's buffer when it is float64 (C- or
   Fortran-contiguous): the diagonal gets ``alpha`` added and the factor is written
   over one triangle; no copy of ``K`` is made.  Otherwise one n x n copy is made.
-- The other triangle is left untouched (LAPACK ``clean=0``), so a failed factorisation
+- The other triangle is left untouched (as LAPACK's ``potrf``), so a failed factorisation
   can be undone without a copy: that is how ``jitter="auto"`` retries in place with
   ``alpha + j * mean(diag)``, ``j`` in ``1e-10, 1e-9, ..., 1e-3``.
 - ``K`` must be symmetric to ``max |K - K^T| <= 1000 eps max |K|`` (a check of O(n^2)
@@ -26,9 +29,8 @@ Decisions:
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
 
-from . import _threads
+from . import _dense, _threads
 from . import _validation as _v
 from ._jit import distances as _jd
 from ._jit import linalg as _jl
@@ -159,12 +161,9 @@ class CholeskyFactor:
             raise ValueError(f"`Y` must have one row per row of the matrix ({self.n}); got shape {Ya.shape}.")
         out_dtype = self.dtype if Ya.dtype == np.float32 else np.dtype(np.float64)
         B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
-        with _threads.blas_threads(_threads.resolve(n_threads)):
-            potrs = lapack.dpotrs if self.factor.dtype == np.float64 else lapack.spotrs
-            W, info = potrs(self.factor, B, lower=1, overwrite_b=1)
-        if info != 0:  # pragma: no cover - only for invalid arguments
-            raise RuntimeError(f"LAPACK potrs failed with info={info}.")
-        return W.astype(out_dtype, copy=False)
+        W = B.reshape(B.shape[0], -1, order="F")  # a view: (n,) -> (n, 1)
+        _dense.potrs(self.factor, W, n_threads)
+        return B.astype(out_dtype, copy=False)
 
     def logdet(self) -> float:
         """``log det(K + alpha I)`` from the diagonal of the factor.
@@ -224,7 +223,6 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
         if isinstance(j, np.ndarray):
             raise TypeError('`jitter` must be None, "auto" or a number >= 0; got an array.')
         ladder = (j,)
-    potrf = lapack.dpotrf if A.dtype == np.float64 else lapack.spotrf
     nt = _threads.resolve(n_threads)
     if len(ladder) > 1 and not whole:
         _threads.run(_jd.mirror_upper, nt, B)  # keep a copy of K for the retries
@@ -236,10 +234,8 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
             _threads.run(_jl.mirror_lower, nt, B)
         full = d0 + alpha + jit_value
         d[:] = full
-        with _threads.blas_threads(nt):
-            F, info = potrf(A, lower=1, clean=0, overwrite_a=1)
-        if info < 0:  # pragma: no cover - only for invalid arguments
-            raise RuntimeError(f"LAPACK potrf failed with info={info}.")
+        info = _dense.potrf(A, nt)  # in place: the factor is A's lower triangle
+        F = A
         singular = False
         if info == 0:
             # a pivot at the level of the rounding noise of an exactly singular matrix
@@ -248,7 +244,7 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
             piv = _diag(F)
             bad = np.flatnonzero(piv * piv <= 4 * np.sqrt(n) * eps * np.abs(full))
             if bad.size == 0:
-                return F, float(jit_value)  # F is A (in place) for a Fortran-ordered float A
+                return F, float(jit_value)
             info = int(bad[0]) + 1
             singular = True
     col = int(info) - 1

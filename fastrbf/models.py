@@ -42,7 +42,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from . import _threads
+from . import _dense, _threads
 from . import _validation as _v
 from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
@@ -372,8 +372,8 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     T -= intercept
     B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=False)
     F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
-    with _threads.blas_threads(_threads.resolve(n_threads)):
-        W, info = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
+    _dense.potrs(F, T, n_threads)
+    W = T
     del B, F
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
                        np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
@@ -536,7 +536,6 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         raise ValueError(f"The polynomial matrix of degree {degree} of `X` is singular: the points do not "
                          "determine a polynomial of that degree (too few distinct points, or collinear "
                          "ones). Use a lower `degree`.")
-    nt = _threads.resolve(n_threads)
     B, _ = _gram_buffer(Xd, kernel, g, 1, 0.0, n_threads, "interpolate")
     used = 0.0
     if degree < min_degree:  # ill-posed: SciPy's LU on the full system
@@ -549,16 +548,16 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         Afull[n:, :n] = P.T
         rhs = np.zeros((n + q, k))
         rhs[:n] = T
-        with _threads.blas_threads(nt):
+        with _threads.serial_blas():
             sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
         W, C = sol[:n], sol[n:]
     elif q == 0:
         F, used = _interp_factor(B, a, n_threads)
-        with _threads.blas_threads(nt):
-            W, _ = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
+        _dense.potrs(F, T, n_threads)
+        W = T
         C = np.zeros((0, k))
     else:
-        with _threads.blas_threads(nt):
+        with _threads.serial_blas():
             _diag_add(B, a)
             A = B.T  # Fortran view, A = K + diag(alpha) (symmetric)
             qr, tau, _, info = lapack.dgeqrf(np.asfortranarray(P))
@@ -575,7 +574,8 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
                 del A
                 Bm = M.T  # C-ordered view for the in-place factorisation
                 F, used = _interp_factor(Bm, 0.0, n_threads)
-                z, _ = lapack.dpotrs(F, b2, lower=1, overwrite_b=1)
+                _dense.potrs(F, b2, n_threads)
+                z = b2
                 del M, F
             else:  # as many points as monomials: the polynomial alone interpolates, w = 0
                 z = np.zeros((0, k))
@@ -730,7 +730,7 @@ def _tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
                 _jla.design_chunk(C, Xt, r0, r1, dot, code, g, c, degree, Tc, w.gbuf, Bt)
                 w.fold(Rts[i], Bt)
 
-    with _threads.blas_threads(1):
+    with _threads.serial_blas():
         _threads.map_ranges(work, ng, n_threads)
         w = _TSQRWork(p, 1)
         Rt = np.zeros((p, p))
@@ -916,12 +916,12 @@ def _weights_from_factor(R, n, K, k, a, bias, n_threads):
     Kp = K + 1
     R11 = R[:Kp, :Kp]
     z = R[:Kp, Kp:]
-    if not bias:  # drop the bias column: refold the remaining triangle
-        keep = np.r_[0:K, Kp : Kp + k]
-        R = scipy.linalg.qr(R[:, keep], mode="r")[0]
-        R11, z = R[:K, :K], R[:K, K:]
-    nw = R11.shape[0]
-    with _threads.blas_threads(_threads.resolve(n_threads)):
+    with _threads.serial_blas():
+        if not bias:  # drop the bias column: refold the remaining triangle
+            keep = np.r_[0:K, Kp : Kp + k]
+            R = scipy.linalg.qr(R[:, keep], mode="r")[0]
+            R11, z = R[:K, :K], R[:K, K:]
+        nw = R11.shape[0]
         if a > 0:
             D = np.sqrt(a) * np.eye(nw)
             if bias:

@@ -119,6 +119,78 @@ def test_forked_child_survives(rng):
     assert_array_equal(child[1], parent_km)
 
 
+FORK_WHILE_COMPILING = """
+import os, threading, time
+import numpy as np
+import fastrbf
+from fastrbf import _threads
+
+X = np.random.default_rng(0).standard_normal((300, 4))
+ref = fastrbf.sqdist(X)                 # the parent has run the parallel layer
+lock = _threads._compiler_lock()
+worker = threading.Thread(target=lambda: fastrbf.knn(X, X, 3))
+worker.start()                          # compiles (no on-disk cache): holds numba's compiler lock
+deadline = time.time() + 60
+held = False
+while time.time() < deadline and worker.is_alive():
+    if lock.acquire(blocking=False):    # free: not compiling yet (or done)
+        lock.release()
+        time.sleep(0.001)
+        continue
+    held = True
+    break
+assert held, "the other thread never held the compiler lock"
+pid = os.fork()
+if pid == 0:                            # the child compiles serial twins of its own
+    try:
+        ok = np.array_equal(fastrbf.sqdist(X), ref) and fastrbf.gram(X, kernel="cubic", gamma=0.5).shape == (300, 300)
+        os._exit(0 if ok else 3)
+    except BaseException:
+        os._exit(4)
+worker.join()
+for _ in range(3000):                   # up to 300 s
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    raise SystemExit("the child hung")
+assert os.waitstatus_to_exitcode(status) == 0, status
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_fork_while_another_thread_compiles():
+    # a child forked at any moment, here while another thread of the parent is inside
+    # numba's compiler, must not hang on its own first compilation
+    res = _run_python(FORK_WHILE_COMPILING, {"FASTRBF_CACHE": "0"})
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    assert res.stdout.strip().endswith("ok")
+
+
+def test_serial_blas_from_worker_threads():
+    # fastrbf's single-threaded BLAS must hold on any Python thread (threadpoolctl lets
+    # only one thread control OpenBLAS), and the setting is restored after
+    from threadpoolctl import threadpool_info
+
+    def blas():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas()
+    seen = []
+
+    def inside():
+        with _threads.serial_blas():
+            seen.append(blas())
+
+    with ThreadPoolExecutor(4) as ex:
+        list(ex.map(lambda _: inside(), range(8)))
+    assert seen and all(s == [1] * len(before) for s in seen)
+    assert blas() == before
+
+
 def test_nothing_compiles_at_import_and_cache_can_be_off():
     code = """
     import fastrbf

@@ -152,13 +152,12 @@ def _max_abs(*arrays):
     return max(max(float(a.max()), -float(a.min())) for a in arrays)
 
 
-def _ldexp(x, t):
-    """Array ``x * 2**t`` in the dtype of ``x`` (exact unless it overflows to inf or
-    underflows, both silently); ``x`` itself when ``t == 0``."""
-    if t == 0:
-        return x
+def _ldexp(x, t, dtype=None):
+    """Array ``x * 2**t`` in ``dtype`` (default: that of ``x``), exact unless it
+    overflows to inf or underflows, both silently; ``x`` itself when nothing changes."""
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
     with np.errstate(over="ignore", under="ignore"):
-        return np.ldexp(x, t).astype(x.dtype, copy=False)
+        return (x if t == 0 else np.ldexp(x, t)).astype(dtype, copy=False)
 
 
 def _ldexp_float(x, t):
@@ -313,7 +312,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
     _Assigner(Xc, n_threads)(Cc, labels, mind)
-    return labels, _ldexp(mind, 2 * t).astype(dtype, copy=False)
+    return labels, _ldexp(mind, 2 * t, dtype)
 
 
 def _check_weights(sample_weight, n):
@@ -442,7 +441,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
-    return _ldexp(centers, t).astype(dtype, copy=False), _ldexp(wsum, tw)
+    return _ldexp(centers, t, dtype), _ldexp(wsum, tw)
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters"):

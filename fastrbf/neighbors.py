@@ -361,7 +361,7 @@ def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classif
             out = np.where(safe, direct, np.sign(num) * np.exp(np.log(np.abs(num)) + tT * np.log(2.0) - lognear[:, None]))
             out += 0.0  # no -0.0 where the sum underflows
         both32 = dtype == np.float32 and np.asarray(Y).dtype == np.float32
-        out = out.astype(np.float32 if both32 else np.float64, copy=False)
+        out = _ldexp(out, 0, np.float32 if both32 else np.float64)  # inf beyond the float32 range
         return out[:, 0] if single else out
     C = classes.shape[0]
     if C < 2:

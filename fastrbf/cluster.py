@@ -30,9 +30,12 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   centres bit for bit), scaled no more than needed; likewise the sample weights when
   they are huge or tiny.  Labels and centres are then always correct; a reported
   squared distance or inertia whose true value exceeds the largest float of the dtype
-  is ``inf`` (its correctly rounded value).  Only contributions below the underflow
-  threshold of the scaled data (for data spanning more than about 250 orders of
-  magnitude) can be lost.
+  is ``inf`` (its correctly rounded value).  With ``M`` the largest magnitude of the
+  data, only squared distances below about ``M**2 * 2**-2090`` (float32 data, or the
+  float32 GEMM assignment of many centres: ``M**2 * 2**-1190``; float32 distances:
+  ``M**2 * 2**-265``) can be lost to underflow - data spanning hundreds of orders of
+  magnitude.  The scale follows ``X``; initial centres (``init``, ``centers``) far
+  larger than the data only make it scale down as far as they need.
 - ``kmeans`` refuses, before any clustering, fewer distinct points (with weight > 0)
   than clusters, whatever ``init`` is: it looks for ``n_clusters`` distinct rows in
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
@@ -126,25 +129,24 @@ class KMeansResult:
     converged: bool
 
 
-def _shift_for(M, dtype, d, f32_ranking=False):
+def _shift_for(M, dtype, d, f32_ranking=False, M_other=0.0):
     """The exponent ``t`` such that data within ``M`` of the origin, multiplied by
     ``2**-t``, have squared distances between them (over ``d`` features; and float32
     GEMM ranking values with ``f32_ranking``) far from overflow and underflow; 0 when
     the data need no scaling.  Large data are scaled no more than needed (so that small
-    values keep their precision), tiny data are scaled to a maximum in [0.5, 1)."""
+    values keep their precision), tiny data are scaled to a maximum in [0.5, 1).  Other
+    points within ``M_other`` (initial centres) are kept from overflowing too."""
     M = float(M)
     if not (M > 0 and np.isfinite(M)):
         return 0
-    e = int(np.frexp(M)[1])  # M < 2**e
     L = max(0, int(d - 1).bit_length())  # ceil(log2(d))
     emax = 128 if (np.dtype(dtype) == np.float32 or f32_ranking) else 1024
     hi = (emax - 6 - L) // 2
     lo = -(hi // 4)
-    if e > hi:
-        return e - hi
-    if e < lo:
-        return e
-    return 0
+    e = int(np.frexp(M)[1])  # M < 2**e
+    t = e - hi if e > hi else (e if e < lo else 0)
+    e_all = int(np.frexp(max(M, float(M_other)))[1])
+    return max(t, e_all - hi)
 
 
 def _max_abs(*arrays):
@@ -307,7 +309,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
-    t = _shift_for(_max_abs(Xc, Cc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype])
+    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=_max_abs(Cc))
     Xc, Cc = _ldexp(Xc, -t), _ldexp(Cc, -t)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
@@ -519,6 +521,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     part, partw = _partials(X, K)
     converged = False
     strict = False
+    moved = True
     n_iter = 0
     have_dist = False
     for it in range(max_iter):
@@ -533,6 +536,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
         C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
         shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
+        moved = not np.array_equal(C_new, C)
         C = C_new
         n_iter = it + 1
         if np.array_equal(labels, labels_old):
@@ -542,10 +546,12 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
             converged = True
             break
         labels_old[:] = labels
-    if not strict:
+    if not strict or moved:
+        # the final labels and distances are those of the final centres (the centres
+        # can move while the labels stay: the sums of a relocation are rounded)
         assigner(C, labels, mind)
     elif not have_dist:
-        assigner.distances(C, labels, mind)  # labels unchanged: C is also the last C used
+        assigner.distances(C, labels, mind)  # labels and centres unchanged: C is the last C used
     inertia = float(mind @ w)
     return C, labels, inertia, n_iter, converged
 
@@ -647,7 +653,7 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
             raise _too_few_distinct(K, name)
     Xc = _v.to_dtype(Xa, dtype)
-    t = _shift_for(_max_abs(Xc) if init_arr is None else _max_abs(Xc, init_arr), dtype, d, f32_ranking=gemm)
+    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else _max_abs(init_arr))
     tw = _weight_shift(w)
     Xc, w = _ldexp(Xc, -t), _ldexp(w, -tw)
     if init_arr is not None:

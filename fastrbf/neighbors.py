@@ -27,8 +27,11 @@ Decisions:
   and the same weights) scaled no more than needed, and the scale is folded into
   ``gamma``.  ``knn`` then reports the squared distances scaled back: ``inf`` where the
   true value exceeds the largest float of the dtype (its correctly rounded value).
-  Only distance contributions below the underflow threshold of the scaled data (data
-  spanning more than about 250 orders of magnitude) can be lost.  Likewise targets
+  With ``M`` the largest magnitude of the input, only squared distances below about
+  ``M**2 * 2**-2090`` (float32: ``M**2 * 2**-265``) can be lost to underflow - data
+  spanning hundreds of orders of magnitude.  Distances equal once rounded are ties
+  (far from the data, points whose distances differ by less than the rounding of the
+  distances themselves are equally near).  Likewise targets
   so large that their weighted sums could overflow are scaled by a power of two.
 - Every message names the argument as the caller passed it (``X``, ``Y``, ``Xq``).
 """

@@ -500,3 +500,21 @@ def test_private_kmeans_is_kmeans(rng):
     assert_array_equal(a.centers, b.centers)
     assert_array_equal(a.labels, b.labels)
     assert a.inertia == b.inertia and a.n_iter == b.n_iter
+
+
+@pytest.mark.parametrize("small", [True, False])  # the one-call small-problem loop, the general one
+def test_labels_and_inertia_of_the_final_centres_after_a_relocation(monkeypatch, small):
+    """A relocation subtracts a point from its old cluster's sums: the centre can move
+    by an ulp while no label changes; labels and inertia must be those of the final
+    centres."""
+    if not small:
+        from fastrbf._jit import lloyd as jl
+
+        monkeypatch.setattr(jl, "UPDATE_CHUNK", 1)  # disables the small path (n > chunk)
+        monkeypatch.setattr(cluster, "_jl", jl)
+    X = np.array([[0.1257302210933933, -0.1321048632913019], [0.6404226504432821, 0.10490011715303971]])
+    C0 = np.array([[-0.6232744625373522, 0.0413259793472436], [-2.3250307746388343, -0.21879166393254573]])
+    res = fastrbf.kmeans(X, 2, init=C0, max_iter=5)
+    labels, d2 = reference.lloyd_assign(X, res.centers)
+    assert_array_equal(res.labels, labels)
+    assert res.inertia == float(d2.sum())

@@ -31,8 +31,8 @@ Decisions:
   ``M**2 * 2**-2090`` (float32: ``M**2 * 2**-265``) can be lost to underflow - data
   spanning hundreds of orders of magnitude.  Distances equal once rounded are ties
   (far from the data, points whose distances differ by less than the rounding of the
-  distances themselves are equally near).  Likewise targets
-  so large that their weighted sums could overflow are scaled by a power of two.
+  distances themselves are equally near).  Likewise targets so large that their
+  weighted sums could overflow are scaled by a power of two.
 - Every message names the argument as the caller passed it (``X``, ``Y``, ``Xq``).
 """
 

@@ -23,6 +23,22 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 - Empty clusters (``empty="relocate"``): each empty cluster takes, in order of
   decreasing distance to its current centre (ties: lowest index), a point that is not
   the only point of its cluster; the sums move with the point's weight.
+- Any magnitude of finite data works: when the squared distances (or, on the float32
+  GEMM path, its ranking values) of the data could overflow, or would lose precision
+  to underflow, ``lloyd_assign``, ``lloyd_update`` and ``kmeans`` work on the data
+  multiplied by a power of two (exact: the same labels and, scaled back, the same
+  centres bit for bit), scaled no more than needed; likewise the sample weights when
+  they are huge or tiny.  Labels and centres are then always correct; a reported
+  squared distance or inertia whose true value exceeds the largest float of the dtype
+  is ``inf`` (its correctly rounded value).  With ``M`` the largest magnitude of the
+  data, only squared distances below about ``M**2 * 2**-2090`` (float32 data, or the
+  float32 GEMM assignment of many centres: ``M**2 * 2**-1190``; float32 distances:
+  ``M**2 * 2**-265``) can be lost to underflow - data spanning hundreds of orders of
+  magnitude.  The scale follows ``X``; initial centres (``init``, ``centers``) far
+  larger than the data only make it scale down as far as they need.
+- ``kmeans`` refuses, before any clustering, fewer distinct points (with weight > 0)
+  than clusters, whatever ``init`` is: it looks for ``n_clusters`` distinct rows in
+  growing prefixes of the data (cheap unless the data hold very few distinct rows).
 """
 
 import itertools
@@ -111,6 +127,53 @@ class KMeansResult:
     inertia: float
     n_iter: int
     converged: bool
+
+
+def _shift_for(M, dtype, d, f32_ranking=False, M_other=0.0):
+    """The exponent ``t`` such that data within ``M`` of the origin, multiplied by
+    ``2**-t``, have squared distances between them (over ``d`` features; and float32
+    GEMM ranking values with ``f32_ranking``) far from overflow and underflow; 0 when
+    the data need no scaling.  Large data are scaled no more than needed (so that small
+    values keep their precision), tiny data are scaled to a maximum in [0.5, 1).  Other
+    points within ``M_other`` (initial centres) are kept from overflowing too."""
+    M = float(M)
+    if not (M > 0 and np.isfinite(M)):
+        return 0
+    L = max(0, int(d - 1).bit_length())  # ceil(log2(d))
+    emax = 128 if (np.dtype(dtype) == np.float32 or f32_ranking) else 1024
+    hi = (emax - 6 - L) // 2
+    lo = -(hi // 4)
+    e = int(np.frexp(M)[1])  # M < 2**e
+    t = e - hi if e > hi else (e if e < lo else 0)
+    e_all = int(np.frexp(max(M, float(M_other)))[1])
+    return max(t, e_all - hi)
+
+
+def _max_abs(*arrays):
+    """max |a| over the arrays, without a temporary copy."""
+    return max(max(float(a.max()), -float(a.min())) for a in arrays)
+
+
+def _ldexp(x, t, dtype=None):
+    """Array ``x * 2**t`` in ``dtype`` (default: that of ``x``), exact unless it
+    overflows to inf or underflows, both silently; ``x`` itself when nothing changes."""
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    with np.errstate(over="ignore", under="ignore"):
+        return (x if t == 0 else np.ldexp(x, t)).astype(dtype, copy=False)
+
+
+def _ldexp_float(x, t):
+    """Python float ``x * 2**t`` (inf on overflow)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(np.float64(x), t))
+
+
+def _weight_shift(w):
+    """The exponent ``t`` such that ``w * 2**-t`` has its maximum in [0.5, 1), when the
+    weights are so large that the weighted sums could overflow or so small that they
+    would lose precision; else 0."""
+    e = int(np.frexp(float(w.max()))[1])
+    return e if not -200 <= e <= 200 else 0
 
 
 def _check_centers(centers, d, name="centers"):
@@ -228,7 +291,8 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
         Index of the nearest centre; ties go to the lowest index, as ``np.argmin``.
         Always the argmin of the exact distances (see the module docstring).
     min_sqdist : ndarray of shape (n,)
-        Squared distance to that centre (direct differences), in the result dtype.
+        Squared distance to that centre (direct differences), in the result dtype;
+        ``inf`` where it exceeds the largest float of that dtype.
 
     Examples
     --------
@@ -241,12 +305,16 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     """
     Xa = _v.check_data(X, "X")
     Ca = _check_centers(centers, Xa.shape[1])
+    _threads.resolve(n_threads)
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
-    labels = np.empty(Xc.shape[0], dtype=np.int64)
-    mind = np.empty(Xc.shape[0], dtype=np.float64)
+    n, d = Xc.shape
+    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=_max_abs(Cc))
+    Xc, Cc = _ldexp(Xc, -t), _ldexp(Cc, -t)
+    labels = np.empty(n, dtype=np.int64)
+    mind = np.empty(n, dtype=np.float64)
     _Assigner(Xc, n_threads)(Cc, labels, mind)
-    return labels, mind.astype(dtype, copy=False)
+    return labels, _ldexp(mind, 2 * t, dtype)
 
 
 def _check_weights(sample_weight, n):
@@ -296,12 +364,30 @@ def _check_labels(labels, n, n_clusters):
     return np.ascontiguousarray(lab, dtype=np.int64)
 
 
-def _check_n_clusters(n_clusters, n):
+def _check_n_clusters(n_clusters, n, name="n_clusters"):
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise TypeError(f"`n_clusters` must be an int; got {n_clusters!r}.")
+        raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
     if not 1 <= n_clusters <= n:
-        raise ValueError(f"`n_clusters` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
+        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
     return int(n_clusters)
+
+
+def _has_distinct(X, K):
+    """Whether the rows of X hold at least K distinct points: np.unique over growing
+    prefixes (2K, 4K, ... rows), so that the usual case costs O(K log K d)."""
+    n = X.shape[0]
+    m = min(n, 2 * K)
+    while True:
+        if np.unique(X[:m], axis=0).shape[0] >= K:
+            return True
+        if m == n:
+            return False
+        m = min(n, 4 * m)
+
+
+def _too_few_distinct(K, name, found=None):
+    tail = f"; only {found} distinct centres could be chosen." if found is not None else "."
+    return ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}){tail}")
 
 
 def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_weight: ArrayLike | None = None,
@@ -322,7 +408,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     centers : ndarray of shape (n_clusters, d)
         Result dtype of ``X``; rows of empty clusters (zero total weight) are NaN.
     counts : ndarray of shape (n_clusters,), float64
-        Summed weight of each cluster.
+        Summed weight of each cluster (``inf`` only if it exceeds the float64 range).
 
     Sums are accumulated in float64 per chunk of 8192 rows and the chunks added in
     order: bitwise the same for any thread count.
@@ -337,21 +423,30 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     ([[1.0, 0.0], [5.0, 5.0]], [2.0, 1.0])
     """
     Xa = _v.check_data(X, "X")
-    n = Xa.shape[0]
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 1:
+    n, d = Xa.shape
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+        raise TypeError(f"`n_clusters` must be an int >= 1; got {n_clusters!r}.")
+    if n_clusters < 1:
         raise ValueError(f"`n_clusters` must be an int >= 1; got {n_clusters!r}.")
-    lab = _check_labels(labels, n, int(n_clusters))
+    K = int(n_clusters)
+    lab = _check_labels(labels, n, K)
     w = _check_weights(sample_weight, n)
+    _threads.resolve(n_threads)
+    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
+    _v.check_memory(8 * K * (d + 1) * (nch + 3), f"lloyd_update with n_clusters={K} and {d} features",
+                    "pass a smaller `n_clusters` (the largest label + 1 is enough).")
     dtype = _v.result_dtype(Xa)
     Xc = _v.to_dtype(Xa, dtype)
-    sums, wsum = _sums(Xc, lab, int(n_clusters), w, n_threads)
+    t = _shift_for(_max_abs(Xc), np.float64, d)  # the sums are float64
+    tw = _weight_shift(w)
+    sums, wsum = _sums(_ldexp(Xc, -t), lab, K, _ldexp(w, -tw), n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
-    return centers.astype(dtype, copy=False), wsum
+    return _ldexp(centers, t, dtype), _ldexp(wsum, tw)
 
 
-def _kmeans_plusplus(X, K, w, rng, n_threads):
+def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters"):
     # greedy k-means++ (scikit-learn's): 2 + log K candidates per step, the one that
     # lowers the potential most is kept.  One fused pass over the data per step for
     # the candidates' potentials and one to update the distances (no t x n matrix).
@@ -374,10 +469,7 @@ def _kmeans_plusplus(X, K, w, rng, n_threads):
     part = np.empty((nch, n_trials))
     for c in range(1, K):
         if pot <= 0:
-            raise ValueError(
-                f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
-                f"only {c} distinct centres could be chosen."
-            )
+            raise _too_few_distinct(K, name, c)
         cum = np.cumsum(wc)
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
@@ -392,11 +484,11 @@ def _kmeans_plusplus(X, K, w, rng, n_threads):
     return centers
 
 
-def _random_init(X, K, w, rng):
-    uniq, first_idx = np.unique(X[w > 0], axis=0, return_index=True)
+def _random_init(X, K, w, rng, name="n_clusters"):
+    uniq = np.unique(X[w > 0], axis=0)
     if uniq.shape[0] < K:
         raise ValueError(
-            f"`X` has fewer distinct points (with weight > 0) than `n_clusters`: "
+            f"`X` has fewer distinct points (with weight > 0) than `{name}`: "
             f"{uniq.shape[0]} < {K}."
         )
     pick = rng.choice(uniq.shape[0], size=K, replace=False)
@@ -429,6 +521,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
     part, partw = _partials(X, K)
     converged = False
     strict = False
+    moved = True
     n_iter = 0
     have_dist = False
     for it in range(max_iter):
@@ -443,6 +536,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
         C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
         shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
+        moved = not np.array_equal(C_new, C)
         C = C_new
         n_iter = it + 1
         if np.array_equal(labels, labels_old):
@@ -452,10 +546,12 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
             converged = True
             break
         labels_old[:] = labels
-    if not strict:
+    if not strict or moved:
+        # the final labels and distances are those of the final centres (the centres
+        # can move while the labels stay: the sums of a relocation are rounded)
         assigner(C, labels, mind)
     elif not have_dist:
-        assigner.distances(C, labels, mind)  # labels unchanged: C is also the last C used
+        assigner.distances(C, labels, mind)  # labels and centres unchanged: C is the last C used
     inertia = float(mind @ w)
     return C, labels, inertia, n_iter, converged
 
@@ -504,21 +600,38 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     >>> sorted(res.centers.tolist()), res.inertia, res.converged
     ([[0.0, 0.5], [10.0, 0.5]], 1.0, True)
     """
+    return _kmeans(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
+                   sample_weight=sample_weight, empty=empty, n_threads=n_threads)
+
+
+def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: str | ArrayLike = "k-means++",
+            n_init: int = 1, max_iter: int = 300, tol: float = 1e-4, seed: Seed = None,
+            sample_weight: ArrayLike | None = None, empty: str = "relocate", n_threads: Threads = None) -> KMeansResult:
+    """:func:`kmeans` for callers whose users know the cluster count by another name
+    (``n_centers``, ``n_landmarks``): every message about the cluster count (its type,
+    its range, fewer distinct points than clusters) names ``name``.  The other
+    arguments and the result are those of :func:`kmeans`."""
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    K = _check_n_clusters(n_clusters, n)
-    for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
+    K = _check_n_clusters(n_clusters, n, name)
+    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
+        if val < 1:
+            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    if not np.isfinite(tol) or tol < 0:
         raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if empty not in ("relocate", "raise"):
+    if not isinstance(empty, str) or empty not in ("relocate", "raise"):
         raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    rng = _v.check_seed(seed, "seed")
+    _threads.resolve(n_threads)
     w = _check_weights(sample_weight, n)
-    if np.count_nonzero(w) < K:
-        raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({np.count_nonzero(w)}).")
+    n_pos = int(np.count_nonzero(w))
+    if n_pos < K:
+        raise ValueError(f"`{name}` ({K}) must not exceed the number of points with weight > 0 ({n_pos}).")
     dtype = _v.result_dtype(Xa)
-    Xc = _v.to_dtype(Xa, dtype)
     if isinstance(init, str):
         if init not in ("k-means++", "random"):
             raise ValueError(f"`init` must be 'k-means++', 'random' or an array of shape ({K}, {d}); got {init!r}.")
@@ -526,11 +639,25 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     else:
         init_arr = _check_centers(init, d, "init")
         if init_arr.shape[0] != K:
-            raise ValueError(f"`init` must have shape ({K}, {d}) (n_clusters, n_features); got {init_arr.shape}.")
+            raise ValueError(f"`init` must have shape ({K}, {d}) ({name}, n_features); got {init_arr.shape}.")
         if n_init != 1:
             raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
         init_arr = _v.to_dtype(init_arr, dtype)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    gemm = K * d > DIRECT_MAX_KD[dtype]
+    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
+    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm),
+                    f"kmeans with {name}={K} on data of shape ({n}, {d})", f"use a smaller `{name}` or fewer rows.")
+    if init_arr is not None:
+        # an array of initial centres: Lloyd would end with an empty cluster; "random"
+        # and "k-means++" find out themselves while they choose the centres
+        if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
+            raise _too_few_distinct(K, name)
+    Xc = _v.to_dtype(Xa, dtype)
+    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else _max_abs(init_arr))
+    tw = _weight_shift(w)
+    Xc, w = _ldexp(Xc, -t), _ldexp(w, -tw)
+    if init_arr is not None:
+        init_arr = _ldexp(init_arr, -t)
     tol_abs = float(tol) * float(np.mean(np.var(Xc, axis=0, dtype=np.float64))) if tol > 0 else 0.0
     assigner = _Assigner(Xc, n_threads)
     best: tuple | None = None
@@ -538,23 +665,12 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
         if init_arr is not None:
             C0 = init_arr.copy()
         elif init == "k-means++":
-            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads)
+            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name)
         else:
-            C0 = _random_init(Xc, K, w, rng)
+            C0 = _random_init(Xc, K, w, rng, name)
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads)
         if best is None or res[2] < best[2]:
             best = res
     assert best is not None
     C, labels, inertia, n_iter, converged = best
-    return KMeansResult(C, labels, inertia, n_iter, converged)
-
-
-def _kmeans(X, n_clusters, *, name="n_clusters", **kwargs):
-    """:func:`kmeans` for callers whose users know the cluster count by another name
-    (``n_centers``, ``n_landmarks``): messages about it name ``name``."""
-    try:
-        return kmeans(X, n_clusters, **kwargs)
-    except (ValueError, TypeError) as exc:
-        if name == "n_clusters" or "`n_clusters`" not in str(exc):
-            raise
-        raise type(exc)(str(exc).replace("`n_clusters`", f"`{name}`")) from None
+    return KMeansResult(_ldexp(C, t), labels, _ldexp_float(inertia, 2 * t + tw), n_iter, converged)

@@ -17,7 +17,23 @@ Decisions:
   (the mean over exactly tied nearest points) - the seeds' nearest-neighbour limit of a
   narrow Gaussian.
 - ``rbf_vote`` for regression is the unnormalised sum ``sum_m y_m exp(-gamma ||x -
-  x_m||^2)`` (through ``gram_matvec``), which may underflow to 0 legitimately.
+  x_m||^2)``, computed as the relative sum above times the kernel value of the
+  nearest point (through logarithms where that factor alone would underflow); it may
+  underflow to 0 (or overflow to inf) legitimately.
+- Any magnitude of finite input gives the correct result (never a refusal): when
+  squared distances could overflow (coordinates beyond about 1e154 in float64, 1e19
+  in float32) or would lose precision to underflow (tiny coordinates), the points and
+  queries are multiplied by a power of two (exact: the same neighbours, ties included,
+  and the same weights) scaled no more than needed, and the scale is folded into
+  ``gamma``.  ``knn`` then reports the squared distances scaled back: ``inf`` where the
+  true value exceeds the largest float of the dtype (its correctly rounded value).
+  With ``M`` the largest magnitude of the input, only squared distances below about
+  ``M**2 * 2**-2090`` (float32: ``M**2 * 2**-265``) can be lost to underflow - data
+  spanning hundreds of orders of magnitude.  Distances equal once rounded are ties
+  (far from the data, points whose distances differ by less than the rounding of the
+  distances themselves are equally near).  Likewise targets so large that their
+  weighted sums could overflow are scaled by a power of two.
+- Every message names the argument as the caller passed it (``X``, ``Y``, ``Xq``).
 """
 
 import numpy as np
@@ -26,21 +42,78 @@ from . import _threads
 from . import _validation as _v
 from ._jit import neighbors as _jn
 from ._typing import ArrayLike, FloatArray, IntArray, Threads
-from .kernels import gram_matvec
+from .cluster import _ldexp, _max_abs, _shift_for
 
 
 def _check_k(k, n):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"`k` must be an int in [1, n_samples] = [1, {n}]; got {k!r}.")
+    if not 1 <= k <= n:
         raise ValueError(f"`k` must be an int in [1, n_samples] = [1, {n}]; got {k!r}.")
     return int(k)
 
 
-def _prepare(X, Xq):
+def _check_classify(classify):
+    if not isinstance(classify, (bool, np.bool_)):
+        raise TypeError(f"`classify` must be True or False; got {classify!r}.")
+    return bool(classify)
+
+
+def _check_scalar_gamma(gamma):
+    """gamma as a Python float (a finite number > 0)."""
+    if isinstance(gamma, (bool, np.bool_)) or not (
+        isinstance(gamma, (int, float, np.integer, np.floating))
+        or (isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf")
+    ):
+        raise TypeError(f"`gamma` must be a finite number > 0; got {gamma!r}.")
+    g = float(gamma)
+    if not (np.isfinite(g) and g > 0):
+        raise ValueError(f"`gamma` must be a finite number > 0; got {gamma!r}.")
+    return g
+
+
+def _check_data(X, Xq):
+    """Validated (X, Xq) under the caller's names, and the result dtype."""
     Xa = _v.check_data(X, "X")
     Qa = _v.check_data(Xq, "Xq")
     _v.check_features(Xa, Qa, "X", "Xq")
-    dtype = _v.result_dtype(Xa, Qa)
-    return _v.to_dtype(Xa, dtype), _v.to_dtype(Qa, dtype), dtype
+    return Xa, Qa, _v.result_dtype(Xa, Qa)
+
+
+def _scaled(Xa, Qa, dtype):
+    """(X, Xq) as C-contiguous arrays of ``dtype``, multiplied by ``2**-t`` when their
+    squared distances could overflow or underflow (see the module docstring), and t."""
+    Xc, Qc = _v.to_dtype(Xa, dtype), _v.to_dtype(Qa, dtype)
+    t = _shift_for(_max_abs(Xc, Qc), dtype, Xc.shape[1])
+    return _ldexp(Xc, -t), _ldexp(Qc, -t), t
+
+
+def _split_pow2(E, dtype):
+    """Two powers of two of ``dtype`` with exponents of the same sign adding up to E
+    (clamped to what two normal factors can hold: beyond, the product only decides
+    whether a kernel weight is 0 or 1 anyway)."""
+    emax = int(np.finfo(dtype).maxexp) - 1  # 127, 1023
+    emin = int(np.finfo(dtype).minexp)  # -126, -1022
+    E = min(max(E, 2 * emin), 2 * emax)
+    E1 = E // 2 if E >= 0 else -((-E) // 2)
+    return np.ldexp(dtype.type(1), E1), np.ldexp(dtype.type(1), E - E1)
+
+
+def _knn(Xa, Qa, k, dtype, n_threads):
+    """(idx, squared distances in the scaled units, t): true distances are
+    ``d2 * 2**(2 t)``."""
+    k = _check_k(k, Xa.shape[0])
+    _threads.resolve(n_threads)
+    m, d = Qa.shape
+    n = Xa.shape[0]
+    _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize,
+                    f"knn with k={k} for {m} query points", "query in batches of fewer points (`Xq`) or use a smaller `k`.")
+    Xc, Qc, t = _scaled(Xa, Qa, dtype)
+    idx = np.empty((m, k), dtype=np.int64)
+    dist = np.empty((m, k), dtype=dtype)
+    Xt = np.ascontiguousarray(Xc.T)
+    _threads.run(_jn.knn_rows, n_threads, Qc, Xt, k, idx, dist)
+    return idx, dist, t
 
 
 def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tuple[IntArray, FloatArray]:
@@ -61,7 +134,8 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tu
     indices : ndarray of shape (m, k), int64
         Ascending distance; ties to the lowest index.
     sqdist : ndarray of shape (m, k)
-        The squared distances (dtype of the inputs).
+        The squared distances (dtype of the inputs); ``inf`` where the true value
+        exceeds the largest float of that dtype (see the module docstring).
 
     Examples
     --------
@@ -76,14 +150,9 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tu
     array([[0.16, 0.36],
            [0.25, 0.25]])
     """
-    Xc, Qc, dtype = _prepare(X, Xq)
-    k = _check_k(k, Xc.shape[0])
-    m = Qc.shape[0]
-    idx = np.empty((m, k), dtype=np.int64)
-    dist = np.empty((m, k), dtype=dtype)
-    Xt = np.ascontiguousarray(Xc.T)
-    _threads.run(_jn.knn_rows, n_threads, Qc, Xt, k, idx, dist)
-    return idx, dist
+    Xa, Qa, dtype = _check_data(X, Xq)
+    idx, dist, t = _knn(Xa, Qa, k, dtype, n_threads)
+    return idx, _ldexp(dist, 2 * t)
 
 
 def _targets(Y, n, classify):
@@ -132,25 +201,32 @@ def knn_predict(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, k: int, *, weights: s
     >>> knn_predict(X, ["a", "a", "b", "b"], [[0.2], [2.9]], 3, classify=True)
     array(['a', 'b'], dtype='<U1')
     """
-    if weights not in ("uniform", "distance"):
+    if not isinstance(weights, str) or weights not in ("uniform", "distance"):
         raise ValueError(f'`weights` must be "uniform" or "distance"; got {weights!r}.')
-    Xa = _v.check_data(X, "X")
+    classify = _check_classify(classify)
+    Xa, Qa, dtype = _check_data(X, Xq)
     T, classes, single = _targets(Y, Xa.shape[0], classify)
-    idx, d2 = knn(X, Xq, k, n_threads=n_threads)
-    m = idx.shape[0]
+    m, kk = Qa.shape[0], _check_k(k, Xa.shape[0])
+    width = classes.shape[0] if classify else T.shape[1] * kk
+    _v.check_memory(8 * m * (2 * kk + width), f"knn_predict with k={kk} for {m} query points",
+                    "predict in batches of fewer query points (`Xq`) or use a smaller `k`.")
+    idx, d2, _ = _knn(Xa, Qa, kk, dtype, n_threads)
     if weights == "uniform":
         w = np.ones(idx.shape)
     else:
-        with np.errstate(divide="ignore"):
-            w = 1.0 / np.sqrt(d2.astype(np.float64))
-        inf = np.isinf(w)
-        hit = inf.any(axis=1)
-        w[hit] = inf[hit].astype(np.float64)
+        # 1 / r_j relative to the nearest, r_min / r_j (in the scaled units: the same
+        # ratios), never overflowing; a query on training points takes their values
+        r = np.sqrt(d2.astype(np.float64))
+        hit = r[:, 0] == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = r[:, :1] / r
+        w[hit] = (r[hit] == 0).astype(np.float64)
     if classify:
         votes = np.zeros((m, classes.shape[0]))
         np.add.at(votes, (np.repeat(np.arange(m), idx.shape[1]), T[idx].ravel()), w.ravel())
         return classes[np.argmax(votes, axis=1)]
-    out = np.einsum("mk,mkt->mt", w, T[idx]) / w.sum(axis=1, keepdims=True)
+    w /= w.sum(axis=1, keepdims=True)  # a weighted mean of the targets cannot overflow
+    out = np.einsum("mk,mkt->mt", w, T[idx])
     dtype = np.dtype(np.float32) if d2.dtype == np.float32 and np.asarray(Y).dtype == np.float32 else np.dtype(np.float64)
     out = out.astype(dtype, copy=False)
     return out[:, 0] if single else out
@@ -159,21 +235,36 @@ def knn_predict(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, k: int, *, weights: s
 _NW_KERNELS = ("gaussian", "laplacian")
 
 
-def _shifted(X, T, Xq, gamma, kernel, n_threads):
-    if kernel not in _NW_KERNELS:
-        raise ValueError(f"`kernel` must be one of {list(_NW_KERNELS)}; got {kernel!r}.")
-    Xc, Qc, dtype = _prepare(X, Xq)
-    if np.ndim(gamma) != 0:
-        raise TypeError(f"`gamma` must be a number here; got {gamma!r}.")
-    g, _ = _v.check_gamma(gamma, 1, dtype)
+def _target_shift(T):
+    """The exponent t such that ``T * 2**-t`` (max |.| in [0.5, 1)) cannot overflow in a
+    sum of ``n`` weighted terms, or lose precision to underflow; 0 if not needed."""
+    e = int(np.frexp(_max_abs(T))[1])
+    L = max(0, int(T.shape[0] - 1).bit_length())
+    return e if (e > 1020 - L or e < -960) else 0
+
+
+def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
+    """Kernel sums relative to the nearest training point (see the module docstring):
+    (num (m, t) float64 in units of ``2**tT`` (see :func:`_target_shift`), den (m,)
+    float64, tT, and lognear (m,) float64 = -log k(x, x_nearest), so that the plain
+    kernel sums are ``num * 2**tT * exp(-lognear)``)."""
+    Xc, Qc, t = _scaled(Xa, Qa, dtype)
+    gm, ge = np.frexp(np.sqrt(g) if laplacian else g)  # gamma = gm * 2**ge, gm in [0.5, 1)
+    E = int(ge) + (1 if laplacian else 2) * t
+    s1, s2 = _split_pow2(E, dtype)
+    tT = _target_shift(T)
     m = Qc.shape[0]
     num = np.empty((m, T.shape[1]))
     den = np.empty(m)
     dmin = np.empty(m, dtype=dtype)
     Xt = np.ascontiguousarray(Xc.T)
-    Tt = np.ascontiguousarray(T.T, dtype=np.float64)
-    _threads.run(_jn.shifted_sums, n_threads, Qc, Xt, Tt, g[0], kernel == "laplacian", num, den, dmin)
-    return num, den, dtype
+    Tt = np.ascontiguousarray(_ldexp(T, -tT).T, dtype=np.float64)
+    _threads.run(_jn.shifted_sums, n_threads, Qc, Xt, Tt, dtype.type(gm), s1, s2, laplacian, num, den, dmin)
+    d64 = np.sqrt(dmin.astype(np.float64)) if laplacian else dmin.astype(np.float64)
+    f1, f2 = _split_pow2(E, np.dtype(np.float64))
+    with np.errstate(over="ignore", under="ignore"):
+        lognear = ((gm * d64) * f1) * f2
+    return num, den, tT, lognear
 
 
 def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
@@ -208,10 +299,14 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     >>> nadaraya_watson(X, [0.0, 1.0, 4.0], [[1.0], [50.0]], gamma=2.0).round(3)  # far away: the nearest value
     array([1.213, 4.   ])
     """
-    Xa = _v.check_data(X, "X")
+    if not isinstance(kernel, str) or kernel not in _NW_KERNELS:
+        raise ValueError(f"`kernel` must be one of {list(_NW_KERNELS)}; got {kernel!r}.")
+    Xa, Qa, dtype = _check_data(X, Xq)
     T, _, single = _targets(Y, Xa.shape[0], False)
-    num, den, dtype = _shifted(Xa, T, Xq, gamma, kernel, n_threads)
-    out = num / den[:, None]
+    g = _check_scalar_gamma(gamma)
+    _threads.resolve(n_threads)
+    num, den, tT, _ = _shifted(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
+    out = _ldexp(num / den[:, None], tT)  # den >= 1 (the nearest point weighs 1)
     out_dtype = np.dtype(np.float32) if dtype == np.float32 and np.asarray(Y).dtype == np.float32 else np.dtype(np.float64)
     out = out.astype(out_dtype, copy=False)
     return out[:, 0] if single else out
@@ -253,22 +348,36 @@ def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classif
     >>> rbf_vote(X, [1.0, 1.0, -1.0], [[0.5]], gamma=1.0).round(4)
     array([1.5557])
     """
-    Xa = _v.check_data(X, "X")
+    classify = _check_classify(classify)
+    Xa, Qa, dtype = _check_data(X, Xq)
     T, classes, single = _targets(Y, Xa.shape[0], classify)
+    g = _check_scalar_gamma(gamma)
+    _threads.resolve(n_threads)
     if not classify:
-        out = gram_matvec(Xq, Xa, T, gamma=gamma, n_threads=n_threads)
-        both32 = out.dtype == np.float32 and np.asarray(Y).dtype == np.float32
-        out_dtype = np.dtype(np.float32) if both32 else np.dtype(np.float64)
-        out = out.astype(out_dtype, copy=False)
+        num, _, tT, lognear = _shifted(Xa, Qa, dtype, T, g, False, n_threads)
+        # sum_m y_m k(x, x_m) = num * 2**tT * k(x, x_nearest); through logarithms where
+        # the factor k(x, x_nearest) alone would underflow (or the targets were scaled)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            f = np.exp(-lognear)[:, None]
+            direct = num * f
+            safe = (f > 1e-290) & (tT == 0)
+            out = np.where(safe, direct, np.sign(num) * np.exp(np.log(np.abs(num)) + tT * np.log(2.0) - lognear[:, None]))
+            out += 0.0  # no -0.0 where the sum underflows
+        both32 = dtype == np.float32 and np.asarray(Y).dtype == np.float32
+        out = _ldexp(out, 0, np.float32 if both32 else np.float64)  # inf beyond the float32 range
         return out[:, 0] if single else out
-    if classes.shape[0] < 2:
-        raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
-    if classes.shape[0] == 2:
+    C = classes.shape[0]
+    if C < 2:
+        raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {C}.")
+    n, m = Xa.shape[0], Qa.shape[0]
+    if C > 2:
+        _v.check_memory(8 * C * (2 * n + m), f"rbf_vote with {C} classes", "use fewer classes in `Y`.")
+    if C == 2:
         V = np.where(T == 1, 1.0, -1.0)[:, None]
     else:
-        V = -np.ones((T.shape[0], classes.shape[0]))
-        V[np.arange(T.shape[0]), T] = 1.0
-    num, _, _ = _shifted(Xa, V, Xq, gamma, "gaussian", n_threads)
-    if classes.shape[0] == 2:
+        V = -np.ones((n, C))
+        V[np.arange(n), T] = 1.0
+    num = _shifted(Xa, Qa, dtype, V, g, False, n_threads)[0]  # V = +-1: never rescaled
+    if C == 2:
         return classes[(num[:, 0] > 0).astype(np.int64)]
     return classes[np.argmax(num, axis=1)]

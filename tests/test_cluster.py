@@ -332,3 +332,189 @@ def test_gemm_tile_reused_per_thread():
     assert not np.shares_memory(a, other[0])  # one tile per thread
     big = cluster._gemm_tile(5000, 1024)  # 20 MB: above TILE_CACHE_BYTES, not kept
     assert big.shape == (5000, 1024) and not np.shares_memory(big, cluster._gemm_tile(5000, 1024))
+
+
+# --- any magnitude of finite data ------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype, exps", [(np.float64, (531, 1000, -531, -990)), (np.float32, (70, 100, -70, -100))])
+def test_kmeans_scale_invariant_at_extreme_magnitudes(rng, path, dtype, exps):
+    X = np.concatenate([rng.normal(c, 0.5, (60, 3)) for c in (0, 4, 8)]).astype(dtype)
+    C0 = X[[0, 70, 130, 5]] + dtype(0.01)
+    base = fastrbf.kmeans(X, 4, init=C0, tol=0)
+    base_pp = fastrbf.kmeans(X, 4, seed=3, n_init=2)
+    labels0, d20 = fastrbf.lloyd_assign(X, C0)
+    upd0, _ = fastrbf.lloyd_update(X, labels0, 4)
+    for e in exps:
+        Xs, Cs = np.ldexp(X, e).astype(dtype), np.ldexp(C0, e).astype(dtype)  # exact (no subnormals)
+        assert_array_equal(np.ldexp(Xs, -e), X)
+        res = fastrbf.kmeans(Xs, 4, init=Cs, tol=0)
+        assert_array_equal(res.labels, base.labels)
+        assert_array_equal(res.centers, np.ldexp(base.centers, e).astype(dtype))
+        assert res.n_iter == base.n_iter and res.converged == base.converged
+        with np.errstate(over="ignore", under="ignore"):
+            assert res.inertia == pytest.approx(float(np.ldexp(base.inertia, 2 * e)), rel=1e-12, abs=0)
+        pp = fastrbf.kmeans(Xs, 4, seed=3, n_init=2)
+        assert_array_equal(pp.labels, base_pp.labels)
+        labels, d2 = fastrbf.lloyd_assign(Xs, Cs)
+        assert_array_equal(labels, labels0)
+        with np.errstate(over="ignore", under="ignore"):
+            np.testing.assert_allclose(d2, np.ldexp(d20, 2 * e).astype(dtype), rtol=1e-6, atol=0)
+        upd, _ = fastrbf.lloyd_update(Xs, labels0, 4)
+        assert_array_equal(upd, np.ldexp(upd0, e).astype(dtype))
+
+
+def test_kmeans_huge_data_reproducer():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 2))
+    res = fastrbf.kmeans(X * 1e160, 3, seed=0)
+    ref_labels, _ = reference.lloyd_assign(X, res.centers / 1e160)
+    assert_array_equal(res.labels, ref_labels)
+    assert np.bincount(res.labels, minlength=3).min() >= 1
+    # the true inertia (~1e320) exceeds the float64 range: inf, its rounded value
+    assert res.inertia == np.inf
+    assert res.n_iter == fastrbf.kmeans(X, 3, seed=0).n_iter
+    labels, d2 = fastrbf.lloyd_assign(X * 1e160, X[:3] * 1e160)
+    assert_array_equal(labels, reference.lloyd_assign(X, X[:3])[0])
+
+
+def test_huge_and_tiny_weights(rng):
+    X = np.concatenate([rng.normal(c, 0.5, (60, 2)) for c in (0, 4, 8)])
+    w = rng.uniform(0.5, 2.0, 180)
+    C0 = X[[0, 70, 130]] + 0.01
+    base = fastrbf.kmeans(X, 3, init=C0, sample_weight=w)
+    for e in (900, -1000):
+        res = fastrbf.kmeans(X, 3, init=C0, sample_weight=np.ldexp(w, e))
+        assert_array_equal(res.labels, base.labels)
+        assert_array_equal(res.centers, base.centers)
+        assert res.inertia == pytest.approx(float(np.ldexp(base.inertia, e)), rel=1e-12)
+        C, counts = fastrbf.lloyd_update(X, base.labels, 3, sample_weight=np.ldexp(w, e))
+        C_ref, counts_ref = reference.lloyd_update(X, base.labels, 3, sample_weight=w)
+        np.testing.assert_allclose(C, C_ref, rtol=1e-12)
+        np.testing.assert_allclose(counts, np.ldexp(counts_ref, e), rtol=1e-12)
+
+
+def test_kmeans_init_array_with_too_few_distinct_points():
+    X5 = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [3.0, 3.0]])
+    with pytest.raises(ValueError, match=r"`X` has fewer distinct points \(with weight > 0\) than `n_clusters` \(5\)\."):
+        fastrbf.kmeans(X5, 5, init=X5)
+    # the weighted-out duplicates do not count
+    X6 = np.r_[X5[:4], [[9.0, 9.0]]]
+    with pytest.raises(ValueError, match=r"fewer distinct points \(with weight > 0\) than `n_clusters` \(4\)"):
+        fastrbf.kmeans(np.r_[X6, X6], 4, init=X6[:4], sample_weight=[1, 1, 0, 0, 0] * 2)
+    # enough distinct points far down the data: found in a later prefix
+    X = np.r_[np.zeros((50, 2)), np.eye(2)]
+    res = fastrbf.kmeans(X, 3, init=np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    assert np.bincount(res.labels).tolist() == [50, 1, 1]
+
+
+@pytest.mark.parametrize("n_threads, exc", [(0, ValueError), ("2", TypeError), (True, TypeError), (2.0, TypeError)])
+@pytest.mark.parametrize("fn", ["kmeans", "lloyd_assign", "lloyd_update"])
+def test_bad_n_threads_on_every_path(n_threads, exc, fn):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, 5.0], [6.0, 6.0]])
+    with pytest.raises(exc, match=r"`n_threads` must be"):
+        if fn == "kmeans":
+            fastrbf.kmeans(X, 2, n_threads=n_threads)  # the small-problem path
+        elif fn == "lloyd_assign":
+            fastrbf.lloyd_assign(X, X[:2], n_threads=n_threads)
+        else:
+            fastrbf.lloyd_update(X, [0, 0, 1, 1], 2, n_threads=n_threads)
+
+
+@pytest.mark.parametrize("seed, exc", [(-1, ValueError), (1.5, TypeError), ("abc", TypeError), (True, TypeError)])
+def test_bad_seed(seed, exc):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, 5.0], [6.0, 6.0]])
+    with pytest.raises(exc, match=r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got"):
+        fastrbf.kmeans(X, 2, seed=seed)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(n_init=1.0), TypeError, r"`n_init` must be an int >= 1; got 1.0"),
+        (dict(max_iter="10"), TypeError, r"`max_iter` must be an int >= 1; got '10'"),
+        (dict(tol="0"), TypeError, r"`tol` must be a finite number >= 0; got '0'"),
+        (dict(tol=float("nan")), ValueError, r"`tol` must be a finite number >= 0; got nan"),
+        (dict(empty=None), ValueError, r"`empty` must be 'relocate' or 'raise'; got None"),
+        (dict(sample_weight="w"), TypeError, r"`sample_weight` must be an array of real numbers"),
+    ],
+)
+def test_kmeans_bad_parameter_types(kwargs, exc, match):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, 5.0], [6.0, 6.0]])
+    with pytest.raises(exc, match=match):
+        fastrbf.kmeans(X, 2, **kwargs)
+
+
+def test_update_bad_n_clusters_type():
+    with pytest.raises(TypeError, match=r"`n_clusters` must be an int >= 1; got 2.0"):
+        fastrbf.lloyd_update(np.ones((3, 2)), [0, 1, 1], 2.0)
+
+
+def test_lloyd_update_memory_error_before_allocating():
+    X = np.ones((3, 2))
+    with pytest.raises(MemoryError, match=r"lloyd_update with n_clusters=1000000000000 and 2 features needs .* GiB"
+                                          r".*pass a smaller `n_clusters`"):
+        fastrbf.lloyd_update(X, [0, 1, 1], 10**12)
+
+
+def test_kmeans_memory_error_before_clustering(monkeypatch):
+    from fastrbf import _validation
+
+    X = np.random.default_rng(0).standard_normal((100, 3))
+    monkeypatch.setattr(_validation, "available_memory", lambda: 1000)
+    with pytest.raises(MemoryError, match=r"kmeans with n_clusters=5 on data of shape \(100, 3\) needs .* smaller `n_clusters`"):
+        fastrbf.kmeans(X, 5)
+    with pytest.raises(MemoryError, match=r"kmeans with n_centers=5 .* smaller `n_centers`"):
+        cluster._kmeans(X, 5, name="n_centers")
+
+
+# --- the private entry point with the caller's name for the cluster count --------
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,exc,match",
+    [
+        ((7,), {}, ValueError, r"`n_centers` must be in \[1, n_samples\] = \[1, 6\]; got 7"),
+        ((0,), {}, ValueError, r"`n_centers` must be in \[1, n_samples\] = \[1, 6\]; got 0"),
+        ((2.0,), {}, TypeError, r"`n_centers` must be an int; got 2.0"),
+        ((4,), {}, ValueError, r"fewer distinct points \(with weight > 0\) than `n_centers` \(4\); only 3"),
+        ((4,), dict(init="random"), ValueError, r"fewer distinct points \(with weight > 0\) than `n_centers`: 3 < 4"),
+        ((4,), dict(init=np.arange(8.0).reshape(4, 2)), ValueError,
+         r"fewer distinct points \(with weight > 0\) than `n_centers` \(4\)\."),
+        ((3,), dict(sample_weight=[1, 0, 1, 0, 0, 0]), ValueError,
+         r"`n_centers` \(3\) must not exceed the number of points with weight > 0 \(2\)"),
+        ((2,), dict(init=np.zeros((3, 2))), ValueError, r"`init` must have shape \(2, 2\) \(n_centers, n_features\)"),
+    ],
+)
+def test_private_kmeans_names_the_callers_argument(args, kwargs, exc, match):
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
+    with pytest.raises(exc, match=match):
+        cluster._kmeans(X, *args, name="n_centers", **kwargs)
+
+
+def test_private_kmeans_is_kmeans(rng):
+    X = rng.standard_normal((300, 3))
+    a = cluster._kmeans(X, 5, name="n_landmarks", seed=1, n_init=2, max_iter=20, tol=0.0)
+    b = fastrbf.kmeans(X, 5, seed=1, n_init=2, max_iter=20, tol=0.0)
+    assert isinstance(a, fastrbf.KMeansResult)
+    assert_array_equal(a.centers, b.centers)
+    assert_array_equal(a.labels, b.labels)
+    assert a.inertia == b.inertia and a.n_iter == b.n_iter
+
+
+@pytest.mark.parametrize("small", [True, False])  # the one-call small-problem loop, the general one
+def test_labels_and_inertia_of_the_final_centres_after_a_relocation(monkeypatch, small):
+    """A relocation subtracts a point from its old cluster's sums: the centre can move
+    by an ulp while no label changes; labels and inertia must be those of the final
+    centres."""
+    if not small:
+        from fastrbf._jit import lloyd as jl
+
+        monkeypatch.setattr(jl, "UPDATE_CHUNK", 1)  # disables the small path (n > chunk)
+        monkeypatch.setattr(cluster, "_jl", jl)
+    X = np.array([[0.1257302210933933, -0.1321048632913019], [0.6404226504432821, 0.10490011715303971]])
+    C0 = np.array([[-0.6232744625373522, 0.0413259793472436], [-2.3250307746388343, -0.21879166393254573]])
+    res = fastrbf.kmeans(X, 2, init=C0, max_iter=5)
+    labels, d2 = reference.lloyd_assign(X, res.centers)
+    assert_array_equal(res.labels, labels)
+    assert res.inertia == float(d2.sum())

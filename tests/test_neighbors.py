@@ -146,3 +146,181 @@ def test_bad_input(rng):
         nadaraya_watson(X, y[:5], X, gamma=1.0)
     with pytest.raises(ValueError, match="at least 2 classes"):
         rbf_vote(X, np.ones(10), X, gamma=1.0, classify=True)
+
+
+# --- any magnitude of finite input -------------------------------------------------
+
+
+def test_knn_far_query_reproducer_gives_valid_nearest_indices():
+    X = np.eye(3)
+    idx, d2 = knn(X, [[1e160, 0.0, 0.0]], 2)
+    # once rounded, the three squared distances are equal: ties to the lowest index,
+    # as the reference finds on the same problem divided by 2**532 (exact scaling)
+    ridx, _ = reference.knn(np.ldexp(X, -532), np.ldexp([[1e160, 0.0, 0.0]], -532), 2)
+    assert np.array_equal(idx, ridx) and idx.min() >= 0
+    assert np.all(np.isinf(d2))  # the true value 1e320 exceeds the float64 range
+    y = np.array([1.0, 2.0, 3.0])
+    assert np.array_equal(knn_predict(X, y, [[1e160, 0.0, 0.0]], 2), [y[ridx[0]].mean()])
+    idx32, _ = knn(X.astype(np.float32), np.array([[2e19, 0, 0]], dtype=np.float32), 2)
+    assert np.array_equal(idx32, ridx)
+
+
+@pytest.mark.parametrize("dtype, exps", [(np.float64, (600, 531, -531, -900)), (np.float32, (70, -70, -120))])
+def test_knn_scale_invariant_at_extreme_magnitudes(rng, dtype, exps):
+    X = rng.integers(-4, 5, size=(300, 3)).astype(dtype)  # many exact ties
+    X[:150] += rng.standard_normal((150, 3)).astype(dtype)
+    Q = rng.standard_normal((40, 3)).astype(dtype)
+    ridx, rd2 = reference.knn(X, Q, 7)
+    y = rng.standard_normal(300)
+    for e in exps:
+        Xs = np.ldexp(X, e).astype(dtype)  # exact: the same problem at another scale
+        Qs = np.ldexp(Q, e).astype(dtype)
+        idx, d2 = knn(Xs, Qs, 7)
+        assert np.array_equal(idx, ridx)
+        with np.errstate(over="ignore", under="ignore"):
+            expect = np.ldexp(rd2, 2 * e).astype(dtype)
+        np.testing.assert_allclose(d2, expect, rtol=1e-12 if dtype == np.float64 else 1e-5, atol=0)
+        for weights in ("uniform", "distance"):
+            np.testing.assert_allclose(knn_predict(Xs, y, Qs, 7, weights=weights), knn_predict(X, y, Q, 7, weights=weights),
+                                       rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+@pytest.mark.parametrize("e", [531, -500, 300])
+def test_nadaraya_watson_and_rbf_vote_scale_invariant(rng, kernel, e):
+    X = rng.random((300, 2))
+    y = rng.standard_normal(300)
+    Q = rng.random((30, 2))
+    lab = rng.integers(0, 3, 300)
+    gamma = 20.0
+    gs = np.ldexp(gamma, -2 * e)  # r -> r 2**e: gamma r^2 and sqrt(gamma) r unchanged
+    Xs, Qs = np.ldexp(X, e), np.ldexp(Q, e)
+    ref = reference.nadaraya_watson(X, y, Q, gamma=gamma, kernel=kernel)
+    np.testing.assert_allclose(nadaraya_watson(Xs, y, Qs, gamma=gs, kernel=kernel), ref, rtol=1e-12, atol=1e-14)
+    if kernel == "gaussian":
+        ref_vote = reference.rbf_vote(X, y, Q, gamma=gamma)
+        np.testing.assert_allclose(rbf_vote(Xs, y, Qs, gamma=gs), ref_vote, rtol=1e-10, atol=1e-14)
+        onehot = np.where(lab[:, None] == np.arange(3), 1.0, -1.0)
+        expect = np.argmax(reference.rbf_vote(X, onehot, Q, gamma=gamma), axis=1)
+        assert np.array_equal(rbf_vote(Xs, lab, Qs, gamma=gs, classify=True), expect)
+
+
+def test_far_from_the_data_at_huge_coordinates_is_the_nearest_value():
+    # distances ~1e320 overflow float64; the nearest point is clearly the first
+    X = np.array([[1e160, 0.0], [2e160, 0.0], [0.0, 3e160]])
+    Q = np.array([[1.2e160, 1e159], [-5e159, 2.9e160]])
+    y = np.array([1.0, 2.0, 3.0])
+    nearest = reference.knn(X / 1e160, Q / 1e160, 1)[0][:, 0]
+    for kernel in ("gaussian", "laplacian"):
+        out = nadaraya_watson(X, y, Q, gamma=1.0, kernel=kernel)
+        assert np.array_equal(out, y[nearest])
+    assert np.array_equal(rbf_vote(X, [-1, 1, 1], Q, gamma=1.0, classify=True), np.array([-1, 1, 1])[nearest])
+    assert np.array_equal(rbf_vote(X, ["a", "b", "c"], Q, gamma=1.0, classify=True), np.array(["a", "b", "c"])[nearest])
+    assert np.array_equal(knn(X, Q, 1)[0][:, 0], nearest)
+    # the reproducer: finite, a mean of the targets
+    out = nadaraya_watson(np.eye(3), [1.0, 2.0, 3.0], [[1e160, 0.0, 0.0]], gamma=1.0)
+    assert np.all(np.isfinite(out)) and 1.0 <= out[0] <= 3.0
+
+
+def test_nadaraya_watson_huge_targets_do_not_overflow(rng):
+    X = rng.random((200, 2))
+    y = rng.standard_normal(200)
+    Q = rng.random((20, 2))
+    big = nadaraya_watson(X, y * 2.0**1020, Q, gamma=0.5)
+    np.testing.assert_allclose(big, np.ldexp(reference.nadaraya_watson(X, y, Q, gamma=0.5), 1020), rtol=1e-12)
+    tiny = nadaraya_watson(X, y * 2.0**-1060, Q, gamma=0.5)  # subnormal targets
+    assert np.all(np.isfinite(tiny))
+    assert np.array_equal(knn_predict(X, np.full(200, 1.7e308), Q, 9), np.full(20, 1.7e308))
+
+
+def test_float32_kept_end_to_end(rng):
+    X = rng.random((100, 2)).astype(np.float32)
+    Q = rng.random((10, 2)).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    out = rbf_vote(X, y, Q, gamma=3.0)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, reference.rbf_vote(X.astype(np.float64), y.astype(np.float64), Q.astype(np.float64),
+                                                       gamma=3.0), rtol=1e-5, atol=1e-6)
+    assert rbf_vote(X, y.astype(np.float64), Q, gamma=3.0).dtype == np.float64
+    assert rbf_vote(X.astype(np.float64), y, Q, gamma=3.0).dtype == np.float64
+    assert nadaraya_watson(X, y, Q, gamma=3.0).dtype == np.float32
+    assert knn_predict(X, y, Q, 3).dtype == np.float32
+    assert knn(X, Q, 3)[1].dtype == np.float32
+
+
+def _call(fn, X, Y, Xq):
+    if fn is knn:
+        return knn(X, Xq, 1)
+    if fn is knn_predict:
+        return knn_predict(X, Y, Xq, 1)
+    return fn(X, Y, Xq, gamma=1.0)
+
+
+@pytest.mark.parametrize("fn", [knn, knn_predict, nadaraya_watson, rbf_vote])
+def test_messages_name_the_arguments_as_passed(rng, fn):
+    X = rng.random((10, 2))
+    y = rng.random(10)
+    with pytest.raises(ValueError, match=r"`Xq` must have the same number of features as `X` \(2\); got 3"):
+        _call(fn, X, y, np.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"`Xq` must contain only finite values; got nan"):
+        _call(fn, X, y, [[np.nan, 0.0]])
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values; got inf"):
+        _call(fn, np.r_[X[:9], [[np.inf, 0.0]]], y, X)
+    with pytest.raises(ValueError, match=r"`Xq` must be a 2-D array"):
+        _call(fn, X, y, [1.0, 2.0])
+    with pytest.raises(TypeError, match=r"`Xq` must be an array of real numbers; got dtype <U1"):
+        _call(fn, X, y, [["a", "b"]])
+    if fn is not knn:
+        with pytest.raises(ValueError, match=r"`Y` must have one row per row of `X` \(10\); got shape \(9,\)"):
+            _call(fn, X, y[:9], X)
+
+
+@pytest.mark.parametrize("fn", [knn, knn_predict, nadaraya_watson, rbf_vote])
+@pytest.mark.parametrize("n_threads, exc", [(0, ValueError), ("2", TypeError), (True, TypeError), (2.0, TypeError)])
+def test_bad_n_threads(rng, fn, n_threads, exc):
+    X = rng.random((10, 2))
+    with pytest.raises(exc, match=r"`n_threads` must be"):
+        if fn is knn:
+            knn(X, X, 1, n_threads=n_threads)
+        elif fn is knn_predict:
+            knn_predict(X, X[:, 0], X, 1, n_threads=n_threads)
+        else:
+            fn(X, X[:, 0], X, gamma=1.0, n_threads=n_threads)
+
+
+def test_bad_parameter_types(rng):
+    X = rng.random((10, 2))
+    y = rng.random(10)
+    with pytest.raises(TypeError, match=r"`k` must be an int in \[1, n_samples\] = \[1, 10\]; got 2.0"):
+        knn(X, X, 2.0)
+    with pytest.raises(TypeError, match=r"`k` must be an int in \[1, n_samples\] = \[1, 10\]; got True"):
+        knn_predict(X, y, X, True)
+    with pytest.raises(TypeError, match=r"`classify` must be True or False; got 'yes'"):
+        knn_predict(X, y, X, 2, classify="yes")
+    with pytest.raises(TypeError, match=r"`classify` must be True or False; got 1"):
+        rbf_vote(X, y, X, gamma=1.0, classify=1)
+    with pytest.raises(TypeError, match=r"`gamma` must be a finite number > 0; got 'abc'"):
+        nadaraya_watson(X, y, X, gamma="abc")
+    with pytest.raises(TypeError, match=r"`gamma` must be a finite number > 0; got \[1.0\]"):
+        rbf_vote(X, y, X, gamma=[1.0])
+    with pytest.raises(TypeError, match=r"`gamma` must be a finite number > 0; got True"):
+        rbf_vote(X, y, X, gamma=True)
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0; got nan"):
+        nadaraya_watson(X, y, X, gamma=float("nan"))
+    with pytest.raises(ValueError, match=r'`weights` must be "uniform" or "distance"; got \[1\]'):
+        knn_predict(X, y, X, 2, weights=[1])
+    with pytest.raises(ValueError, match=r"`kernel` must be one of \['gaussian', 'laplacian'\]; got None"):
+        nadaraya_watson(X, y, X, gamma=1.0, kernel=None)
+
+
+def test_memory_error_before_allocating(rng, monkeypatch):
+    from fastrbf import _validation
+
+    X = rng.random((50, 2))
+    monkeypatch.setattr(_validation, "available_memory", lambda: 10_000)
+    with pytest.raises(MemoryError, match=r"knn with k=50 for 50 query points needs .* GiB .* query in batches"):
+        knn(X, X, 50)
+    with pytest.raises(MemoryError, match=r"knn_predict with k=50 for 50 query points needs .* predict in batches"):
+        knn_predict(X, X[:, 0], X, 50)
+    with pytest.raises(MemoryError, match=r"rbf_vote with 50 classes needs .* use fewer classes in `Y`"):
+        rbf_vote(X, np.arange(50), X, gamma=1.0, classify=True)

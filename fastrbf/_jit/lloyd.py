@@ -341,6 +341,7 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
     sums = np.empty((K, d), dtype=np.float64)
     strict = False
     converged = False
+    moved = True
     n_iter = 0
     for it in range(max_iter):
         _assign_serial(X, C, labels, mind)
@@ -360,11 +361,13 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
                 return it + 1, False, it + 1
             relocate_empty(X, w, labels, mind, sums, wsum)
         shift = 0.0
+        moved = False
         for j in range(K):
             for k in range(d):
                 c_new = X.dtype.type(sums[j, k] / wsum[j])
                 t = np.float64(c_new) - np.float64(C[j, k])
                 shift += t * t
+                moved = moved or c_new != C[j, k]
                 C[j, k] = c_new
         n_iter = it + 1
         same = True
@@ -380,7 +383,9 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
             converged = True
             break
         labels_old[:] = labels
-    if not strict:
+    if not strict or moved:
+        # the final labels and distances are those of the final centres (the centres
+        # can move while the labels stay: the sums of a relocation are rounded)
         _assign_serial(X, C, labels, mind)
     return n_iter, converged, 0
 

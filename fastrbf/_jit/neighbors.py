@@ -85,29 +85,34 @@ def _min(o):
 
 
 @jit
-def _weights(o, m, g, laplacian, e):
-    # e[j] = k(d_j) / k(d_min): exp(-g (d_j - d_min)) (gaussian) or
-    # exp(-sqrt(g) (r_j - r_min)) (laplacian); never all zero (the nearest is 1)
+def _weights(o, m, rm, g, s1, s2, laplacian, e):
+    # e[j] = k(d_j) / k(d_min): exp(-gamma (d_j - d_min)) (gaussian) or
+    # exp(-sqrt(gamma) (r_j - r_min)) (laplacian), with r = sqrt(d) rounded in the dtype
+    # of d (rm = that of the minimum m), so that the nearest weighs exactly 1.
+    # gamma (sqrt(gamma) for laplacian) and the scaling of the distances are
+    # g * s1 * s2, s1 and s2 powers of two of the same sign of exponent applied one
+    # after the other, so that no factor overflows the dtype and an intermediate
+    # overflow (underflow) means that the exponent truly is huge (negligible).
     if laplacian:
-        sg = np.sqrt(g)
-        rm = np.sqrt(m)
         for j in range(o.shape[0]):
-            e[j] = fexp(-(sg * (np.sqrt(o[j]) - rm)))
+            e[j] = fexp(-(((g * (np.float64(np.sqrt(o[j])) - rm)) * s1) * s2))
     else:
         for j in range(o.shape[0]):
-            e[j] = fexp(-(g * (o[j] - m)))
+            e[j] = fexp(-(((g * (o[j] - m)) * s1) * s2))
 
 
 @jit
-def _rescale(m_old, m_new, g, laplacian):
+def _rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
+    # k(d_old) / k(d_new) in float64, from the same rounded values as _weights
     if laplacian:
-        return np.exp(-(np.sqrt(g) * (np.sqrt(m_old) - np.sqrt(m_new))))
-    return np.exp(-(g * (m_old - m_new)))
+        return np.exp(-(((g * (r_old - r_new)) * s1) * s2))
+    return np.exp(-(((g * (m_old - m_new)) * s1) * s2))
 
 
 @pjit
-def shifted_sums(Xq, Xt, Tt, g, laplacian, num, den, dmin):
-    # IN: Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g gamma, laplacian
+def shifted_sums(Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
+    # IN: Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g * s1 * s2 = gamma (sqrt
+    #     of gamma with laplacian) in the units of the distances (see _weights), laplacian
     # OUT: num (m, k) = sum_j w_j T[j], den (m,) = sum_j w_j, dmin (m,) the smallest
     #      squared distance, with w_j = k(x, x_j) / k(x, x_nearest): the common factor
     #      k(x, x_nearest) of numerator and denominator is left out (no underflow).
@@ -120,6 +125,7 @@ def shifted_sums(Xq, Xt, Tt, g, laplacian, num, den, dmin):
         o = np.empty(JB, dtype=Xt.dtype)
         e = np.empty(JB, dtype=Xt.dtype)
         cur = np.inf
+        cur_r = np.inf
         W = 0.0
         S = np.zeros(k, dtype=np.float64)
         for j0 in range(0, n, JB):
@@ -130,13 +136,16 @@ def shifted_sums(Xq, Xt, Tt, g, laplacian, num, den, dmin):
             chunk_row(Xq, i, Xt, j0, j1, False, oo)
             cm = _min(oo)
             if cm < cur:
+                cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances
                 if W > 0.0:
-                    s = _rescale(np.float64(cur), np.float64(cm), np.float64(g), laplacian)
+                    s = _rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
+                                 np.float64(s2), laplacian)
                     W *= s
                     for q in range(k):
                         S[q] *= s
                 cur = cm
-            _weights(oo, cur, g, laplacian, ee)
+                cur_r = cm_r
+            _weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
             W += _sum(ee)
             for q in range(k):
                 S[q] += _dot(ee, Tt[q, j0:j1])

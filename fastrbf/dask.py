@@ -135,10 +135,7 @@ def _rows(X, name="X", ndim=2) -> da.Array:
 def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
     """A row-aligned companion of ``X``: same row chunks (NumPy: cut like ``X``)."""
     if not _is_dask(Y):
-        try:
-            arr = np.asarray(Y)
-        except Exception as exc:  # ragged lists and the like
-            raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
+        arr = _asarray(Y, name)
         if arr.ndim not in ndims:
             raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {arr.shape}.")
         if arr.shape[0] != X.shape[0]:
@@ -154,6 +151,14 @@ def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
     if Y.ndim == 2 and len(Y.chunks[1]) != 1:
         Y = Y.rechunk({1: -1})  # columns of targets are few
     return Y
+
+
+def _asarray(Y, name):
+    """An in-memory ``Y`` as an ndarray (any dtype: class labels too)."""
+    try:
+        return np.asarray(Y)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
 
 
 def _dtype(*dtypes):
@@ -969,7 +974,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     X = _rows(X)
     n, d = X.shape
     if not _is_dask(Y) and not classify:
-        Y = _v.check_targets(Y, n)
+        Y = _v.check_targets(_asarray(Y, "Y"), n)
     Yd = _aligned(Y, X, "Y", ndims=(1,) if classify else (1, 2))
     if not classify:
         _check_kind(Yd.dtype, "Y")
@@ -1100,7 +1105,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     X = _rows(X)
     n, d = X.shape
     if not _is_dask(Y):
-        Y = _v.check_targets(Y, n)
+        Y = _v.check_targets(_asarray(Y, "Y"), n)
     Yd = _aligned(Y, X, "Y")
     _check_kind(Yd.dtype, "Y")
     g = _m._check_scalar_gamma(gamma)

@@ -183,6 +183,17 @@ def _check_params(spec, degree, coef0):
     return _kernel_params(spec, degree, coef0)
 
 
+def _check_gamma_dtype(g, dtype):
+    """float32 results compute with a float32 ``gamma``: refuse widths that round to 0 or
+    inf there (inf * 0 would give NaN at zero distance)."""
+    if dtype == np.float32:
+        fi = np.finfo(np.float32)
+        bad = g[(g > fi.max) | (g < fi.tiny)]
+        if bad.size:
+            raise ValueError(f"`gamma` must be within the float32 range [{fi.tiny:.3g}, {fi.max:.3g}] for float32 "
+                             f"data; got {float(bad[0])!r}.")
+
+
 def _row_index(X):
     """The global row numbers of ``X``, chunked like its rows: a task takes the offset
     of its block from it (the first entry)."""
@@ -326,6 +337,7 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
     X, Yd = _pair_blocks(X, Y)
     dtype = _dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
+    _check_gamma_dtype(g, dtype)
     gd = da.from_array(g, chunks=(Yd.chunks[0],))
     return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", _row_index(X), "i", _row_index(Yd), "j",
                         dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
@@ -383,6 +395,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
         raise ValueError(f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}.")
     dtype = _dtype(X.dtype, Ya.dtype, Va.dtype)
     g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
+    _check_gamma_dtype(g, dtype)
     gam = float(g[0]) if scalar else g
     kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
     if Va.ndim == 1:
@@ -1005,8 +1018,13 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     a = float(_m._check_alpha(alpha, 1))
     if C is None:
         assert n_centers is not None
-        C = _v.to_dtype(kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt).centers,
-                        np.float64)
+        try:
+            km = kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt)
+        except (ValueError, TypeError) as exc:  # the k-means's cluster count is our `n_centers`
+            if "`n_clusters`" not in str(exc):
+                raise
+            raise type(exc)(str(exc).replace("`n_clusters`", "`n_centers`")) from None
+        C = _v.to_dtype(km.centers, np.float64)
     classes = None
     if classify:
         classes = np.asarray(da.unique(Yd).compute())

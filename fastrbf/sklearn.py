@@ -85,7 +85,7 @@ from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .kernels import KERNELS
+from .kernels import KERNELS, gram
 from .linalg import _check_alpha
 from .models import interpolate, kernel_ridge, rbf_network
 
@@ -148,21 +148,61 @@ _RENAMES = {"seed": "random_state", "n_threads": "n_jobs", "Y": "y"}
 _NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
-def _call(func, *args, renames=None, replace=(), **kwargs):
+def _call(func, *args, renames=None, replace=(), remedy=None, **kwargs):
     """``func(*args, **kwargs)`` whose error messages name the estimator's parameters:
     a backticked fastrbf name in ``_RENAMES`` or ``renames`` becomes the estimator's
     name, and each ``(old, new)`` text of ``replace`` is substituted (remedies that the
-    estimator does not offer, for example)."""
+    estimator does not offer, for example).  With ``remedy``, a ``ValueError`` that names
+    no argument (a solve that met the inf/NaN of an overflow) and non-finite results
+    (:func:`_check_overflow`) are reported as an overflow with that remedy."""
     names = {**_RENAMES, **(renames or {})}
     try:
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
     except (ValueError, TypeError, MemoryError) as exc:  # np.linalg.LinAlgError is a ValueError
         if exc.args and isinstance(exc.args[0], str):
             msg = _NAME.sub(lambda m: f"`{names.get(m.group(1), m.group(1))}`", exc.args[0])
             for old, new in replace:
                 msg = msg.replace(old, new)
+            if remedy is not None and isinstance(exc, ValueError) and not _NAME.search(msg):
+                raise ValueError(_overflow(remedy)) from exc
             exc.args = (msg, *exc.args[1:])
         raise
+    if remedy is not None:
+        _check_overflow(out, remedy)
+    return out
+
+
+def _check_range(X, kernel, gamma, degree, coef0, scale_name):
+    """Refuse data whose kernel values overflow: a growing radial kernel at the diagonal
+    of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
+    dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
+    spec = KERNELS[kernel]
+    X = np.asarray(X, dtype=np.float64)
+    if spec.radial:
+        P = np.stack([X.min(axis=0), X.max(axis=0)])
+    else:
+        with np.errstate(over="ignore"):
+            row = X[int(np.argmax(np.einsum("ij,ij->i", X, X)))]
+        P = np.stack([row, -row])
+    g = float(np.max(gamma))  # the largest width gives the largest values of a growing kernel
+    with np.errstate(all="ignore"):
+        K = gram(P[:1], P, kernel=kernel, gamma=g, degree=degree, coef0=coef0, n_threads=1)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"`X` spans too wide a range for the {kernel!r} kernel: its values between far-apart "
+                         f"points of `X` overflow float64; rescale `X` or use a smaller `{scale_name}`.")
+
+
+def _overflow(remedy):
+    return (f"The fit of `X` and `y` overflowed (the solve met non-finite values): their magnitudes are too "
+            f"extreme for float64; {remedy}")
+
+
+def _check_overflow(model, remedy):
+    """Refuse a fitted model with non-finite weights (so that it never predicts NaN)."""
+    for attr in ("weights", "bias", "poly_coef", "intercept", "alpha", "y_mean", "y_std"):
+        value = getattr(model, attr, None)
+        if isinstance(value, (np.ndarray, float)) and not np.all(np.isfinite(value)):
+            raise ValueError(_overflow(remedy))
 
 
 def _kernel(kernel):
@@ -242,9 +282,11 @@ def _fit_network(est, X, Y, classify):
         raise ValueError(f"`learn_gamma` needs the 'gaussian' `kernel`; got kernel={est.kernel!r}.")
     nt = _n_threads(est.n_jobs)
     seed = _seed(est.random_state)
-    if np.ndim(est.alpha) != 0:
-        raise TypeError(f"`alpha` must be a number; got {est.alpha!r}.")
-    _check_alpha(est.alpha, 1)
+    alpha = est.alpha
+    if isinstance(alpha, (bool, np.bool_)) or not (
+            isinstance(alpha, numbers.Real) or (isinstance(alpha, np.ndarray) and alpha.ndim == 0)):
+        raise TypeError(f"`alpha` must be a number; got {alpha!r}.")
+    _check_alpha(alpha, 1)
     kmeans_centers = isinstance(centers, str) and centers == "kmeans"
     if kmeans_centers:
         if isinstance(K, (bool, np.bool_)) or not isinstance(K, numbers.Integral):
@@ -264,14 +306,18 @@ def _fit_network(est, X, Y, classify):
         n_c = Ca.shape[0]
     gamma = _gamma(est.gamma, d)
     _v.check_gamma(gamma, n_c, np.float64)
+    _check_range(X if kmeans_centers or isinstance(centers, str) else np.vstack([X, Ca]), kernel, gamma, 3, 1.0,
+                 "gamma")
     n_iter = 0
     if kmeans_centers:
         km = _call(kmeans, np.asarray(X, dtype=np.float64), n_c, seed=seed, max_iter=est.max_iter,
-                   n_init=est.n_init, n_threads=nt)
+                   n_init=est.n_init, n_threads=nt, renames={"n_clusters": "n_centers"},
+                   replace=((" (with weight > 0)", ""),))
         centers, n_iter = km.centers, km.n_iter
     model = _call(rbf_network, X, Y, gamma=gamma, centers=centers, alpha=est.alpha, bias=bias, kernel=kernel,
                   classify=classify, learn_gamma=learn_gamma, n_threads=nt,
-                  renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),))
+                  renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),),
+                  remedy="rescale them, or use a larger `alpha`.")
     return model, n_iter
 
 
@@ -539,16 +585,21 @@ class KernelRidge(_MultiOutputRegressor):
         """
         X, y = _xy(self, X, y, multi_output=True)
         kernel = _kernel(self.kernel)
+        _check_alpha(self.alpha, X.shape[0])
         fit_intercept = _bool(self.fit_intercept, "fit_intercept")
         coef0 = _finite(self.coef0, "coef0")
         seed = _seed(self.random_state)
+        gamma = _gamma(self.gamma, X.shape[1])
+        _v.check_gamma(gamma, 1, np.float64)
+        _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
-        m = _call(kernel_ridge, X, y, gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha, kernel=kernel,
+        m = _call(kernel_ridge, X, y, gamma=gamma, alpha=self.alpha, kernel=kernel,
                   fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
                   n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
-                  seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace)
+                  seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace,
+                  remedy="rescale them, or use a larger `alpha`.")
         self.model_ = m
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
         self.X_fit_ = m.centers
@@ -633,6 +684,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         if not (np.isfinite(gamma) and gamma > 0):
             raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
                              f"gamma = epsilon ** 2); got {self.epsilon!r}.")
+        _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
         if isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 0:
@@ -646,7 +698,9 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
                    ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
         self.model_ = _call(interpolate, X, y, kernel=spec.name, gamma=gamma, degree=self.degree,
                             alpha=self.smoothing, n_threads=_n_threads(self.n_jobs),
-                            renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace)
+                            renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
+                            remedy="rescale them (the kernel grows with the distance), or use another `epsilon` "
+                                   "or a larger `smoothing`.")
         return self
 
 
@@ -1035,6 +1089,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         X, y = _fit_xy(self, X, y, y_numeric=True)
         if not isinstance(self.optimizer, (str, type(None))) or self.optimizer not in ("fmin_l_bfgs_b", None):
             raise ValueError(f"`optimizer` must be 'fmin_l_bfgs_b' or None; got {self.optimizer!r}.")
+        if not isinstance(self.kernel, str) or self.kernel not in ("gaussian", "prml"):
+            raise ValueError(f"`kernel` must be 'gaussian' or 'prml'; got {self.kernel!r}.")
         normalize_y = _bool(self.normalize_y, "normalize_y")
         for name in ("theta", "bounds"):
             value = getattr(self, name)
@@ -1046,13 +1102,17 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                 raise TypeError(f"`{name}` must be None or an array of numbers; got {value!r}.")
         seed = _seed(self.random_state)
         renames = {"theta0": "theta", "n_restarts": "n_restarts_optimizer", "alpha": "noise"}
-        replace = (("(theta0..., noise)", "(theta..., noise)"), (', `jitter="auto"`', ""))
+        replace = (("(theta0..., noise)", "(theta..., noise)"), (', `jitter="auto"`', ""),
+                   ("Every optimiser start failed: the covariance was not positive definite.",
+                    "Every optimiser start failed: the covariance was not positive definite, or the likelihood "
+                    "overflowed. Remedies: `normalize_y`=True for targets of extreme magnitude, a larger `noise` "
+                    "or narrower `bounds`."))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             m = _call(gp_regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
                       optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer, bounds=self.bounds,
                       seed=seed, normalize_y=normalize_y, n_threads=_n_threads(self.n_jobs), renames=renames,
-                      replace=replace)
+                      replace=replace, remedy="rescale them, use `normalize_y`=True or a larger `noise`.")
         for w in caught:  # fastrbf's "optimum on a bound" is scikit-learn's ConvergenceWarning
             if issubclass(w.category, UserWarning) and "sits on a bound" in str(w.message):
                 warnings.warn(str(w.message), ConvergenceWarning, stacklevel=2)

@@ -3,6 +3,7 @@ processes and on dask's threaded scheduler."""
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -451,6 +452,25 @@ def test_errors_before_any_task(rng, no_tasks):
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+def test_float32_gamma_range(rng):
+    X = da.from_array(np.ones((4, 2), dtype=np.float32), chunks=(2, 2))
+    for g in (1e160, 1e-160):
+        with pytest.raises(ValueError, match=r"`gamma` must be within the float32 range \[1.18e-38, 3.4e\+38\] for "
+                                             + re.escape(f"float32 data; got {g!r}")):
+            fd.gram(X, gamma=g)
+        with pytest.raises(ValueError, match="`gamma` must be within the float32 range"):
+            fd.gram_matvec(X, np.ones((3, 2), dtype=np.float32), np.ones(3, dtype=np.float32), gamma=g)
+    # float64 data takes them: exp(-1e160 * 0) = 1 on the diagonal
+    K = fd.gram(X.astype(np.float64), gamma=1e160).compute(scheduler="sync")
+    np.testing.assert_array_equal(K, np.ones((4, 4)))
+
+
+def test_rbf_network_kmeans_names_n_centers():
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 10, axis=0)
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match=r"`n_centers` \(3\)"):
+        fd.rbf_network(da.from_array(X, chunks=(7, 2)), np.arange(20.0), n_centers=3, gamma=1.0, seed=0)
 
 
 def test_integer_input_becomes_float64(scheduler):

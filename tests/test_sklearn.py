@@ -544,6 +544,40 @@ def test_network_parameters_checked_before_the_kmeans(data, monkeypatch):
             fsk.RBFNetworkRegressor(3, **bad).fit(X, y)
 
 
+# the GP's normalisation computes the standard deviation of y, whose squares overflow
+# (NumPy warns; the estimator then refuses the fit)
+@pytest.mark.filterwarnings("ignore:overflow encountered in square:RuntimeWarning")
+def test_fit_that_would_overflow_is_refused():
+    X = np.array([[1.25e159], [-1.32e159], [0.3e159]])
+    with pytest.raises(ValueError, match=r"`X` spans too wide a range for the 'thin_plate_spline' kernel: .* "
+                                         "rescale `X` or use a smaller `epsilon`"):
+        fsk.RBFInterpolatorRegressor().fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'cubic' kernel.* smaller `gamma`"):
+        fsk.KernelRidge(kernel="cubic", alpha=1.0).fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
+        fsk.RBFNetworkRegressor(centers="all", kernel="poly", gamma=1.0).fit(X, [1.0, 2.0, 3.0])
+    # decaying kernels are fine at any spread
+    pred = fsk.KernelRidge(alpha=1.0).fit(X, [1.0, 2.0, 3.0]).predict(X)
+    np.testing.assert_allclose(pred, [0.5, 1.0, 1.5])  # K = I: y / (1 + alpha)
+    # targets whose standard deviation overflows
+    y = np.array([1.25e159, -1.32e159, 0.3e159]) * 1e149
+    with pytest.raises(ValueError, match=r"The fit of `X` and `y` overflowed .* `normalize_y`=True or a larger `noise`"):
+        fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(X[:, :1] * 1e-159, y)
+
+
+def test_gp_kernel_and_network_kmeans_names(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"`kernel` must be 'gaussian' or 'prml'; got \[1.0\]"):
+        fsk.GaussianProcessRegressor(kernel=[1.0]).fit(X, y)
+    with pytest.raises(TypeError, match="`alpha` must be a number or a 1-D array of numbers"):
+        fsk.KernelRidge(alpha=[[1.0], [1.0, 2.0]]).fit(X, y)
+    with pytest.raises(TypeError, match="`alpha` must be a number; got"):
+        fsk.RBFNetworkRegressor(3, alpha=[[1.0], [1.0, 2.0]]).fit(X, y)
+    two = np.repeat(X[:2], 5, axis=0)  # 2 distinct points
+    with pytest.raises(ValueError, match=r"^`X` has fewer distinct points than `n_centers` \(3\)"):
+        fsk.RBFNetworkRegressor(3, random_state=0).fit(two, np.arange(10.0))
+
+
 def test_no_warnings_on_good_data(data):
     X, y, labels = data
     with warnings.catch_warnings():

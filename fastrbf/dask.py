@@ -27,6 +27,8 @@ Decisions:
   Every such message names the argument the caller passed (``X`` for both sides of
   ``sqdist(X)`` and ``gram(X)``) and gives the global row index, not the row within
   the block.
+- **Seeds** (``kmeans``, ``rbf_network``, ``kernel_ridge``): None, an int >= 0 or a
+  ``numpy.random.Generator`` (fastrbf's one rule), checked before any task runs.
 - **Threads.**  Every task calls fastrbf with ``n_threads=1`` by default: one numba
   thread per dask thread, so a worker with ``t`` threads runs ``t`` kernels at once and
   never oversubscribes (``distributed``'s nannies also start workers with one BLAS
@@ -314,7 +316,7 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
         Defaults to ``X``.
     kernel, gamma, degree, coef0 :
         As in :func:`fastrbf.gram`; a per-column ``gamma`` (length m) is cut like the
-        columns.
+        columns.  With float32 data ``gamma`` must lie within float32's range.
     n_threads : int, default 1
 
     Returns
@@ -364,7 +366,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
         In memory (shipped to every task), as ``V``.
     V : array_like of shape (m,) or (m, k)
     kernel, gamma, degree, coef0 :
-        As in :func:`fastrbf.gram_matvec`.
+        As in :func:`fastrbf.gram_matvec` (float32 data: ``gamma`` within float32's range).
     n_threads : int, default 1
 
     Returns
@@ -798,7 +800,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         Restarts; the run with the lowest inertia is kept.
     max_iter, tol, empty :
         As in :func:`fastrbf.kmeans` (same stopping and empty-cluster rules).
-    seed : None, int or numpy.random.Generator
+    seed : None, int >= 0 or numpy.random.Generator
     sample_weight : dask.array.Array or array_like of shape (n,), optional
         Row chunks as ``X``.
     oversampling_factor : float

@@ -19,7 +19,7 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
 Conventions and decisions:
 
 - Parameter names are scikit-learn's where it has them; ``random_state`` is passed as
-  fastrbf's ``seed`` (None, an int and a ``numpy.random.Generator`` as they are; a
+  fastrbf's ``seed`` (None, an int >= 0 and a ``numpy.random.Generator`` as they are; a
   ``numpy.random.RandomState`` gives one int drawn from it, as scikit-learn derives
   seeds), ``n_jobs`` as ``n_threads`` unchanged: ``None`` is fastrbf's default (the
   innermost :func:`fastrbf.threads` block, else all cores; scikit-learn's ``None``
@@ -50,6 +50,18 @@ Conventions and decisions:
   scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
   the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
   Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
+- Errors raised by ``fit`` name the estimator's own parameters: the messages of the
+  functional API are given the estimator's names (``smoothing`` for ``alpha``,
+  ``epsilon`` for ``gamma``, ``theta`` for ``theta0``, ``n_restarts_optimizer`` for
+  ``n_restarts``, ``fit_intercept`` for ``bias``, ``n_centers`` for the k-means'
+  ``n_clusters``, ``random_state``, ``n_jobs``, ``y``), and every parameter is checked
+  before any expensive work (the k-means of the RBF networks).  Boolean parameters
+  must be bools (``TypeError`` otherwise, not truthiness).  ``X`` and ``y`` are
+  checked by scikit-learn (its messages).
+- A fit that would overflow float64 is refused with a ``ValueError`` naming ``X`` and
+  ``y`` instead of returning a model that predicts inf or NaN: kernel values that
+  overflow at the spread of ``X`` (growing kernels: thin-plate spline, cubic,
+  polynomial, ...), and weights that come out non-finite.
 - ``sample_weight`` is not supported (fastrbf's ``kmeans`` has it, but scikit-learn's
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """

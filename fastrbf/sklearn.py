@@ -99,7 +99,7 @@ from .distances import sqdist
 from .gp import gp_regression
 from .kernels import KERNELS, gram
 from .linalg import _check_alpha
-from .models import interpolate, kernel_ridge, rbf_network
+from .models import _check_scalar_gamma, interpolate, kernel_ridge, rbf_network
 
 __all__ = [
     "GaussianProcessRegressor",
@@ -205,16 +205,27 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
 
 
 def _overflow(remedy):
-    return (f"The fit of `X` and `y` overflowed (the solve met non-finite values): their magnitudes are too "
-            f"extreme for float64; {remedy}")
+    return f"The fit of {remedy}"
+
+
+_XY = ("`X` and `y` overflowed (the solve met non-finite values): their magnitudes are too extreme for "
+       "float64; ")
 
 
 def _check_overflow(model, remedy):
     """Refuse a fitted model with non-finite weights (so that it never predicts NaN)."""
-    for attr in ("weights", "bias", "poly_coef", "intercept", "alpha", "y_mean", "y_std"):
+    for attr in ("weights", "bias", "poly_coef", "intercept", "alpha", "y_mean", "y_std", "normalization"):
         value = getattr(model, attr, None)
         if isinstance(value, (np.ndarray, float)) and not np.all(np.isfinite(value)):
             raise ValueError(_overflow(remedy))
+
+
+def _scalar_gamma(gamma):
+    """One kernel width: a finite number > 0."""
+    if isinstance(gamma, (bool, np.bool_)) or not (
+            isinstance(gamma, numbers.Real) or (isinstance(gamma, np.ndarray) and gamma.ndim == 0)):
+        raise TypeError(f"`gamma` must be a finite number > 0 (or None); got {gamma!r}.")
+    return _check_scalar_gamma(gamma)
 
 
 def _kernel(kernel):
@@ -329,7 +340,7 @@ def _fit_network(est, X, Y, classify):
     model = _call(rbf_network, X, Y, gamma=gamma, centers=centers, alpha=est.alpha, bias=bias, kernel=kernel,
                   classify=classify, learn_gamma=learn_gamma, n_threads=nt,
                   renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),),
-                  remedy="rescale them, or use a larger `alpha`.")
+                  remedy=_XY + "rescale them, or use a larger `alpha`.")
     return model, n_iter
 
 
@@ -601,8 +612,7 @@ class KernelRidge(_MultiOutputRegressor):
         fit_intercept = _bool(self.fit_intercept, "fit_intercept")
         coef0 = _finite(self.coef0, "coef0")
         seed = _seed(self.random_state)
-        gamma = _gamma(self.gamma, X.shape[1])
-        _v.check_gamma(gamma, 1, np.float64)
+        gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
         _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
@@ -611,7 +621,7 @@ class KernelRidge(_MultiOutputRegressor):
                   fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
                   n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
                   seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace,
-                  remedy="rescale them, or use a larger `alpha`.")
+                  remedy=_XY + "rescale them, or use a larger `alpha`.")
         self.model_ = m
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
         self.X_fit_ = m.centers
@@ -711,8 +721,8 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         self.model_ = _call(interpolate, X, y, kernel=spec.name, gamma=gamma, degree=self.degree,
                             alpha=self.smoothing, n_threads=_n_threads(self.n_jobs),
                             renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
-                            remedy="rescale them (the kernel grows with the distance), or use another `epsilon` "
-                                   "or a larger `smoothing`.")
+                            remedy=_XY + "rescale them (the kernel grows with the distance), or use another "
+                                         "`epsilon` or a larger `smoothing`.")
         return self
 
 
@@ -1002,9 +1012,14 @@ class Nystroem(_DtypeTransformer):
         m = min(int(m), X.shape[0])
         kernel = _kernel(self.kernel)
         coef0 = _finite(self.coef0, "coef0")
-        ny = _call(nystroem, X, m, kernel=kernel, gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha,
-                   method=self.method, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs),
-                   degree=self.degree, coef0=coef0, renames={"landmarks": "n_components"})
+        gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
+        _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
+        ny = _call(nystroem, X, m, kernel=kernel, gamma=gamma, alpha=self.alpha, method=self.method,
+                   seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs), degree=self.degree, coef0=coef0,
+                   renames={"landmarks": "n_components", "n_clusters": "n_components"},
+                   replace=((" (with weight > 0)", ""),),
+                   remedy="`X` overflowed (the eigendecomposition met non-finite values): its magnitudes are too "
+                          "extreme for float64; rescale it, or use a smaller `gamma`.")
         self.model_ = ny
         self.components_ = ny.landmarks
         self.normalization_ = ny.normalization
@@ -1124,7 +1139,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             m = _call(gp_regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
                       optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer, bounds=self.bounds,
                       seed=seed, normalize_y=normalize_y, n_threads=_n_threads(self.n_jobs), renames=renames,
-                      replace=replace, remedy="rescale them, use `normalize_y`=True or a larger `noise`.")
+                      replace=replace, remedy=_XY + "rescale them, use `normalize_y`=True or a larger `noise`.")
         for w in caught:  # fastrbf's "optimum on a bound" is scikit-learn's ConvergenceWarning
             if issubclass(w.category, UserWarning) and "sits on a bound" in str(w.message):
                 warnings.warn(str(w.message), ConvergenceWarning, stacklevel=2)

@@ -556,6 +556,8 @@ def test_fit_that_would_overflow_is_refused():
         fsk.KernelRidge(kernel="cubic", alpha=1.0).fit(X, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
         fsk.RBFNetworkRegressor(centers="all", kernel="poly", gamma=1.0).fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
+        fsk.Nystroem(kernel="poly", n_components=3).fit(X)
     # decaying kernels are fine at any spread
     pred = fsk.KernelRidge(alpha=1.0).fit(X, [1.0, 2.0, 3.0]).predict(X)
     np.testing.assert_allclose(pred, [0.5, 1.0, 1.5])  # K = I: y / (1 + alpha)
@@ -576,6 +578,11 @@ def test_gp_kernel_and_network_kmeans_names(data):
     two = np.repeat(X[:2], 5, axis=0)  # 2 distinct points
     with pytest.raises(ValueError, match=r"^`X` has fewer distinct points than `n_centers` \(3\)"):
         fsk.RBFNetworkRegressor(3, random_state=0).fit(two, np.arange(10.0))
+    with pytest.raises(ValueError, match=r"^`X` has fewer distinct points than `n_components` \(3\)"):
+        fsk.Nystroem(n_components=3, method="kmeans", random_state=0).fit(two)
+    for est in (fsk.KernelRidge(gamma=np.ones(3)), fsk.Nystroem(gamma=[[1.0], [1.0, 2.0]])):
+        with pytest.raises(TypeError, match=r"`gamma` must be a finite number > 0 \(or None\)"):
+            _fit(est, X, y, None)
 
 
 def test_no_warnings_on_good_data(data):

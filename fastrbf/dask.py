@@ -22,9 +22,13 @@ Decisions:
   of centres and models, is checked before any task runs.
 - **NaN/inf** can only be seen in the data: lazy functions (``sqdist``, ``gram``,
   ``gram_matvec``, ``lloyd_assign``, ``predict``) raise the in-memory ``ValueError``
-  from inside the block's task (dask re-raises it at ``compute``; the index in the
-  message is within the block).  ``kmeans``, ``rbf_network`` and ``kernel_ridge``
-  raise it from their first pass over the data with the global row index.
+  from inside the block's task (dask re-raises it at ``compute``); ``kmeans``,
+  ``rbf_network`` and ``kernel_ridge`` raise it from their first pass over the data.
+  Every such message names the argument the caller passed (``X`` for both sides of
+  ``sqdist(X)`` and ``gram(X)``) and gives the global row index, not the row within
+  the block.
+- **Seeds** (``kmeans``, ``rbf_network``, ``kernel_ridge``): None, an int >= 0 or a
+  ``numpy.random.Generator`` (fastrbf's one rule), checked before any task runs.
 - **Threads.**  Every task calls fastrbf with ``n_threads=1`` by default: one numba
   thread per dask thread, so a worker with ``t`` threads runs ``t`` kernels at once and
   never oversubscribes (``distributed``'s nannies also start workers with one BLAS
@@ -82,7 +86,8 @@ from . import cluster as _cl
 from . import models as _m
 from .cluster import KMeansResult, _Assigner, _partials, _reduce
 from .distances import sqdist as _sqdist
-from .kernels import _check_kernel, _check_params
+from .kernels import _check_kernel
+from .kernels import _check_params as _kernel_params
 from .kernels import gram as _gram
 from .kernels import gram_matvec as _gram_matvec
 
@@ -132,7 +137,7 @@ def _rows(X, name="X", ndim=2) -> da.Array:
 def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
     """A row-aligned companion of ``X``: same row chunks (NumPy: cut like ``X``)."""
     if not _is_dask(Y):
-        arr = np.asarray(Y)
+        arr = _asarray(Y, name)
         if arr.ndim not in ndims:
             raise ValueError(f"`{name}` must be a {' or '.join(f'{d}-D' for d in ndims)} array; got shape {arr.shape}.")
         if arr.shape[0] != X.shape[0]:
@@ -150,6 +155,14 @@ def _aligned(Y, X, name, ndims=(1, 2)) -> da.Array:
     return Y
 
 
+def _asarray(Y, name):
+    """An in-memory ``Y`` as an ndarray (any dtype: class labels too)."""
+    try:
+        return np.asarray(Y)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
+
+
 def _dtype(*dtypes):
     return _v.result_dtype(*(np.empty(0, dtype=t) for t in dtypes))
 
@@ -157,9 +170,53 @@ def _dtype(*dtypes):
 def _check_threads(n_threads):
     if n_threads is None:
         return None
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads == 0:
+    if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, numbers.Integral):
+        raise TypeError(f"`n_threads` must be a nonzero int or None; got {n_threads!r}.")
+    if n_threads == 0:
         raise ValueError(f"`n_threads` must be a nonzero int or None; got {n_threads!r}.")
     return int(n_threads)
+
+
+def _check_params(spec, degree, coef0):
+    """The in-memory kernel-parameter check, with a ``TypeError`` naming ``coef0`` for a
+    value that is not a number."""
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
+    return _kernel_params(spec, degree, coef0)
+
+
+def _check_gamma_dtype(g, dtype):
+    """float32 results compute with a float32 ``gamma``: refuse widths that round to 0 or
+    inf there (inf * 0 would give NaN at zero distance)."""
+    if dtype == np.float32:
+        fi = np.finfo(np.float32)
+        bad = g[(g > fi.max) | (g < fi.tiny)]
+        if bad.size:
+            raise ValueError(f"`gamma` must be within the float32 range [{fi.tiny:.3g}, {fi.max:.3g}] for float32 "
+                             f"data; got {float(bad[0])!r}.")
+
+
+def _row_index(X):
+    """The global row numbers of ``X``, chunked like its rows: a task takes the offset
+    of its block from it (the first entry)."""
+    return da.arange(X.shape[0], chunks=(X.chunks[0],), dtype=np.int64)
+
+
+def _raise_global(exc, *blocks):
+    """Re-raise the non-finite-value error ``exc`` of a task with the global row index:
+    ``blocks`` are the task's (data block, offset of its first row, argument name);
+    the first block with a NaN/inf is reported.  Any other error is re-raised as is."""
+    for arr, offset, name in blocks:
+        a = np.asarray(arr)
+        if a.dtype.kind != "f":
+            continue
+        bad = ~np.isfinite(a)
+        if bad.any():
+            where = tuple(int(v) for v in np.argwhere(bad)[0])
+            glob = (where[0] + int(offset), *where[1:])
+            raise ValueError(f"`{name}` must contain only finite values; got {float(a[where])!r} at index {glob} "
+                             f"({int(bad.sum())} non-finite value(s) in this block).") from None
+    raise exc
 
 
 def _small(Y, name):
@@ -235,12 +292,17 @@ def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.A
     nt = _check_threads(n_threads)
     X, Yd = _pair_blocks(X, Y)
     dtype = _dtype(X.dtype, Yd.dtype)
-    return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True,
+    return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", _row_index(X), "i", _row_index(Yd), "j", dtype=dtype,
+                        meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
                         n_threads=nt)
 
 
-def _sqdist_block(Xb, Yb, n_threads):
-    return _sqdist(Xb, Yb, n_threads=n_threads)
+def _sqdist_block(Xb, Yb, rx, ry, name_y, n_threads):
+    try:
+        return _sqdist(Xb, Yb, n_threads=n_threads)
+    except ValueError as exc:
+        _raise_global(exc, (Xb, rx[0], "X"), (Yb, ry[0], name_y))
+        raise  # not reached
 
 
 def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
@@ -254,7 +316,7 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
         Defaults to ``X``.
     kernel, gamma, degree, coef0 :
         As in :func:`fastrbf.gram`; a per-column ``gamma`` (length m) is cut like the
-        columns.
+        columns.  With float32 data ``gamma`` must lie within float32's range.
     n_threads : int, default 1
 
     Returns
@@ -277,15 +339,20 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
     X, Yd = _pair_blocks(X, Y)
     dtype = _dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
+    _check_gamma_dtype(g, dtype)
     gd = da.from_array(g, chunks=(Yd.chunks[0],))
-    return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", dtype=dtype, meta=np.empty((0, 0), dtype),
-                        concatenate=True,
+    return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", _row_index(X), "i", _row_index(Yd), "j",
+                        dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
                         kernel=kernel, degree=deg, coef0=c0, n_threads=nt)
 
 
-def _gram_block(Xb, Yb, g, kernel, degree, coef0, n_threads):
+def _gram_block(Xb, Yb, g, rx, ry, name_y, kernel, degree, coef0, n_threads):
     gam = g[0] if np.all(g == g[0]) else g
-    return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads)
+    try:
+        return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads)
+    except ValueError as exc:
+        _raise_global(exc, (Xb, rx[0], "X"), (Yb, ry[0], name_y))
+        raise  # not reached
 
 
 def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
@@ -299,7 +366,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
         In memory (shipped to every task), as ``V``.
     V : array_like of shape (m,) or (m, k)
     kernel, gamma, degree, coef0 :
-        As in :func:`fastrbf.gram_matvec`.
+        As in :func:`fastrbf.gram_matvec` (float32 data: ``gamma`` within float32's range).
     n_threads : int, default 1
 
     Returns
@@ -330,6 +397,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
         raise ValueError(f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}.")
     dtype = _dtype(X.dtype, Ya.dtype, Va.dtype)
     g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
+    _check_gamma_dtype(g, dtype)
     gam = float(g[0]) if scalar else g
     kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
     if Va.ndim == 1:
@@ -338,8 +406,17 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
                          meta=np.empty((0, 0), dtype))
 
 
-def _matvec_block(Xb, Y, V, kw):
-    return _gram_matvec(Xb, Y, V, **kw)
+def _matvec_block(Xb, Y, V, kw, block_info=None):
+    try:
+        return _gram_matvec(Xb, Y, V, **kw)
+    except ValueError as exc:
+        _raise_global(exc, (Xb, _block_offset(block_info), "X"))
+        raise  # not reached
+
+
+def _block_offset(block_info):
+    """First global row of the block of the first array argument of a ``map_blocks`` task."""
+    return block_info[0]["array-location"][0][0]
 
 
 def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> tuple[da.Array, da.Array]:
@@ -371,12 +448,16 @@ def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> t
     X = _rows(X)
     C = _cl._check_centers(_small(centers, "centers"), X.shape[1])
     dtype = _dtype(X.dtype, C.dtype)
-    return da.apply_gufunc(_assign_block, "(d)->(),()", X, C=C, n_threads=nt,
+    return da.apply_gufunc(_assign_block, "(d),()->(),()", X, _row_index(X), C=C, n_threads=nt,
                            meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
 
 
-def _assign_block(Xb, C, n_threads):
-    return _cl.lloyd_assign(Xb, C, n_threads=n_threads)
+def _assign_block(Xb, rows, C, n_threads):
+    try:
+        return _cl.lloyd_assign(Xb, C, n_threads=n_threads)
+    except ValueError as exc:
+        _raise_global(exc, (Xb, rows[0], "X"))
+        raise  # not reached
 
 
 # ---------------------------------------------------------------- k-means
@@ -652,7 +733,7 @@ def _closest(blk, prev, C):
 def _sample(blk, out, phi, ell, seed):
     mind = out[0]
     p = ell * blk.w * mind / phi
-    u = np.random.default_rng(seed).random(p.shape[0])
+    u = _v.check_seed(seed).random(p.shape[0])
     return blk.X[u < p]
 
 
@@ -719,7 +800,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         Restarts; the run with the lowest inertia is kept.
     max_iter, tol, empty :
         As in :func:`fastrbf.kmeans` (same stopping and empty-cluster rules).
-    seed : None, int or numpy.random.Generator
+    seed : None, int >= 0 or numpy.random.Generator
     sample_weight : dask.array.Array or array_like of shape (n,), optional
         Row chunks as ``X``.
     oversampling_factor : float
@@ -782,7 +863,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         else:
             _check_kind(sample_weight.dtype, "sample_weight")
         wblocks = _blocks(_aligned(sample_weight, X, "sample_weight", ndims=(1,)))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = _v.check_seed(seed)
     offs = _offsets(X)
     xb = _blocks(X)
     # -- first pass: prepared blocks (kept for the run) and their statistics
@@ -820,21 +901,24 @@ def _checked(Xb, offset, name="X"):
     try:
         return _v.check_data(Xb, name)
     except ValueError as exc:
-        if "finite" not in str(exc):
-            raise
-        arr = np.asarray(Xb)
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError(f"`{name}` must contain only finite values; got {float(arr[i, j])!r} at index "
-                         f"{(i + int(offset), j)} ({int((~np.isfinite(arr)).sum())} non-finite value(s) in "
-                         f"this block).") from None
+        _raise_global(exc, (Xb, offset, name))
+        raise  # not reached
+
+
+def _checked_targets(Yb, offset, name="Y"):
+    """A block of targets whose NaN/inf raise with the global row index."""
+    try:
+        return _v.check_targets(Yb, np.shape(Yb)[0], name)
+    except ValueError as exc:
+        _raise_global(exc, (Yb, offset, name))
+        raise  # not reached
 
 
 def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads):
     """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
     X = _checked(Xb, offset)
-    n = X.shape[0]
     if classes is None:
-        T, _ = _m._as_targets(_v.check_targets(Yb, n))
+        T, _ = _m._as_targets(_checked_targets(Yb, offset))
     else:
         Ya = np.asarray(Yb)
         if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
@@ -905,7 +989,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     X = _rows(X)
     n, d = X.shape
     if not _is_dask(Y) and not classify:
-        Y = _v.check_targets(Y, n)
+        Y = _v.check_targets(_asarray(Y, "Y"), n)
     Yd = _aligned(Y, X, "Y", ndims=(1,) if classify else (1, 2))
     if not classify:
         _check_kind(Yd.dtype, "Y")
@@ -927,6 +1011,8 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
         if n_centers is not None and n_centers != C.shape[0]:
             raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
     K = n_centers if C is None else C.shape[0]
+    if C is None:
+        _v.check_seed(seed)  # checked before the k-means runs (which takes `seed` as it is)
     g, _ = _v.check_gamma(gamma, K, np.float64)
     deg, coef0 = _check_params(spec, 3, 1.0)
     if np.ndim(alpha) != 0:
@@ -934,8 +1020,13 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     a = float(_m._check_alpha(alpha, 1))
     if C is None:
         assert n_centers is not None
-        C = _v.to_dtype(kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt).centers,
-                        np.float64)
+        try:
+            km = kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt)
+        except (ValueError, TypeError) as exc:  # the k-means's cluster count is our `n_centers`
+            if "`n_clusters`" not in str(exc):
+                raise
+            raise type(exc)(str(exc).replace("`n_clusters`", "`n_centers`")) from None
+        C = _v.to_dtype(km.centers, np.float64)
     classes = None
     if classify:
         classes = np.asarray(da.unique(Yd).compute())
@@ -965,15 +1056,15 @@ def _f64_block(Xb, offset):
     return _v.to_dtype(_checked(Xb, offset), np.float64)
 
 
-def _targets_block(Yb, mu):
-    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+def _targets_block(Yb, offset, mu):
+    T, _ = _m._as_targets(_checked_targets(Yb, offset))
     if mu is not None:
         T -= mu
     return T
 
 
-def _col_sums(Yb):
-    T, _ = _m._as_targets(_v.check_targets(Yb, np.shape(Yb)[0]))
+def _col_sums(Yb, offset):
+    T, _ = _m._as_targets(_checked_targets(Yb, offset))
     return (T.sum(axis=0),)
 
 
@@ -1034,12 +1125,13 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     X = _rows(X)
     n, d = X.shape
     if not _is_dask(Y):
-        Y = _v.check_targets(Y, n)
+        Y = _v.check_targets(_asarray(Y, "Y"), n)
     Yd = _aligned(Y, X, "Y")
     _check_kind(Yd.dtype, "Y")
     g = _m._check_scalar_gamma(gamma)
     deg, c0 = _check_params(spec, degree, coef0)
     a, m = _m._check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    rng = _v.check_seed(seed)
     L = None
     if m is None:
         La = _small(landmarks, "landmarks")
@@ -1056,7 +1148,6 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
                              for b, off in zip(_blocks(X), _offsets(X)[:-1], strict=True)]))
     yb = _blocks(Yd)
     if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         if landmarks == "uniform":
             L = _rows_at(xb, X, np.sort(rng.choice(n, size=m, replace=False)))
         else:
@@ -1066,11 +1157,12 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     mu = None
     intercept = np.zeros(k)
     if fit_intercept:
-        intercept = _tree([delayed(_col_sums, pure=False)(b) for b in yb], _add).compute()[0] / n
+        intercept = _tree([delayed(_col_sums, pure=False)(b, off) for b, off in zip(yb, _offsets(X)[:-1], strict=True)],
+                          _add).compute()[0] / n
         mu = intercept
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": c0, "n_threads": nt}
     Ld, pd = delayed(L), delayed(params)
-    tb = [delayed(_targets_block, pure=False)(b, mu) for b in yb]
+    tb = [delayed(_targets_block, pure=False)(b, off, mu) for b, off in zip(yb, _offsets(X)[:-1], strict=True)]
     rhs = _tree([delayed(_cross_block, pure=False)(x, t, Ld, pd) for x, t in zip(xb, tb, strict=True)], _add).compute()[0]
     Kmm = _gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0)
 
@@ -1101,8 +1193,12 @@ def _rows_at(xb, X, idx):
 
 
 # ---------------------------------------------------------------- prediction
-def _predict_block(Xb, model, method, n_threads):
-    return getattr(model, method)(Xb, n_threads=n_threads)
+def _predict_block(Xb, model, method, n_threads, block_info=None):
+    try:
+        return getattr(model, method)(Xb, n_threads=n_threads)
+    except ValueError as exc:
+        _raise_global(exc, (Xb, _block_offset(block_info), "X"))
+        raise  # not reached
 
 
 def predict(model: _m.RBFNetwork | _m.KernelModel, X: Data, *, n_threads: int | None = 1) -> da.Array:

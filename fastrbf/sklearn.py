@@ -19,7 +19,7 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
 Conventions and decisions:
 
 - Parameter names are scikit-learn's where it has them; ``random_state`` is passed as
-  fastrbf's ``seed`` (None, an int and a ``numpy.random.Generator`` as they are; a
+  fastrbf's ``seed`` (None, an int >= 0 and a ``numpy.random.Generator`` as they are; a
   ``numpy.random.RandomState`` gives one int drawn from it, as scikit-learn derives
   seeds), ``n_jobs`` as ``n_threads`` unchanged: ``None`` is fastrbf's default (the
   innermost :func:`fastrbf.threads` block, else all cores; scikit-learn's ``None``
@@ -50,11 +50,24 @@ Conventions and decisions:
   scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
   the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
   Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
+- Errors raised by ``fit`` name the estimator's own parameters: the messages of the
+  functional API are given the estimator's names (``smoothing`` for ``alpha``,
+  ``epsilon`` for ``gamma``, ``theta`` for ``theta0``, ``n_restarts_optimizer`` for
+  ``n_restarts``, ``fit_intercept`` for ``bias``, ``n_centers`` for the k-means'
+  ``n_clusters``, ``random_state``, ``n_jobs``, ``y``), and every parameter is checked
+  before any expensive work (the k-means of the RBF networks).  Boolean parameters
+  must be bools (``TypeError`` otherwise, not truthiness).  ``X`` and ``y`` are
+  checked by scikit-learn (its messages).
+- A fit that would overflow float64 is refused with a ``ValueError`` naming ``X`` and
+  ``y`` instead of returning a model that predicts inf or NaN: kernel values that
+  overflow at the spread of ``X`` (growing kernels: thin-plate spline, cubic,
+  polynomial, ...), and weights that come out non-finite.
 - ``sample_weight`` is not supported (fastrbf's ``kmeans`` has it, but scikit-learn's
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """
 
 import numbers
+import re
 import warnings
 
 import numpy as np
@@ -78,13 +91,15 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from . import _threads
+from . import _validation as _v
 from ._typing import ArrayLike
 from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .kernels import KERNELS
-from .models import interpolate, kernel_ridge, rbf_network
+from .kernels import KERNELS, gram
+from .linalg import _check_alpha
+from .models import _check_scalar_gamma, interpolate, kernel_ridge, rbf_network
 
 __all__ = [
     "GaussianProcessRegressor",
@@ -103,15 +118,16 @@ _ALIASES = {"rbf": "gaussian", "poly": "polynomial", "sigmoid": "tanh"}
 
 # ---------------------------------------------------------------- helpers
 def _seed(random_state):
-    """fastrbf's ``seed`` from scikit-learn's ``random_state``."""
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return int(random_state)
+    """fastrbf's ``seed`` from scikit-learn's ``random_state``, checked by fastrbf's seed
+    rule (:func:`fastrbf._validation.check_seed`) under the name ``random_state``."""
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int32).max))
-    raise ValueError("`random_state` must be None, an int, a numpy.random.RandomState or a "
-                     f"numpy.random.Generator; got {random_state!r}.")
+    try:
+        _v.check_seed(random_state, name="random_state")
+    except (TypeError, ValueError) as exc:
+        raise type(exc)("`random_state` must be None, an int >= 0, a numpy.random.RandomState or a "
+                        f"numpy.random.Generator; got {random_state!r}.") from None
+    return int(random_state) if isinstance(random_state, numbers.Integral) else random_state
 
 
 def _n_threads(n_jobs):
@@ -121,6 +137,95 @@ def _n_threads(n_jobs):
     except (TypeError, ValueError) as exc:
         raise type(exc)(str(exc).replace("`n_threads`", "`n_jobs`")) from None
     return n_jobs
+
+
+def _bool(value, name):
+    """A boolean parameter: ``True`` or ``False`` (NumPy's bools too), nothing truthy."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a bool (True or False); got {value!r}.")
+    return bool(value)
+
+
+def _finite(value, name):
+    """A real-number parameter that must be finite (``coef0``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a finite number; got {value!r}.")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"`{name}` must be a finite number; got {value!r}.")
+    return float(value)
+
+
+#: fastrbf's names of the parameters that every estimator calls otherwise
+_RENAMES = {"seed": "random_state", "n_threads": "n_jobs", "Y": "y"}
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+
+
+def _call(func, *args, renames=None, replace=(), remedy=None, **kwargs):
+    """``func(*args, **kwargs)`` whose error messages name the estimator's parameters:
+    a backticked fastrbf name in ``_RENAMES`` or ``renames`` becomes the estimator's
+    name, and each ``(old, new)`` text of ``replace`` is substituted (remedies that the
+    estimator does not offer, for example).  With ``remedy``, a ``ValueError`` that names
+    no argument (a solve that met the inf/NaN of an overflow) and non-finite results
+    (:func:`_check_overflow`) are reported as an overflow with that remedy."""
+    names = {**_RENAMES, **(renames or {})}
+    try:
+        out = func(*args, **kwargs)
+    except (ValueError, TypeError, MemoryError) as exc:  # np.linalg.LinAlgError is a ValueError
+        if exc.args and isinstance(exc.args[0], str):
+            msg = _NAME.sub(lambda m: f"`{names.get(m.group(1), m.group(1))}`", exc.args[0])
+            for old, new in replace:
+                msg = msg.replace(old, new)
+            if remedy is not None and isinstance(exc, ValueError) and not _NAME.search(msg):
+                raise ValueError(_overflow(remedy)) from exc
+            exc.args = (msg, *exc.args[1:])
+        raise
+    if remedy is not None:
+        _check_overflow(out, remedy)
+    return out
+
+
+def _check_range(X, kernel, gamma, degree, coef0, scale_name):
+    """Refuse data whose kernel values overflow: a growing radial kernel at the diagonal
+    of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
+    dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
+    spec = KERNELS[kernel]
+    X = np.asarray(X, dtype=np.float64)
+    if spec.radial:
+        P = np.stack([X.min(axis=0), X.max(axis=0)])
+    else:
+        with np.errstate(over="ignore"):
+            row = X[int(np.argmax(np.einsum("ij,ij->i", X, X)))]
+        P = np.stack([row, -row])
+    g = float(np.max(gamma))  # the largest width gives the largest values of a growing kernel
+    with np.errstate(all="ignore"):
+        K = gram(P[:1], P, kernel=kernel, gamma=g, degree=degree, coef0=coef0, n_threads=1)
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"`X` spans too wide a range for the {kernel!r} kernel: its values between far-apart "
+                         f"points of `X` overflow float64; rescale `X` or use a smaller `{scale_name}`.")
+
+
+def _overflow(remedy):
+    return f"The fit of {remedy}"
+
+
+_XY = ("`X` and `y` overflowed (the solve met non-finite values): their magnitudes are too extreme for "
+       "float64; ")
+
+
+def _check_overflow(model, remedy):
+    """Refuse a fitted model with non-finite weights (so that it never predicts NaN)."""
+    for attr in ("weights", "bias", "poly_coef", "intercept", "alpha", "y_mean", "y_std", "normalization"):
+        value = getattr(model, attr, None)
+        if isinstance(value, (np.ndarray, float)) and not np.all(np.isfinite(value)):
+            raise ValueError(_overflow(remedy))
+
+
+def _scalar_gamma(gamma):
+    """One kernel width: a finite number > 0."""
+    if isinstance(gamma, (bool, np.bool_)) or not (
+            isinstance(gamma, numbers.Real) or (isinstance(gamma, np.ndarray) and gamma.ndim == 0)):
+        raise TypeError(f"`gamma` must be a finite number > 0 (or None); got {gamma!r}.")
+    return _check_scalar_gamma(gamma)
 
 
 def _kernel(kernel):
@@ -153,6 +258,7 @@ def _fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
 
 def _x(est, X) -> np.ndarray:
     check_is_fitted(est)
+    _n_threads(est.n_jobs)
     return validate_data(est, X, dtype=_FLOATS, reset=False)
 
 
@@ -187,23 +293,54 @@ class _DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 # ---------------------------------------------------------------- RBF networks
 def _fit_network(est, X, Y, classify):
     """(model, k-means iterations): the k-means of ``rbf_network(centers="kmeans")`` is
-    run here, with the same arguments on the same float64 data, to report ``n_iter_``."""
-    n = X.shape[0]
+    run here, with the same arguments on the same float64 data, to report ``n_iter_``.
+    Every parameter is checked before the k-means runs."""
+    n, d = X.shape
     centers = est.centers
     K = est.n_centers
+    kernel = _kernel(est.kernel)
+    bias = _bool(est.fit_intercept, "fit_intercept")
+    learn_gamma = _bool(est.learn_gamma, "learn_gamma")
+    if learn_gamma and kernel != "gaussian":
+        raise ValueError(f"`learn_gamma` needs the 'gaussian' `kernel`; got kernel={est.kernel!r}.")
     nt = _n_threads(est.n_jobs)
-    n_iter = 0
-    if isinstance(centers, str) and centers == "kmeans":
-        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+    seed = _seed(est.random_state)
+    alpha = est.alpha
+    if isinstance(alpha, (bool, np.bool_)) or not (
+            isinstance(alpha, numbers.Real) or (isinstance(alpha, np.ndarray) and alpha.ndim == 0)):
+        raise TypeError(f"`alpha` must be a number; got {alpha!r}.")
+    _check_alpha(alpha, 1)
+    kmeans_centers = isinstance(centers, str) and centers == "kmeans"
+    if kmeans_centers:
+        if isinstance(K, (bool, np.bool_)) or not isinstance(K, numbers.Integral):
+            raise TypeError(f"`n_centers` must be an int >= 1; got {K!r}.")
+        if K < 1:
             raise ValueError(f"`n_centers` must be an int >= 1; got {K!r}.")
         if K > n:
             raise ValueError(f"`n_centers` ({K}) must not exceed the number of samples (n_samples = {n}).")
-        km = kmeans(np.asarray(X, dtype=np.float64), int(K), seed=_seed(est.random_state), max_iter=est.max_iter,
-                    n_init=est.n_init, n_threads=nt)
+        n_c = int(K)
+    elif isinstance(centers, str):
+        if centers != "all":
+            raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
+        n_c = n
+    else:
+        Ca = _v.check_data(centers, "centers")
+        _v.check_features(X, Ca, "X", "centers")
+        n_c = Ca.shape[0]
+    gamma = _gamma(est.gamma, d)
+    _v.check_gamma(gamma, n_c, np.float64)
+    _check_range(X if kmeans_centers or isinstance(centers, str) else np.vstack([X, Ca]), kernel, gamma, 3, 1.0,
+                 "gamma")
+    n_iter = 0
+    if kmeans_centers:
+        km = _call(kmeans, np.asarray(X, dtype=np.float64), n_c, seed=seed, max_iter=est.max_iter,
+                   n_init=est.n_init, n_threads=nt, renames={"n_clusters": "n_centers"},
+                   replace=((" (with weight > 0)", ""),))
         centers, n_iter = km.centers, km.n_iter
-    model = rbf_network(X, Y, gamma=_gamma(est.gamma, X.shape[1]), centers=centers, alpha=est.alpha,
-                        bias=est.fit_intercept, kernel=_kernel(est.kernel), classify=classify,
-                        learn_gamma=est.learn_gamma, n_threads=nt)
+    model = _call(rbf_network, X, Y, gamma=gamma, centers=centers, alpha=est.alpha, bias=bias, kernel=kernel,
+                  classify=classify, learn_gamma=learn_gamma, n_threads=nt,
+                  renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),),
+                  remedy=_XY + "rescale them, or use a larger `alpha`.")
     return model, n_iter
 
 
@@ -470,10 +607,21 @@ class KernelRidge(_MultiOutputRegressor):
         self
         """
         X, y = _xy(self, X, y, multi_output=True)
-        m = kernel_ridge(X, y, gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha, kernel=_kernel(self.kernel),
-                         fit_intercept=self.fit_intercept, degree=self.degree, coef0=self.coef0,
-                         solver=self.solver, n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol,
-                         max_iter=self.max_iter, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
+        kernel = _kernel(self.kernel)
+        _check_alpha(self.alpha, X.shape[0])
+        fit_intercept = _bool(self.fit_intercept, "fit_intercept")
+        coef0 = _finite(self.coef0, "coef0")
+        seed = _seed(self.random_state)
+        gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
+        _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
+        # the remedies of a failed factorisation that this estimator offers
+        replace = ((', `jitter="auto"`', ""),
+                   ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
+        m = _call(kernel_ridge, X, y, gamma=gamma, alpha=self.alpha, kernel=kernel,
+                  fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
+                  n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
+                  seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace,
+                  remedy=_XY + "rescale them, or use a larger `alpha`.")
         self.model_ = m
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
         self.X_fit_ = m.centers
@@ -539,14 +687,26 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         """
         X, y = _xy(self, X, y, multi_output=True)
         spec = KERNELS[_kernel(self.kernel)]
+        if not spec.radial:
+            radial = sorted(k for k, v in KERNELS.items() if v.radial)
+            raise ValueError(f"`kernel` must be a radial kernel for interpolation (one of {radial}); "
+                             f"got {self.kernel!r}.")
         eps = self.epsilon
         if eps is None:
             if not spec.scale_invariant:
                 raise ValueError(f"`epsilon` must be given for the {spec.name!r} kernel (it is not scale invariant).")
             eps = 1.0
-        real = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
-        if not real or not (np.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be a finite number > 0; got {eps!r}.")
+        if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+            raise TypeError(f"`epsilon` must be a finite number > 0; got {eps!r}.")
+        eps = float(eps)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            gamma = float(np.float64(eps) ** 2)
+        if not (np.isfinite(eps) and eps > 0):
+            raise ValueError(f"`epsilon` must be a finite number > 0; got {self.epsilon!r}.")
+        if not (np.isfinite(gamma) and gamma > 0):
+            raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
+                             f"gamma = epsilon ** 2); got {self.epsilon!r}.")
+        _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
         if isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 0:
@@ -556,8 +716,13 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
             if n < q:
                 raise ValueError(f"`X` must have at least {q} samples for a polynomial tail of degree {degree} "
                                  f"in {d} dimensions; got n_samples = {n}.")
-        self.model_ = interpolate(X, y, kernel=spec.name, gamma=float(eps) ** 2, degree=self.degree,
-                                  alpha=self.smoothing, n_threads=_n_threads(self.n_jobs))
+        replace = (("a smoothing `smoothing`", "a `smoothing`"),
+                   ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
+        self.model_ = _call(interpolate, X, y, kernel=spec.name, gamma=gamma, degree=self.degree,
+                            alpha=self.smoothing, n_threads=_n_threads(self.n_jobs),
+                            renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
+                            remedy=_XY + "rescale them (the kernel grows with the distance), or use another "
+                                         "`epsilon` or a larger `smoothing`.")
         return self
 
 
@@ -635,8 +800,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         K = self.n_clusters
         if isinstance(K, numbers.Integral) and not isinstance(K, bool) and K > n:
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
-        res = kmeans(X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
-                     seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
+        res = _call(kmeans, X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
+                    seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
         self.model_ = res
         self.cluster_centers_ = res.centers
         self.labels_ = res.labels
@@ -743,8 +908,14 @@ class RandomFourierFeatures(_DtypeTransformer):
         """
         X = _fit_x(self, X)
         _n_threads(self.n_jobs)
-        m = random_fourier(X.shape[1], self.n_components, gamma=self.gamma, seed=_seed(self.random_state),
-                           kind=self.kind, dtype=X.dtype)
+        seed = _seed(self.random_state)
+        D = self.n_components
+        if isinstance(D, numbers.Integral) and not isinstance(D, bool) and int(D) > 0:
+            d = X.shape[1]
+            _v.check_memory(X.dtype.itemsize * int(D) * (d + 1), f"RandomFourierFeatures: the {d} x {D} random weights",
+                            "use fewer `n_components`.")
+        m = _call(random_fourier, X.shape[1], self.n_components, gamma=self.gamma, seed=seed, kind=self.kind,
+                  dtype=X.dtype)
         self.model_ = m
         self.random_weights_ = m.weights
         self.random_offset_ = m.offset
@@ -839,9 +1010,16 @@ class Nystroem(_DtypeTransformer):
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"`n_components` must be an int >= 1; got {m!r}.")
         m = min(int(m), X.shape[0])
-        ny = nystroem(X, m, kernel=_kernel(self.kernel), gamma=_gamma(self.gamma, X.shape[1]), alpha=self.alpha,
-                      method=self.method, seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs),
-                      degree=self.degree, coef0=self.coef0)
+        kernel = _kernel(self.kernel)
+        coef0 = _finite(self.coef0, "coef0")
+        gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
+        _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
+        ny = _call(nystroem, X, m, kernel=kernel, gamma=gamma, alpha=self.alpha, method=self.method,
+                   seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs), degree=self.degree, coef0=coef0,
+                   renames={"landmarks": "n_components", "n_clusters": "n_components"},
+                   replace=((" (with weight > 0)", ""),),
+                   remedy="`X` overflowed (the eigendecomposition met non-finite values): its magnitudes are too "
+                          "extreme for float64; rescale it, or use a smaller `gamma`.")
         self.model_ = ny
         self.components_ = ny.landmarks
         self.normalization_ = ny.normalization
@@ -936,14 +1114,32 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self
         """
         X, y = _fit_xy(self, X, y, y_numeric=True)
-        if self.optimizer not in ("fmin_l_bfgs_b", None):
+        if not isinstance(self.optimizer, (str, type(None))) or self.optimizer not in ("fmin_l_bfgs_b", None):
             raise ValueError(f"`optimizer` must be 'fmin_l_bfgs_b' or None; got {self.optimizer!r}.")
+        if not isinstance(self.kernel, str) or self.kernel not in ("gaussian", "prml"):
+            raise ValueError(f"`kernel` must be 'gaussian' or 'prml'; got {self.kernel!r}.")
+        normalize_y = _bool(self.normalize_y, "normalize_y")
+        for name in ("theta", "bounds"):
+            value = getattr(self, name)
+            try:
+                arr = None if value is None else np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                arr = None
+            if value is not None and arr is None:
+                raise TypeError(f"`{name}` must be None or an array of numbers; got {value!r}.")
+        seed = _seed(self.random_state)
+        renames = {"theta0": "theta", "n_restarts": "n_restarts_optimizer", "alpha": "noise"}
+        replace = (("(theta0..., noise)", "(theta..., noise)"), (', `jitter="auto"`', ""),
+                   ("Every optimiser start failed: the covariance was not positive definite.",
+                    "Every optimiser start failed: the covariance was not positive definite, or the likelihood "
+                    "overflowed. Remedies: `normalize_y`=True for targets of extreme magnitude, a larger `noise` "
+                    "or narrower `bounds`."))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
-            m = gp_regression(X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
-                              optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer,
-                              bounds=self.bounds, seed=_seed(self.random_state), normalize_y=self.normalize_y,
-                              n_threads=_n_threads(self.n_jobs))
+            m = _call(gp_regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
+                      optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer, bounds=self.bounds,
+                      seed=seed, normalize_y=normalize_y, n_threads=_n_threads(self.n_jobs), renames=renames,
+                      replace=replace, remedy=_XY + "rescale them, use `normalize_y`=True or a larger `noise`.")
         for w in caught:  # fastrbf's "optimum on a bound" is scikit-learn's ConvergenceWarning
             if issubclass(w.category, UserWarning) and "sits on a bound" in str(w.message):
                 warnings.warn(str(w.message), ConvergenceWarning, stacklevel=2)
@@ -972,6 +1168,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             float32 when ``X`` and the training data were float32.
         std : ndarray of shape (n_samples,), only with ``return_std``
         """
+        return_std = _bool(return_std, "return_std")
         Xv = _x(self, X)
         dtype = np.float32 if (Xv.dtype == np.float32 and self._dtype == np.float32) else np.float64
         if not return_std:

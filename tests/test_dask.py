@@ -3,6 +3,7 @@ processes and on dask's threaded scheduler."""
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -134,8 +135,87 @@ def test_numpy_input_is_one_block(rng):
 def test_nan_is_raised_by_the_task(rng):
     X, _Xd = _data(rng, n=100, chunks=30)
     X[50, 1] = np.nan
-    with pytest.raises(ValueError, match="`X` must contain only finite values"):
+    with pytest.raises(ValueError, match=r"`X` must contain only finite values; got nan at index \(50, 1\)"):
         fd.sqdist(da.from_array(X, chunks=(30, 3)), X[:4]).compute(scheduler="sync")
+
+
+@pytest.mark.parametrize("func", ["sqdist", "gram"])
+def test_x_alone_names_x(rng, func):
+    # with Y=None both sides of every block pair are blocks of X: the message names `X`
+    X, _ = _data(rng, n=100, chunks=30)
+    X[70, 1] = np.nan
+    Xd = da.from_array(X, chunks=(30, 3))
+    with pytest.raises(ValueError, match=r"^`X` must contain only finite values; got nan at index \(70, 1\)"):
+        getattr(fd, func)(Xd).compute(scheduler="sync")
+    # the pairs whose X side is clean and whose Y side holds the NaN name it too
+    with pytest.raises(ValueError, match=r"^`X` must contain only finite values; got nan at index \(70, 1\)"):
+        getattr(fd, func)(Xd)[:30].compute(scheduler="sync")
+
+
+def test_nan_reports_the_global_row(rng):
+    X, _ = _data(rng, n=100, chunks=30)
+    bad = X.copy()
+    bad[70, 2] = np.inf
+    Xbad = da.from_array(bad, chunks=(30, 3))
+    Xd = da.from_array(X, chunks=(30, 3))
+    net = fastrbf.rbf_network(X, X[:, 0], centers=X[:3], gamma=1.0)
+    at = r"must contain only finite values; got inf at index \(70, 2\) \(1 non-finite value\(s\) in this block\)"
+    lazy = [
+        lambda: fd.sqdist(Xbad, X[:4]),
+        lambda: fd.sqdist(X[:4], Xbad),
+        lambda: fd.gram(Xbad, Xd, gamma=0.5),
+        lambda: fd.gram(Xd, Xbad, kernel="polynomial"),
+        lambda: fd.gram_matvec(Xbad, X[:4], np.ones(4)),
+        lambda: fd.lloyd_assign(Xbad, X[:4])[0],
+        lambda: fd.predict(net, Xbad),
+        lambda: fd.decision_function(net, Xbad),
+    ]
+    for i, fn in enumerate(lazy):
+        name = "Y" if i in (1, 3) else "X"
+        with pytest.raises(ValueError, match=f"^`{name}` {at}"):
+            fn().compute(scheduler="sync")
+    y = X[:, 0].copy()
+    y[70] = np.nan
+    yd = da.from_array(y, chunks=30)
+    Y2 = np.c_[X[:, 0], X[:, 1]]
+    Y2[70, 1] = np.nan
+    Y2d = da.from_array(Y2, chunks=(30, 2))
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ValueError, match=r"^`Y` must contain only finite values; got nan at index \(70,\)"):
+            fd.rbf_network(Xd, yd, centers=X[:3], gamma=1.0)
+        with pytest.raises(ValueError, match=r"^`Y` must contain only finite values; got nan at index \(70, 1\)"):
+            fd.rbf_network(Xd, Y2d, centers=X[:3], gamma=1.0)
+        for fit_intercept in (False, True):
+            with pytest.raises(ValueError, match=r"^`Y` must contain only finite values; got nan at index \(70,\)"):
+                fd.kernel_ridge(Xd, yd, gamma=1.0, alpha=1.0, landmarks=X[:3], fit_intercept=fit_intercept)
+        with pytest.raises(ValueError, match=r"^`X` " + at):
+            fd.kernel_ridge(Xbad, X[:, 0], gamma=1.0, alpha=1.0, landmarks=X[:3])
+        with pytest.raises(ValueError, match=r"^`X` " + at):
+            fd.rbf_network(Xbad, X[:, 0], centers=X[:3], gamma=1.0)
+
+
+@pytest.mark.parametrize("seed,exc", [(-1, ValueError), ("a", TypeError), (True, TypeError), (1.5, TypeError),
+                                      (np.random.RandomState(0), TypeError)])
+def test_seeds_checked_before_any_task(rng, no_tasks, seed, exc):
+    X, Xd = _data(rng, n=100, chunks=30)
+    match = "`seed` must be None, an int >= 0 or a numpy.random.Generator"
+    with pytest.raises(exc, match=match):
+        fd.kmeans(Xd, 3, seed=seed)
+    with pytest.raises(exc, match=match):
+        fd.rbf_network(Xd, X[:, 0], n_centers=3, gamma=1.0, seed=seed)
+    with pytest.raises(exc, match=match):
+        fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, n_landmarks=5, seed=seed)
+
+
+def test_int_seed_is_the_generator_of_that_seed(rng):
+    X, Xd = _data(rng, n=300, chunks=70)
+    with dask.config.set(scheduler="sync"):
+        a = fd.kmeans(Xd, 4, seed=7)
+        b = fd.kmeans(Xd, 4, seed=np.random.default_rng(7))
+        ka = fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, n_landmarks=9, seed=np.uint8(5))
+        kb = fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, n_landmarks=9, seed=np.random.default_rng(5))
+    assert np.array_equal(a.centers, b.centers)
+    assert np.array_equal(ka.centers, kb.centers)
 
 
 # ---------------------------------------------------------------- kmeans
@@ -341,6 +421,14 @@ def test_errors_before_any_task(rng, no_tasks):
         (lambda: fd.kmeans(Xd, 3, init="k-means++"), ValueError, "`init` must be 'k-means||'"),
         (lambda: fd.kmeans(Xd, 3, oversampling_factor=0), ValueError, "`oversampling_factor` must be"),
         (lambda: fd.kmeans(Xd, 3, n_threads=0), ValueError, "`n_threads` must be a nonzero int"),
+        (lambda: fd.sqdist(Xd, n_threads="2"), TypeError, "`n_threads` must be a nonzero int or None; got '2'"),
+        (lambda: fd.gram(Xd, n_threads=True), TypeError, "`n_threads` must be a nonzero int or None; got True"),
+        (lambda: fd.gram(Xd, coef0="a"), TypeError, "`coef0` must be a finite number; got 'a'"),
+        (lambda: fd.gram_matvec(Xd, C, np.ones(3), coef0=None), TypeError, "`coef0` must be a finite number"),
+        (lambda: fd.kernel_ridge(Xd, X[:, 0], gamma=1.0, alpha=1.0, coef0=[1.0]), TypeError,
+         "`coef0` must be a finite number"),
+        (lambda: fd.rbf_network(Xd, [[1.0], [1.0, 2.0]], centers=C, gamma=1.0), ValueError,
+         "`Y` must be array-like; could not convert it"),
         (lambda: fd.rbf_network(Xd, X[:, 0], centers=C, gamma=-1.0), ValueError, "`gamma` must be a finite number > 0"),
         (lambda: fd.rbf_network(Xd, X[:, 0], centers=C, gamma=1.0, learn_gamma=True), NotImplementedError,
          "`learn_gamma`"),
@@ -364,6 +452,25 @@ def test_errors_before_any_task(rng, no_tasks):
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+def test_float32_gamma_range(rng):
+    X = da.from_array(np.ones((4, 2), dtype=np.float32), chunks=(2, 2))
+    for g in (1e160, 1e-160):
+        with pytest.raises(ValueError, match=r"`gamma` must be within the float32 range \[1.18e-38, 3.4e\+38\] for "
+                                             + re.escape(f"float32 data; got {g!r}")):
+            fd.gram(X, gamma=g)
+        with pytest.raises(ValueError, match="`gamma` must be within the float32 range"):
+            fd.gram_matvec(X, np.ones((3, 2), dtype=np.float32), np.ones(3, dtype=np.float32), gamma=g)
+    # float64 data takes them: exp(-1e160 * 0) = 1 on the diagonal
+    K = fd.gram(X.astype(np.float64), gamma=1e160).compute(scheduler="sync")
+    np.testing.assert_array_equal(K, np.ones((4, 4)))
+
+
+def test_rbf_network_kmeans_names_n_centers():
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 10, axis=0)
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match=r"`n_centers` \(3\)"):
+        fd.rbf_network(da.from_array(X, chunks=(7, 2)), np.arange(20.0), n_centers=3, gamma=1.0, seed=0)
 
 
 def test_integer_input_becomes_float64(scheduler):

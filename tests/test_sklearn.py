@@ -371,7 +371,7 @@ def test_random_state_mapping(data):
 # ---------------------------------------------------------------- errors
 def test_errors(data):
     X, y, _ = data
-    with pytest.raises(ValueError, match="`random_state` must be None, an int"):
+    with pytest.raises(TypeError, match="`random_state` must be None, an int >= 0, a numpy.random.RandomState"):
         fsk.KMeans(3, random_state="seed").fit(X)
     with pytest.raises(ValueError, match="`n_jobs` must be a positive int, a negative int"):
         fsk.KernelRidge(n_jobs=0).fit(X, y)
@@ -402,6 +402,187 @@ def test_errors(data):
         fsk.Nystroem(n_components=0).fit(X)
     with pytest.raises(ValueError, match="`method` must be 'kmeans' or 'random'"):
         fsk.Nystroem(method="grid").fit(X)
+
+
+def _fit(est, X, y, labels):
+    if isinstance(est, fsk.RBFNetworkClassifier):
+        return est.fit(X, labels)
+    if isinstance(est, (fsk.KMeans, fsk.RandomFourierFeatures, fsk.Nystroem)):
+        return est.fit(X)
+    return est.fit(X, y)
+
+
+# (estimator, the parameter set to a bad value, the value, exception, the estimator's name in the message)
+_RENAMED = [
+    (fsk.RBFInterpolatorRegressor(), "smoothing", -1.0, ValueError, r"`smoothing` must be finite and >= 0; got -1.0"),
+    (fsk.RBFInterpolatorRegressor(), "smoothing", np.ones(3), ValueError,
+     r"`smoothing` must be a scalar or have one value per row \(80\)"),
+    (fsk.RBFInterpolatorRegressor(), "n_jobs", 0, ValueError, "`n_jobs` must be a positive int"),
+    (fsk.GaussianProcessRegressor(), "n_restarts_optimizer", -1, ValueError,
+     "`n_restarts_optimizer` must be an int >= 0; got -1"),
+    (fsk.GaussianProcessRegressor(), "theta", [1.0], ValueError,
+     r"`theta` must have 2 values for the 'gaussian' kernel; got shape \(1,\)"),
+    (fsk.GaussianProcessRegressor(), "theta", [1.0, -1.0], ValueError, "`theta` must contain only finite values > 0"),
+    (fsk.GaussianProcessRegressor(), "theta", [1.0, 1e9], ValueError,
+     r"The start \(theta\.\.\., noise\) = .* must lie inside `bounds`"),
+    (fsk.GaussianProcessRegressor(), "theta", "ab", TypeError, "`theta` must be None or an array of numbers; got 'ab'"),
+    (fsk.GaussianProcessRegressor(), "bounds", [[1.0, 2.0], [3.0]], TypeError, "`bounds` must be None or an array"),
+    (fsk.GaussianProcessRegressor(n_restarts_optimizer=1), "random_state", -1, ValueError,
+     "`random_state` must be None, an int >= 0, a numpy.random.RandomState or a numpy.random.Generator; got -1"),
+    (fsk.KMeans(3), "random_state", -1, ValueError, "`random_state` must be None, an int >= 0.*; got -1"),
+    (fsk.KMeans(3), "random_state", True, TypeError, "`random_state` must be None, an int >= 0.*; got True"),
+    (fsk.RBFNetworkRegressor(3), "random_state", -1, ValueError, "`random_state` must be None, an int >= 0"),
+    (fsk.RandomFourierFeatures(), "random_state", -1, ValueError, "`random_state` must be None, an int >= 0"),
+    (fsk.Nystroem(), "random_state", -2, ValueError, "`random_state` must be None, an int >= 0"),
+    (fsk.KernelRidge(solver="nystrom-pcg", n_landmarks=5), "random_state", -1, ValueError,
+     "`random_state` must be None, an int >= 0"),
+    (fsk.KernelRidge(), "n_jobs", "a", TypeError, "`n_jobs` must be an int or None; got 'a'"),
+    (fsk.KMeans(3), "n_jobs", 0, ValueError, "`n_jobs` must be a positive int"),
+    (fsk.KernelRidge(kernel="poly"), "coef0", "a", TypeError, "`coef0` must be a finite number; got 'a'"),
+    (fsk.Nystroem(), "coef0", np.nan, ValueError, "`coef0` must be a finite number; got nan"),
+    (fsk.RBFNetworkRegressor(3), "alpha", -1.0, ValueError, "`alpha` must be finite and >= 0; got -1.0"),
+    (fsk.RBFNetworkRegressor(3), "alpha", [1.0, 2.0], TypeError, "`alpha` must be a number"),
+    (fsk.RBFNetworkRegressor(3), "gamma", "a", TypeError, "`gamma` must be a number or a 1-D array"),
+    (fsk.RBFNetworkRegressor(3), "gamma", np.ones(4), ValueError, r"`gamma` must be a scalar or a 1-D array .* \(3\)"),
+    (fsk.RBFNetworkRegressor(3), "centers", "grid", ValueError, '`centers` must be "kmeans", "all" or an array'),
+    (fsk.RBFNetworkRegressor(3), "n_centers", 2.5, TypeError, "`n_centers` must be an int >= 1; got 2.5"),
+    (fsk.RBFNetworkRegressor(3, kernel="cubic"), "learn_gamma", True, ValueError,
+     "`learn_gamma` needs the 'gaussian' `kernel`; got kernel='cubic'"),
+    (fsk.RBFNetworkClassifier(3), "max_iter", 0, ValueError, "`max_iter` must be an int >= 1; got 0"),
+    (fsk.RandomFourierFeatures(), "n_components", 2**62, MemoryError,
+     r"RandomFourierFeatures: the 3 x \d+ random weights needs .* use fewer `n_components`"),
+]
+
+
+@pytest.mark.parametrize("est,param,value,exc,match", _RENAMED,
+                         ids=[f"{type(c[0]).__name__}-{c[1]}-{i}" for i, c in enumerate(_RENAMED)])
+def test_errors_name_the_estimator_parameter(data, est, param, value, exc, match):
+    X, y, labels = data
+    with pytest.raises(exc, match=match) as info:
+        _fit(clone(est).set_params(**{param: value}), X, y, labels)
+    # no fastrbf name of a renamed parameter is left in the message
+    for name in ("alpha", "seed", "n_threads", "theta0", "n_restarts", "gamma", "bias", "Y"):
+        if name not in est.get_params():
+            assert f"`{name}`" not in str(info.value)
+
+
+def test_interpolator_singular_system_names_smoothing_and_epsilon():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]])  # a duplicate point
+    with pytest.raises(fastrbf.NotPositiveDefiniteError, match="duplicate points with `smoothing` = 0") as info:
+        fsk.RBFInterpolatorRegressor("gaussian", epsilon=1.0).fit(X, [0.0, 1.0, 1.0, 2.0, 2.0])
+    msg = str(info.value)
+    assert "a larger `epsilon`" in msg and "a `smoothing` > 0" in msg
+    assert "`alpha`" not in msg and "`gamma`" not in msg
+
+
+def test_kernel_ridge_singular_system_offers_the_estimator_remedies():
+    X = np.array([[0.0], [1.0], [1.0]])
+    with pytest.raises(fastrbf.NotPositiveDefiniteError, match="Remedies: a larger `alpha`") as info:
+        fsk.KernelRidge(alpha=0.0, kernel="linear", gamma=1.0).fit(X, [0.0, 1.0, 1.0])
+    assert "jitter" not in str(info.value)
+
+
+def test_interpolator_needs_a_radial_kernel(data):
+    X, y, _ = data
+    for kernel in ("polynomial", "poly", "tanh", "sigmoid"):
+        with pytest.raises(ValueError, match=rf"`kernel` must be a radial kernel for interpolation .*; got '{kernel}'"):
+            fsk.RBFInterpolatorRegressor(kernel).fit(X, y)
+        with pytest.raises(ValueError, match="`kernel` must be a radial kernel"):
+            fsk.RBFInterpolatorRegressor(kernel, epsilon=1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("eps,exc,match", [
+    (1e160, ValueError, r"`epsilon` must be a number whose square is a finite number > 0 .*; got 1e\+160"),
+    (1e-170, ValueError, r"`epsilon` must be a number whose square is a finite number > 0 .*; got 1e-170"),
+    (np.inf, ValueError, "`epsilon` must be a finite number > 0; got inf"),
+    (0.0, ValueError, "`epsilon` must be a finite number > 0; got 0.0"),
+    ("1", TypeError, "`epsilon` must be a finite number > 0; got '1'"),
+    (True, TypeError, "`epsilon` must be a finite number > 0; got True"),
+])
+def test_interpolator_epsilon(data, eps, exc, match):
+    X, y, _ = data
+    with pytest.raises(exc, match=match):
+        fsk.RBFInterpolatorRegressor("gaussian", epsilon=eps).fit(X, y)
+
+
+_BOOLS = [(fsk.RBFNetworkRegressor(3), "fit_intercept"), (fsk.RBFNetworkRegressor(3), "learn_gamma"),
+          (fsk.RBFNetworkClassifier(3), "fit_intercept"), (fsk.RBFNetworkClassifier(3), "learn_gamma"),
+          (fsk.KernelRidge(), "fit_intercept"), (fsk.GaussianProcessRegressor(), "normalize_y")]
+
+
+@pytest.mark.parametrize("est,param", _BOOLS, ids=[f"{type(e).__name__}-{p}" for e, p in _BOOLS])
+@pytest.mark.parametrize("value", ["yes", 1, None, np.array([True])])
+def test_bool_parameters_are_checked(data, est, param, value):
+    X, y, labels = data
+    with pytest.raises(TypeError, match=rf"`{param}` must be a bool \(True or False\); got "):
+        _fit(clone(est).set_params(**{param: value}), X, y, labels)
+    # NumPy's bools are bools
+    _fit(clone(est).set_params(**{param: np.False_}), X, y, labels)
+
+
+def test_predict_checks_return_std_and_n_jobs(data):
+    X, y, _ = data
+    gp = fsk.GaussianProcessRegressor(optimizer=None).fit(X[:20], y[:20])
+    with pytest.raises(TypeError, match="`return_std` must be a bool"):
+        gp.predict(X, return_std="yes")
+    km = fsk.KMeans(3, random_state=0).fit(X)
+    km.set_params(n_jobs=0)
+    with pytest.raises(ValueError, match="`n_jobs` must be a positive int"):
+        km.predict(X)
+
+
+def test_network_parameters_checked_before_the_kmeans(data, monkeypatch):
+    X, y, _ = data
+
+    def no_kmeans(*args, **kwargs):
+        raise AssertionError("k-means ran before the parameters were checked")
+
+    monkeypatch.setattr(fsk, "kmeans", no_kmeans)
+    for bad in ({"alpha": -1.0}, {"gamma": -2.0}, {"kernel": "chi2"}, {"fit_intercept": "yes"},
+                {"random_state": -1}, {"n_jobs": 0}, {"learn_gamma": True, "kernel": "cubic"}):
+        with pytest.raises((ValueError, TypeError), match=f"`{next(iter(bad))}`"):
+            fsk.RBFNetworkRegressor(3, **bad).fit(X, y)
+
+
+# the GP's normalisation computes the standard deviation of y, whose squares overflow
+# (NumPy warns; the estimator then refuses the fit)
+@pytest.mark.filterwarnings("ignore:overflow encountered in square:RuntimeWarning")
+def test_fit_that_would_overflow_is_refused():
+    X = np.array([[1.25e159], [-1.32e159], [0.3e159]])
+    with pytest.raises(ValueError, match=r"`X` spans too wide a range for the 'thin_plate_spline' kernel: .* "
+                                         "rescale `X` or use a smaller `epsilon`"):
+        fsk.RBFInterpolatorRegressor().fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'cubic' kernel.* smaller `gamma`"):
+        fsk.KernelRidge(kernel="cubic", alpha=1.0).fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
+        fsk.RBFNetworkRegressor(centers="all", kernel="poly", gamma=1.0).fit(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
+        fsk.Nystroem(kernel="poly", n_components=3).fit(X)
+    # decaying kernels are fine at any spread
+    pred = fsk.KernelRidge(alpha=1.0).fit(X, [1.0, 2.0, 3.0]).predict(X)
+    np.testing.assert_allclose(pred, [0.5, 1.0, 1.5])  # K = I: y / (1 + alpha)
+    # targets whose standard deviation overflows
+    y = np.array([1.25e159, -1.32e159, 0.3e159]) * 1e149
+    with pytest.raises(ValueError, match=r"The fit of `X` and `y` overflowed .* `normalize_y`=True or a larger `noise`"):
+        fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(X[:, :1] * 1e-159, y)
+
+
+def test_gp_kernel_and_network_kmeans_names(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match=r"`kernel` must be 'gaussian' or 'prml'; got \[1.0\]"):
+        fsk.GaussianProcessRegressor(kernel=[1.0]).fit(X, y)
+    with pytest.raises(TypeError, match="`alpha` must be a number or a 1-D array of numbers"):
+        fsk.KernelRidge(alpha=[[1.0], [1.0, 2.0]]).fit(X, y)
+    with pytest.raises(TypeError, match="`alpha` must be a number; got"):
+        fsk.RBFNetworkRegressor(3, alpha=[[1.0], [1.0, 2.0]]).fit(X, y)
+    two = np.repeat(X[:2], 5, axis=0)  # 2 distinct points
+    with pytest.raises(ValueError, match=r"^`X` has fewer distinct points than `n_centers` \(3\)"):
+        fsk.RBFNetworkRegressor(3, random_state=0).fit(two, np.arange(10.0))
+    with pytest.raises(ValueError, match=r"^`X` has fewer distinct points than `n_components` \(3\)"):
+        fsk.Nystroem(n_components=3, method="kmeans", random_state=0).fit(two)
+    for est in (fsk.KernelRidge(gamma=np.ones(3)), fsk.Nystroem(gamma=[[1.0], [1.0, 2.0]])):
+        with pytest.raises(TypeError, match=r"`gamma` must be a finite number > 0 \(or None\)"):
+            _fit(est, X, y, None)
 
 
 def test_no_warnings_on_good_data(data):

@@ -45,7 +45,7 @@ from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
 from ._typing import ArrayLike, DTypeLike, FloatArray, Seed, Threads
-from .cluster import kmeans
+from .cluster import _kmeans
 from .kernels import _check_kernel, _check_params, gram
 
 _F64 = np.dtype(np.float64)
@@ -80,21 +80,29 @@ def _check_nonneg(value, name):
 
 
 def _rng(seed):
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
-        return np.random.default_rng(seed)
-    raise ValueError(f"`seed` must be None, an int >= 0 or a numpy.random.Generator; got {seed!r}.")
+    return _v.check_seed(seed, name="seed")
 
 
 def _check_dtype(dtype):
+    """float32 or float64 (``None``: the default, float64).  Not a dtype at all:
+    TypeError; another dtype: ValueError."""
+    if dtype is None:
+        return _F64
     try:
         dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt not in (_F32, _F64):
+    except (TypeError, ValueError):
+        raise TypeError(f"`dtype` must be float32 or float64; got {dtype!r}, which is not a dtype.") from None
+    if dt != _F32 and dt != _F64:
         raise ValueError(f"`dtype` must be float32 or float64; got {dtype!r}.")
     return dt
+
+
+def _max_gamma(dt):
+    """The largest ``gamma`` whose frequencies ``sqrt(2 gamma) N(0, 1)`` stay finite in
+    ``dt`` (|N(0, 1)| < 40 but with probability 1e-349)."""
+    top = float(np.finfo(dt).max) / 40.0
+    with np.errstate(over="ignore"):
+        return min(0.5 * top * top, float(np.finfo(np.float64).max))
 
 
 def _query(X, n_features, map_dtype):
@@ -214,7 +222,8 @@ class RandomFourierMap:
                 self._pair(Xc, W, checked, out, nt)
         if may_overflow and not np.isfinite(out).all():
             raise ValueError(f"`X` is too large for this map: its projections `X @ weights` overflow {dtype} "
-                             f"(max row norm {xmax:.3g}); rescale `X`.")
+                             f"(max row norm of `X` {xmax:.3g}, max column norm of the weights {wmax:.3g}, "
+                             f"drawn with `gamma` = {self.gamma!r}); rescale `X` or use a smaller `gamma`.")
         return out
 
     def _pair(self, Xc, W, checked, out, nt):
@@ -283,9 +292,16 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
         raise ValueError(f"`n_components` must be even for kind='cos_sin' (cos and sin of n_components / 2 "
                          f"frequencies); got {D}.")
     dt = _check_dtype(dtype)
+    if g > _max_gamma(dt):
+        raise ValueError(f"`gamma` must be a finite number > 0 and at most {_max_gamma(dt):.3g} for a {dt} map "
+                         f"(its frequencies sqrt(2 gamma) N(0, 1) would overflow {dt}); got {gamma!r}.")
     rng = _rng(seed)
     Dp = D if kind == "cos" else D // 2
-    W = math.sqrt(2.0 * g) * rng.standard_normal((d, Dp))
+    # the draws in float64, the scaled weights and the phases (and their dtype copies)
+    _v.check_memory(8 * (2 * d * Dp + D) + dt.itemsize * (d * Dp + D),
+                    f"random_fourier: the {d} x {Dp} {dt} frequencies",
+                    "use fewer `n_components`.")
+    W = (math.sqrt(2.0) * math.sqrt(g)) * rng.standard_normal((d, Dp))  # 2 gamma itself may overflow
     b = rng.uniform(0.0, 2.0 * math.pi, size=D) if kind == "cos" else np.zeros(0)
     return RandomFourierMap(np.ascontiguousarray(W, dtype=dt), np.ascontiguousarray(b, dtype=dt), g, kind)
 
@@ -355,8 +371,11 @@ class NystroemMap:
         True
         """
         Xa, dtype = _query(X, self.landmarks.shape[1], self.dtype)
-        Xd = _v.to_dtype(Xa, _F64)
         nt = _threads.resolve(n_threads)
+        n, m = Xa.shape[0], self.landmarks.shape[0]
+        _v.check_memory(8 * n * m * (2 if dtype == _F64 else 2.5), f"transform: the {n} x {m} kernel block and result",
+                        "transform `X` in row chunks.")
+        Xd = _v.to_dtype(Xa, _F64)
         K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                  coef0=self.coef0, n_threads=nt)
         with _threads.blas_threads(nt):
@@ -419,24 +438,33 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     g = _check_positive(gamma, "gamma")
     a = _check_nonneg(alpha, "alpha")
     nt = _threads.resolve(n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
-    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, bool):
+    rng = _rng(seed)
+    iters = _check_int(max_iter, "max_iter", 1)
+    La = None
+    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, (bool, np.bool_)):
         m = int(landmarks)
         if not 1 <= m <= n:
             raise ValueError(f"`landmarks` must be an int in [1, n_samples = {n}] or an array; got {m}.")
         method = "kmeans" if method is None else method
-        if method == "kmeans":
-            L = kmeans(Xd, m, seed=seed, max_iter=max_iter, n_threads=nt).centers
-        elif method == "random":
-            L = Xd[np.sort(_rng(seed).choice(n, size=m, replace=False))]
-        else:
+        if not isinstance(method, str) or method not in ("kmeans", "random"):
             raise ValueError(f"`method` must be 'kmeans' or 'random'; got {method!r}.")
     else:
         if method is not None:
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
         La = _v.check_data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
-        L = _v.to_dtype(La, _F64)
+        m = La.shape[0]
+    # K(L, L), its symmetrised copy, the eigenvectors, the scaled ones and N: before any
+    # k-means or kernel work
+    _v.check_memory(5 * 8 * m * m, f"nystroem: the {m} x {m} landmark kernel matrix and its eigendecomposition",
+                    "use fewer `landmarks`.")
+    Xd = _v.to_dtype(Xa, _F64)
+    if La is not None:
+        L = np.array(La, dtype=np.float64, order="C", copy=True)  # the map owns its landmarks
+    elif method == "kmeans":
+        L = _kmeans(Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+    else:
+        L = Xd[np.sort(rng.choice(n, size=m, replace=False))]
     L = np.ascontiguousarray(L, dtype=np.float64)
     m = L.shape[0]
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)

@@ -109,9 +109,12 @@ def test_not_positive_definite_at_the_start(rng):
 
     X, y = _data(rng, n=30)
     X[7] = X[3]  # a duplicate point and a noise far below rounding: C is singular
-    with pytest.raises(NotPositiveDefiniteError, match="not positive definite.*Remedies.*jitter"):
+    msg = r"not positive definite.*column 7.*Remedies: a larger `noise`, removing duplicate rows of `X`, or other `{}`\."
+    with pytest.raises(NotPositiveDefiniteError, match=msg.format("theta0")):
         gp_regression(X, y, kernel="gaussian", theta0=[1.0, 1.0], noise=1e-300,
                       bounds=[[1e-5, 1e5], [1e-5, 1e5], [1e-305, 1.0]])
+    with pytest.raises(NotPositiveDefiniteError, match=msg.format("theta")):
+        gp_log_marginal_likelihood(X, y, [1.0, 1.0], noise=1e-300, kernel="gaussian")
 
 
 def test_bad_input(rng):

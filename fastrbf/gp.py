@@ -505,8 +505,8 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
                                         "the likelihood overflowed on the way; narrow `bounds` or raise `noise`.")
         on_bound = np.isclose(best, lb[:, 0], rtol=0, atol=1e-8) | np.isclose(best, lb[:, 1], rtol=0, atol=1e-8)
         if on_bound.any():
-            names = [f"theta[{i}]" for i in range(k)] + ["noise"]
-            warnings.warn(f"The optimum sits on a bound for {[names[i] for i in np.flatnonzero(on_bound)]}: "
+            labels = [f"theta[{i}]" for i in range(k)] + ["noise"]
+            warnings.warn(f"The optimum sits on a bound for {[labels[i] for i in np.flatnonzero(on_bound)]}: "
                           "widen `bounds` if that is not intended.", UserWarning, stacklevel=2)
     theta = np.exp(best[:k])
     noise_f = float(np.exp(best[k]))

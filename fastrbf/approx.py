@@ -105,6 +105,15 @@ def _max_gamma(dt):
         return min(0.5 * top * top, float(np.finfo(np.float64).max))
 
 
+def _max_norm(A, axis):
+    """The largest Euclidean norm along ``axis`` (rows: 1, columns: 0), without overflow."""
+    top = float(np.abs(A).max())
+    if top == 0 or not math.isfinite(top):
+        return top
+    S = A.astype(np.float64) / top
+    return top * math.sqrt(float(np.einsum("ij,ij->" + ("i" if axis == 1 else "j"), S, S).max()))
+
+
 def _query(X, n_features, map_dtype):
     Xa = _v.check_data(X, "X")
     if Xa.shape[1] != n_features:
@@ -222,7 +231,8 @@ class RandomFourierMap:
                 self._pair(Xc, W, checked, out, nt)
         if may_overflow and not np.isfinite(out).all():
             raise ValueError(f"`X` is too large for this map: its projections `X @ weights` overflow {dtype} "
-                             f"(max row norm of `X` {xmax:.3g}, max column norm of the weights {wmax:.3g}, "
+                             f"(max row norm of `X` {_max_norm(Xc, 1):.3g}, max column norm of the weights "
+                             f"{_max_norm(W, 0):.3g}, "
                              f"drawn with `gamma` = {self.gamma!r}); rescale `X` or use a smaller `gamma`.")
         return out
 

@@ -95,7 +95,12 @@ def _check_bool(value, name):
 
 
 class _Overflow(ValueError):
-    """The log marginal likelihood or its gradient is not finite."""
+    """The log marginal likelihood or its gradient is not finite (inside the optimiser: a
+    failed start; at the public functions: a plain ValueError)."""
+
+
+def _public(exc):
+    return ValueError(str(exc))
 
 
 def _check_scale(X, theta, noise, names):
@@ -169,7 +174,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     lml = -0.5 * float(y @ a) - logdet_half - 0.5 * n * math.log(2 * math.pi)
     if not math.isfinite(lml):
         raise _Overflow(f"The log marginal likelihood overflows float64 for this `y` and `{names[2]}` "
-                        f"(y^T C^-1 y = {float(y @ a):.3g}); {y_hint} or use a larger `{names[2]}`.")
+                        f"(y^T C^-1 y is not finite); {y_hint} or use a larger `{names[2]}`.")
     if not grad:
         return lml, None
     with _threads.blas_threads(n_threads):
@@ -185,7 +190,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     out = np.r_[tr[:k], gnoise]
     if not np.all(np.isfinite(out)):
         raise _Overflow(f"The gradient of the log marginal likelihood overflows float64 for this `y` and "
-                        f"`{names[2]}` (||C^-1 y||^2 = {float(a @ a):.3g}); {y_hint} or use a larger `{names[2]}`.")
+                        f"`{names[2]}` (||C^-1 y||^2 is not finite); {y_hint} or use a larger `{names[2]}`.")
     return lml, out
 
 
@@ -230,7 +235,10 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     want_grad = _check_bool(grad, "grad")
     _threads.resolve(n_threads)
     _check_scale(Xd, t, nz, _LML_NAMES)
-    lml, g = _lml_grad(Xd, yd, t, nz, want_grad, n_threads)
+    try:
+        lml, g = _lml_grad(Xd, yd, t, nz, want_grad, n_threads)
+    except _Overflow as exc:
+        raise _public(exc) from None
     return (lml, g) if want_grad else lml
 
 
@@ -340,20 +348,20 @@ class GPModel:
         clamped = int(np.count_nonzero(var < 0))
         np.maximum(var, 0.0, out=var)
         with np.errstate(over="ignore"):
-            var *= self.y_std**2
+            var *= self.y_std  # twice: y_std**2 itself may overflow
+            var *= self.y_std
         return GPPrediction(self._result(mean, dtype, Xq, "mean"), self._result(var, dtype, Xq, "variance"), clamped)
 
-    @staticmethod
-    def _result(values, dtype, Xq, what):
+    def _result(self, values, dtype, Xq, what):
         """``values`` in ``dtype``; an error naming ``X`` if they overflow it."""
         with np.errstate(over="ignore"):
             out = values.astype(dtype, copy=False)
         if not np.all(np.isfinite(out)):
             with np.errstate(over="ignore"):
                 xx = float(np.einsum("ij,ij->i", Xq, Xq).max())
-            raise ValueError(f"`X` is too far from the training data for this model: the predictive {what} "
-                             f"overflows {dtype} (max ||x||^2 = {xx:.3g}); rescale `X`"
-                             + (" or pass it as float64." if dtype == np.float32 else "."))
+            raise ValueError(f"The predictive {what} overflows {dtype} for this `X` (max ||x||^2 = {xx:.3g}; the "
+                             f"training targets' scale y_std = {self.y_std:.3g}); rescale `X` or the training targets"
+                             + (", or pass `X` as float64." if dtype == np.float32 else "."))
         return out
 
 
@@ -475,7 +483,10 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     best = np.log(start)
     # the start must give a positive definite C: a clear NotPositiveDefiniteError here
     # (column, remedies) rather than an optimiser that silently skips it
-    _lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
+    try:
+        _lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
+    except _Overflow as exc:
+        raise _public(exc) from None
     if do_opt:
         lb = np.log(b)
 

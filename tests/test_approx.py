@@ -155,7 +155,18 @@ def test_dtype_rules_out_and_pickle(rng):
         (dict(gamma="1"), ValueError, r"`gamma` must be a finite number > 0; got '1'\."),
         (dict(kind="sin"), ValueError, r"`kind` must be one of \['cos', 'cos_sin'\]; got 'sin'\."),
         (dict(dtype=np.int64), ValueError, r"`dtype` must be float32 or float64; got"),
+        (dict(dtype="x"), TypeError, r"`dtype` must be float32 or float64; got 'x', which is not a dtype\."),
+        (dict(dtype=[1, 2]), TypeError, r"`dtype` must be float32 or float64; got \[1, 2\], which is not a dtype\."),
+        (dict(dtype="complex128"), ValueError, r"`dtype` must be float32 or float64; got 'complex128'\."),
+        (dict(gamma=1e308, dtype=np.float32), ValueError,
+         r"`gamma` must be a finite number > 0 and at most 3\.62e\+73 for a float32 map \(its frequencies sqrt\(2 gamma\) "
+         r"N\(0, 1\) would overflow float32\); got 1e\+308\."),
+        (dict(n_features=1, n_components=10**12), MemoryError,
+         r"random_fourier: the 1 x 1000000000000 float64 frequencies needs .* GiB but only .* of memory is available; "
+         r"use fewer `n_components`\."),
         (dict(seed=-1), ValueError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got -1\."),
+        (dict(seed=1.5), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 1\.5\."),
+        (dict(seed="abc"), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 'abc'\."),
     ],
 )
 def test_random_fourier_errors(kwargs, exc, match):
@@ -183,7 +194,9 @@ def test_transform_errors():
     for kind, dtype in (("cos", np.float64), ("cos_sin", np.float32)):
         m = random_fourier(2, 64, gamma=1.0, seed=0, kind=kind, dtype=dtype)
         big = np.finfo(dtype).max / 2
-        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow"):
+        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow "
+                                             r".*\(max row norm of `X` .*, max column norm of the weights .*, drawn "
+                                             r"with `gamma` = 1\.0\); rescale `X` or use a smaller `gamma`\."):
             m.transform(np.array([[big, big]], dtype=dtype))
         # huge but finite projections are fine: libm reduces them exactly
         Z = m.transform(np.array([[1e30, 0.0]], dtype=dtype))
@@ -274,3 +287,73 @@ def test_nystroem_errors(rng):
     ny = nystroem(X, 3, gamma=1.0, seed=0)
     with pytest.raises(ValueError, match=r"`X` must have 2 features \(as the map\); got shape \(1, 1\)\."):
         ny.transform([[1.0]])
+
+
+def test_random_fourier_dtype_none_is_the_default():
+    np.testing.assert_array_equal(random_fourier(2, 4, gamma=1.0, seed=0, dtype=None).weights,
+                                  random_fourier(2, 4, gamma=1.0, seed=0).weights)
+
+
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_random_fourier_huge_gamma(kind):
+    """The frequencies of gamma = 1e308 are finite in float64 (sqrt(2 gamma) without
+    forming 2 gamma): the features are correct; an overflow of the projections names
+    `gamma` as well as `X`."""
+    rff = random_fourier(2, 10, gamma=1e308, seed=0, kind=kind)
+    assert np.isfinite(rff.weights).all()
+    X = np.ones((3, 2))
+    np.testing.assert_allclose(rff.transform(X), _ref(rff, X), rtol=0, atol=TOL[np.float64] * 4)
+    with pytest.raises(ValueError, match=r"`X` is too large for this map.*max row norm of `X` 1\.41e\+160, max column "
+                                         r"norm of the weights .*e\+154, drawn with `gamma` = 1e\+308\); rescale `X` "
+                                         r"or use a smaller `gamma`\."):
+        rff.transform(np.full((2, 2), 1e160))
+    f32 = random_fourier(2, 10, gamma=3e73, seed=0, kind=kind, dtype=np.float32)
+    assert np.isfinite(f32.weights).all()
+
+
+def test_nystroem_checks_memory_before_any_kmeans(rng, monkeypatch):
+    def no_kmeans(*args, **kwargs):
+        raise AssertionError("k-means ran before the memory check")
+
+    monkeypatch.setattr(_approx, "_kmeans", no_kmeans)
+    with pytest.raises(MemoryError, match=r"nystroem: the 300000 x 300000 landmark kernel matrix and its "
+                                          r"eigendecomposition needs 3352\.76 GiB .*; use fewer `landmarks`\."):
+        nystroem(rng.random((300000, 1)), 300000, gamma=1.0)
+    X = rng.random((400, 2))
+    ny = nystroem(X, 100, gamma=1.0, method="random", seed=0)
+    monkeypatch.setattr(_approx._v, "available_memory", lambda: 10**6)
+    for landmarks in (400, X[:400]):
+        with pytest.raises(MemoryError, match=r"nystroem: the 400 x 400 landmark kernel matrix"):
+            nystroem(X, landmarks, gamma=1.0)
+    monkeypatch.setattr(_approx._v, "available_memory", lambda: 10**5)
+    with pytest.raises(MemoryError, match=r"transform: the 400 x 100 kernel block and result needs .*; transform `X` "
+                                          r"in row chunks\."):
+        ny.transform(X)
+    # the cheap checks come first as well
+    with pytest.raises(ValueError, match=r"`max_iter` must be an int >= 1; got 0\."):
+        nystroem(X, 400, gamma=1.0, max_iter=0)
+
+
+def test_nystroem_owns_its_landmarks(rng):
+    X = rng.standard_normal((50, 2))
+    L = X[:8].copy()
+    ny = nystroem(X, L, gamma=0.5)
+    Z = ny.transform(X)
+    assert not np.shares_memory(ny.landmarks, L)
+    L[:] = 0.0
+    np.testing.assert_array_equal(ny.transform(X), Z)
+    np.testing.assert_allclose(Z, reference.nystroem_transform(X, X[:8], gamma=0.5), rtol=0, atol=1e-10)
+
+
+def test_nystroem_landmarks_errors_name_landmarks(rng):
+    with pytest.raises(ValueError, match=r"`X` has fewer distinct points \(with weight > 0\) than `landmarks` \(3\)"):
+        nystroem(np.ones((10, 2)), 3, gamma=1.0)
+    X = rng.standard_normal((10, 2))
+    # a NumPy integer is a count too
+    assert nystroem(X, np.int64(3), gamma=1.0, seed=0).n_components == 3
+    with pytest.raises(ValueError, match=r"`method` must be 'kmeans' or 'random'; got \['random'\]\."):
+        nystroem(X, 3, gamma=1.0, method=["random"])
+    for seed, exc in ((-1, ValueError), (1.5, TypeError), ("abc", TypeError)):
+        for method in ("kmeans", "random"):
+            with pytest.raises(exc, match=r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got"):
+                nystroem(X, 3, gamma=1.0, method=method, seed=seed)

@@ -114,8 +114,20 @@ def _max_norm(A, axis):
     return top * math.sqrt(float(np.einsum("ij,ij->" + ("i" if axis == 1 else "j"), S, S).max()))
 
 
+def _data(X, name):
+    """:func:`_validation.check_data`, with ragged sequences refused in words of the
+    argument (never NumPy's own message)."""
+    if not isinstance(X, np.ndarray):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"`{name}` must be a rectangular array of real numbers; got a ragged or "
+                             f"unconvertible {type(X).__name__}.") from None
+    return _v.check_data(X, name)
+
+
 def _query(X, n_features, map_dtype):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the map); got shape {Xa.shape}.")
     dtype = _F32 if (Xa.dtype == _F32 and map_dtype == _F32) else _F64
@@ -442,8 +454,10 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     True
     """
     spec = _check_kernel(kernel)
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
     deg, c0 = _check_params(spec, degree, coef0)
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     n, d = Xa.shape
     g = _check_positive(gamma, "gamma")
     a = _check_nonneg(alpha, "alpha")
@@ -461,7 +475,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     else:
         if method is not None:
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
-        La = _v.check_data(landmarks, "landmarks")
+        La = _data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
         m = La.shape[0]
     # K(L, L), its symmetrised copy, the eigenvectors, the scaled ones and N: before any

@@ -187,6 +187,9 @@ def test_transform_errors():
         rff.transform([0.0, 1.0])
     with pytest.raises(ValueError, match=r"`X` must not be empty"):
         rff.transform(np.zeros((0, 2)))
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged or "
+                                         r"unconvertible list\."):
+        rff.transform([[0.0, 1.0], [2.0]])
     with pytest.raises(TypeError, match=r"`X` must be an array of real numbers; got dtype complex128\."):
         rff.transform(np.zeros((1, 2), dtype=complex))
     with pytest.raises(ValueError, match=r"`out` must have shape \(1, 4\); got \(1, 3\)\."):
@@ -351,6 +354,15 @@ def test_nystroem_landmarks_errors_name_landmarks(rng):
     X = rng.standard_normal((10, 2))
     # a NumPy integer is a count too
     assert nystroem(X, np.int64(3), gamma=1.0, seed=0).n_components == 3
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged"):
+        nystroem([[0.0, 1.0], [2.0]], 1, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`landmarks` must be a rectangular array of real numbers; got a ragged"):
+        nystroem(X, [[0.0, 1.0], [2.0]], gamma=1.0)
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged"):
+        nystroem(X, 2, gamma=1.0, seed=0).transform([[0.0, 1.0], [2.0]])
+    for coef0, exc in (("1", TypeError), (None, TypeError), (True, TypeError), (np.nan, ValueError)):
+        with pytest.raises(exc, match=r"`coef0` must be a finite number; got"):
+            nystroem(X, 3, gamma=1.0, kernel="polynomial", coef0=coef0)
     with pytest.raises(ValueError, match=r"`method` must be 'kmeans' or 'random'; got \['random'\]\."):
         nystroem(X, 3, gamma=1.0, method=["random"])
     for seed, exc in ((-1, ValueError), (1.5, TypeError), ("abc", TypeError)):

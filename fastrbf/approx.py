@@ -114,6 +114,13 @@ def _max_norm(A, axis):
     return top * math.sqrt(float(np.einsum("ij,ij->" + ("i" if axis == 1 else "j"), S, S).max()))
 
 
+def _bounded(K, alpha):
+    """Whether ``K`` is finite with room for ``K + K.T + alpha`` and a product with a
+    normalisation in float64."""
+    top = float(np.abs(K).max()) if K.size else 0.0
+    return math.isfinite(top) and top + alpha < 0.25 * float(np.finfo(np.float64).max)
+
+
 def _data(X, name):
     """:func:`_validation.check_data`, with ragged sequences refused in words of the
     argument (never NumPy's own message)."""
@@ -369,6 +376,7 @@ class NystroemMap:
         """Number of output features (the number of landmarks)."""
         return self.landmarks.shape[0]
 
+    @np.errstate(over="ignore", invalid="ignore")  # an overflow is detected and reported, not warned about
     def transform(self, X: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """The features ``Z = K(X, L) N`` of the rows of ``X``.
 
@@ -400,9 +408,17 @@ class NystroemMap:
         Xd = _v.to_dtype(Xa, _F64)
         K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                  coef0=self.coef0, n_threads=nt)
+        if not _bounded(K, 0.0):
+            raise ValueError(f"`X` is too large for this map: its {self.kernel} kernel values with the landmarks "
+                             f"overflow float64 (max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`.")
         with _threads.blas_threads(nt):
             Z = K @ self.normalization
-        return Z.astype(dtype, copy=False)
+        Z = Z.astype(dtype, copy=False)
+        if not np.isfinite(Z).all():
+            raise ValueError(f"`X` is too large for this map: its features overflow {dtype} "
+                             f"(max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`"
+                             + (", or pass it as float64." if dtype == _F32 else "."))
+        return Z
 
 
 def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussian", gamma: float, alpha: float = 0.0,
@@ -486,12 +502,23 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     if La is not None:
         L = np.array(La, dtype=np.float64, order="C", copy=True)  # the map owns its landmarks
     elif method == "kmeans":
-        L = _kmeans(Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+        # k-means on data scaled by a power of two (exact, so the centres are those of the
+        # data itself) whose squared distances can neither overflow nor underflow
+        top = float(np.abs(Xd).max())
+        s = 2.0 ** round(math.log2(top)) if top > 0 and not 2.0**-256 <= top <= 2.0**256 else 1.0
+        L = _kmeans(Xd / s if s != 1.0 else Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+        L = L * s if s != 1.0 else L
     else:
         L = Xd[np.sort(rng.choice(n, size=m, replace=False))]
     L = np.ascontiguousarray(L, dtype=np.float64)
     m = L.shape[0]
-    Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is detected and reported just below
+        Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
+    if not _bounded(Kmm, a):
+        src = "`landmarks`" if La is not None else "`X` (the landmarks are chosen from it)"
+        raise ValueError(f"The {kernel} kernel matrix of the landmarks overflows float64 with this `gamma`"
+                         f"{'' if spec.radial else ' and `coef0`'} and `alpha` (max |landmark| = "
+                         f"{float(np.abs(L).max()):.3g}); rescale {src} or use a smaller `gamma`.")
     Kmm = 0.5 * (Kmm + Kmm.T)
     Kmm.flat[:: m + 1] += a
     with _threads.blas_threads(nt):

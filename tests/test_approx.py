@@ -369,3 +369,35 @@ def test_nystroem_landmarks_errors_name_landmarks(rng):
         for method in ("kmeans", "random"):
             with pytest.raises(exc, match=r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got"):
                 nystroem(X, 3, gamma=1.0, method=method, seed=seed)
+
+
+def test_nystroem_kmeans_on_huge_and_tiny_data(rng):
+    """k-means runs on the data scaled by a power of two (exact): the landmarks of huge
+    or tiny data are exactly the scaled landmarks of the data itself."""
+    X = rng.standard_normal((60, 2))
+    base = kmeans(X, 5, seed=0).centers
+    for s in (2.0**600, 2.0**-600):
+        ny = nystroem(X * s, 5, gamma=1.0, seed=0)
+        np.testing.assert_array_equal(ny.landmarks, base * s)
+        assert np.isfinite(ny.transform(X * s)).all()
+
+
+def test_nystroem_overflow_names_the_arguments(rng):
+    X = rng.standard_normal((10, 2))
+    with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 with this "
+                                         r"`gamma` and `coef0` and `alpha` \(max \|landmark\| = 1\.3e\+159\); rescale "
+                                         r"`landmarks` or use a smaller `gamma`\."):
+        nystroem(X, np.array([[1.3e159, -1.0]]), kernel="polynomial", gamma=0.5)
+    with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 .*rescale "
+                                         r"`X` \(the landmarks are chosen from it\) or use a smaller `gamma`\."):
+        nystroem(X, 3, kernel="polynomial", gamma=1e160, method="random", seed=0)
+    ny = nystroem(X, X[:3], kernel="polynomial", gamma=0.5)
+    with pytest.raises(ValueError, match=r"`X` is too large for this map: its polynomial kernel values with the "
+                                         r"landmarks overflow float64 \(max \|x\| = 1e\+160\); rescale `X`\."):
+        ny.transform(np.array([[1e160, 1.0]]))
+    ny32 = nystroem(X.astype(np.float32), 3, kernel="polynomial", gamma=1.0, method="random", seed=0)
+    q = np.array([[1e13, 1e13]], dtype=np.float32)
+    assert np.isfinite(ny32.transform(q.astype(np.float64))).all()  # float64 holds it
+    with pytest.raises(ValueError, match=r"`X` is too large for this map: its features overflow float32 \(max \|x\| = "
+                                         r"1e\+13\); rescale `X`, or pass it as float64\."):
+        ny32.transform(q)

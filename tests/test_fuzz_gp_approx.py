@@ -80,11 +80,12 @@ def _backticked(msg):
 
 
 def _check_error(exc, params):
-    """The error names at least one argument of the call, and only real ones among the
-    plain identifiers it puts in backticks."""
+    """The error names, in backticks, at least one argument of the call and nothing that
+    is not one."""
     msg = str(exc)
     names = _backticked(msg)
-    assert names & params, f"{type(exc).__name__} names no argument of {sorted(params)}: {msg}"
+    assert names, f"{type(exc).__name__} names no argument: {msg}"
+    assert names <= params, f"{type(exc).__name__} names {sorted(names - params)}, not arguments of the call: {msg}"
 
 
 def _snapshot(values):

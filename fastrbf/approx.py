@@ -31,6 +31,10 @@ Decisions:
   array, or an int ``m`` with ``method="kmeans"`` (the centres of
   :func:`fastrbf.kmeans`, default) or ``"random"`` (``m`` distinct rows of ``X``).
   Computed in float64; float32 is returned when ``X`` and the fitting data were float32.
+- Checks first: every argument, then the memory the result needs, before any draw,
+  k-means or kernel work.  k-means of huge or tiny data runs on the data scaled by a
+  power of two (exact).  Overflow (huge ``gamma``, data or kernel values) is an error
+  naming the arguments, never inf or NaN features.  Maps own their arrays.
 """
 
 import contextlib
@@ -287,16 +291,25 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
     n_components : int
         Number of output features ``D`` (>= 1; even for ``kind="cos_sin"``).
     gamma : float
-        Width of the Gaussian kernel, > 0.
+        Width of the Gaussian kernel, > 0 (for a float32 map at most about 3.6e73, so
+        that the frequencies are finite).
     seed : None, int or numpy.random.Generator
     kind : {"cos", "cos_sin"}
     dtype : float32 or float64
         Dtype of the map: float32 input to a float32 map gives float32 features.
+        ``None`` is the default, float64.
 
     Returns
     -------
     RandomFourierMap
         Frozen map with ``.transform(X)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it).
+    MemoryError
+        The frequencies would not fit in memory (raised before drawing them).
 
     Examples
     --------
@@ -343,6 +356,7 @@ class NystroemMap:
     Attributes
     ----------
     landmarks : ndarray of shape (m, d), float64
+        The map's own copy.
     normalization : ndarray of shape (m, m), float64
         ``N = K(L, L)^{-1/2}``, the symmetric pseudo-inverse square root.
     kernel, gamma, degree, coef0 :
@@ -389,6 +403,13 @@ class NystroemMap:
         -------
         Z : ndarray of shape (n, m)
             float32 when ``X`` and the fitting data were float32, else float64.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Invalid ``X``, or ``X`` so large that its kernel values or features overflow.
+        MemoryError
+            The kernel block and the result would not fit in memory.
 
         Examples
         --------
@@ -456,6 +477,15 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     -------
     NystroemMap
         Frozen map with ``.transform(X)``; ``n_components`` = m.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it); fewer distinct points in ``X`` than
+        ``landmarks``; a landmark kernel matrix that overflows float64.
+    MemoryError
+        The m x m work would not fit in memory (raised before any k-means or kernel
+        work).
 
     Examples
     --------

@@ -24,6 +24,15 @@ Decisions:
   n_query x n matrix); the variance ``k(x, x) + noise - ||L^-1 k(x)||^2`` is computed by
   triangular solves over chunks of ``PREDICT_CHUNK`` query points and clamped at 0 (the
   number of clamped values is recorded on the result).
+- Checks come first: every argument is validated (errors name it) and data or
+  parameters whose covariance would overflow float64 are refused before any n x n
+  work; a likelihood or gradient that overflows is an error naming ``y`` and ``noise``,
+  never an inf or NaN (inside the optimiser it ends that start).
+- The model owns its arrays (``X_train`` is a copy where the caller's array could be
+  changed) and keeps only the factor: the unused triangle of its buffer is zeroed, so
+  identical fits pickle to identical bytes.
+- Computed in float64; predictions are float32 when the training data, the targets and
+  the query are all float32.
 """
 
 import math
@@ -220,6 +229,14 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     lml : float
     grad : ndarray of shape (len(theta) + 1,), only with ``grad=True``
 
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it); a covariance, likelihood or
+        gradient that overflows float64.
+    NotPositiveDefiniteError
+        ``C`` is singular to working precision (duplicate points with a tiny ``noise``).
+
     Examples
     --------
     >>> import numpy as np
@@ -249,10 +266,12 @@ class GPModel:
     Attributes
     ----------
     X_train : ndarray of shape (n, d)
+        float64; the model's own copy.
     alpha : ndarray of shape (n,)
         ``C^-1 (y - y_mean) / y_std``.
     factor : ndarray of shape (n, n)
-        The Cholesky factor of ``C`` (lower triangle, Fortran-ordered), for variances.
+        The Cholesky factor of ``C`` (lower triangle, Fortran-ordered; zeros above the
+        diagonal), for variances.
     kernel : str
     theta : ndarray
     noise : float
@@ -298,6 +317,23 @@ class GPModel:
     def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "FloatArray | GPPrediction":
         """Predictive mean, and with ``return_var=True`` the predictive variance of
         ``y`` (noise included) as a :class:`GPPrediction`.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        return_var : bool, default False
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m,) or GPPrediction
+            The mean, or the mean and the variance; float32 when ``X`` and the training
+            data and targets were float32, else float64.
+
+        Raises
+        ------
+        ValueError, TypeError
+            An invalid argument; predictions that overflow the result dtype.
 
         Examples
         --------
@@ -430,12 +466,23 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     seed : None, int or numpy.random.Generator
         For the restarts.
     normalize_y : bool, default False
-        Fit ``(y - mean) / std``.
+        Fit ``(y - mean) / std`` (computed without overflow for any finite ``y``).
     n_threads : int, optional
 
     Returns
     -------
     GPModel
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it; ``optimize`` and ``normalize_y`` must
+        be bools); a start outside ``bounds``; a covariance or likelihood that overflows
+        float64 at the start.
+    NotPositiveDefiniteError
+        ``C`` is singular to working precision at the start.
+    numpy.linalg.LinAlgError
+        Every optimiser start failed.
 
     Examples
     --------

@@ -31,6 +31,10 @@ Decisions:
   array, or an int ``m`` with ``method="kmeans"`` (the centres of
   :func:`fastrbf.kmeans`, default) or ``"random"`` (``m`` distinct rows of ``X``).
   Computed in float64; float32 is returned when ``X`` and the fitting data were float32.
+- Checks first: every argument, then the memory the result needs, before any draw,
+  k-means or kernel work.  k-means of huge or tiny data runs on the data scaled by a
+  power of two (exact).  Overflow (huge ``gamma``, data or kernel values) is an error
+  naming the arguments, never inf or NaN features.  Maps own their arrays.
 """
 
 import contextlib
@@ -45,7 +49,7 @@ from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
 from ._typing import ArrayLike, DTypeLike, FloatArray, Seed, Threads
-from .cluster import kmeans
+from .cluster import _kmeans
 from .kernels import _check_kernel, _check_params, gram
 
 _F64 = np.dtype(np.float64)
@@ -80,25 +84,61 @@ def _check_nonneg(value, name):
 
 
 def _rng(seed):
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
-        return np.random.default_rng(seed)
-    raise ValueError(f"`seed` must be None, an int >= 0 or a numpy.random.Generator; got {seed!r}.")
+    return _v.check_seed(seed, name="seed")
 
 
 def _check_dtype(dtype):
+    """float32 or float64 (``None``: the default, float64).  Not a dtype at all:
+    TypeError; another dtype: ValueError."""
+    if dtype is None:
+        return _F64
     try:
         dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt not in (_F32, _F64):
+    except (TypeError, ValueError):
+        raise TypeError(f"`dtype` must be float32 or float64; got {dtype!r}, which is not a dtype.") from None
+    if dt != _F32 and dt != _F64:
         raise ValueError(f"`dtype` must be float32 or float64; got {dtype!r}.")
     return dt
 
 
+def _max_gamma(dt):
+    """The largest ``gamma`` whose frequencies ``sqrt(2 gamma) N(0, 1)`` stay finite in
+    ``dt`` (|N(0, 1)| < 40 but with probability 1e-349)."""
+    top = float(np.finfo(dt).max) / 40.0
+    with np.errstate(over="ignore"):
+        return min(0.5 * top * top, float(np.finfo(np.float64).max))
+
+
+def _max_norm(A, axis):
+    """The largest Euclidean norm along ``axis`` (rows: 1, columns: 0), without overflow."""
+    top = float(np.abs(A).max())
+    if top == 0 or not math.isfinite(top):
+        return top
+    S = A.astype(np.float64) / top
+    return top * math.sqrt(float(np.einsum("ij,ij->" + ("i" if axis == 1 else "j"), S, S).max()))
+
+
+def _bounded(K, alpha):
+    """Whether ``K`` is finite with room for ``K + K.T + alpha`` and a product with a
+    normalisation in float64."""
+    top = float(np.abs(K).max()) if K.size else 0.0
+    return math.isfinite(top) and top + alpha < 0.25 * float(np.finfo(np.float64).max)
+
+
+def _data(X, name):
+    """:func:`_validation.check_data`, with ragged sequences refused in words of the
+    argument (never NumPy's own message)."""
+    if not isinstance(X, np.ndarray):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"`{name}` must be a rectangular array of real numbers; got a ragged or "
+                             f"unconvertible {type(X).__name__}.") from None
+    return _v.check_data(X, name)
+
+
 def _query(X, n_features, map_dtype):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the map); got shape {Xa.shape}.")
     dtype = _F32 if (Xa.dtype == _F32 and map_dtype == _F32) else _F64
@@ -213,7 +253,9 @@ class RandomFourierMap:
                 self._pair(Xc, W, checked, out, nt)
         if may_overflow and not np.isfinite(out).all():
             raise ValueError(f"`X` is too large for this map: its projections `X @ weights` overflow {dtype} "
-                             f"(max row norm {xmax:.3g}); rescale `X`.")
+                             f"(max row norm of `X` {_max_norm(Xc, 1):.3g}, max column norm of the weights "
+                             f"{_max_norm(W, 0):.3g}, "
+                             f"drawn with `gamma` = {self.gamma!r}); rescale `X` or use a smaller `gamma`.")
         return out
 
     def _pair(self, Xc, W, checked, out, nt):
@@ -247,16 +289,25 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
     n_components : int
         Number of output features ``D`` (>= 1; even for ``kind="cos_sin"``).
     gamma : float
-        Width of the Gaussian kernel, > 0.
+        Width of the Gaussian kernel, > 0 (for a float32 map at most about 3.6e73, so
+        that the frequencies are finite).
     seed : None, int or numpy.random.Generator
     kind : {"cos", "cos_sin"}
     dtype : float32 or float64
         Dtype of the map: float32 input to a float32 map gives float32 features.
+        ``None`` is the default, float64.
 
     Returns
     -------
     RandomFourierMap
         Frozen map with ``.transform(X)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it).
+    MemoryError
+        The frequencies would not fit in memory (raised before drawing them).
 
     Examples
     --------
@@ -281,9 +332,16 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
         raise ValueError(f"`n_components` must be even for kind='cos_sin' (cos and sin of n_components / 2 "
                          f"frequencies); got {D}.")
     dt = _check_dtype(dtype)
+    if g > _max_gamma(dt):
+        raise ValueError(f"`gamma` must be a finite number > 0 and at most {_max_gamma(dt):.3g} for a {dt} map "
+                         f"(its frequencies sqrt(2 gamma) N(0, 1) would overflow {dt}); got {gamma!r}.")
     rng = _rng(seed)
     Dp = D if kind == "cos" else D // 2
-    W = math.sqrt(2.0 * g) * rng.standard_normal((d, Dp))
+    # the draws in float64, the scaled weights and the phases (and their dtype copies)
+    _v.check_memory(8 * (2 * d * Dp + D) + dt.itemsize * (d * Dp + D),
+                    f"random_fourier: the {d} x {Dp} {dt} frequencies",
+                    "use fewer `n_components`.")
+    W = (math.sqrt(2.0) * math.sqrt(g)) * rng.standard_normal((d, Dp))  # 2 gamma itself may overflow
     b = rng.uniform(0.0, 2.0 * math.pi, size=D) if kind == "cos" else np.zeros(0)
     return RandomFourierMap(np.ascontiguousarray(W, dtype=dt), np.ascontiguousarray(b, dtype=dt), g, kind)
 
@@ -296,6 +354,7 @@ class NystroemMap:
     Attributes
     ----------
     landmarks : ndarray of shape (m, d), float64
+        The map's own copy.
     normalization : ndarray of shape (m, m), float64
         ``N = K(L, L)^{-1/2}``, the symmetric pseudo-inverse square root.
     kernel, gamma, degree, coef0 :
@@ -329,6 +388,7 @@ class NystroemMap:
         """Number of output features (the number of landmarks)."""
         return self.landmarks.shape[0]
 
+    @np.errstate(over="ignore", invalid="ignore")  # an overflow is detected and reported, not warned about
     def transform(self, X: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """The features ``Z = K(X, L) N`` of the rows of ``X``.
 
@@ -342,6 +402,13 @@ class NystroemMap:
         Z : ndarray of shape (n, m)
             float32 when ``X`` and the fitting data were float32, else float64.
 
+        Raises
+        ------
+        ValueError, TypeError
+            Invalid ``X``, or ``X`` so large that its kernel values or features overflow.
+        MemoryError
+            The kernel block and the result would not fit in memory.
+
         Examples
         --------
         >>> import numpy as np
@@ -353,12 +420,23 @@ class NystroemMap:
         True
         """
         Xa, dtype = _query(X, self.landmarks.shape[1], self.dtype)
-        Xd = _v.to_dtype(Xa, _F64)
         nt = _threads.resolve(n_threads)
+        n, m = Xa.shape[0], self.landmarks.shape[0]
+        _v.check_memory(8 * n * m * (2 if dtype == _F64 else 2.5), f"transform: the {n} x {m} kernel block and result",
+                        "transform `X` in row chunks.")
+        Xd = _v.to_dtype(Xa, _F64)
         K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                  coef0=self.coef0, n_threads=nt)
+        if not _bounded(K, 0.0):
+            raise ValueError(f"`X` is too large for this map: its {self.kernel} kernel values with the landmarks "
+                             f"overflow float64 (max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`.")
         Z = _dense.gemm(K, self.normalization, np.empty((K.shape[0], self.normalization.shape[1])), nt)
-        return Z.astype(dtype, copy=False)
+        Z = Z.astype(dtype, copy=False)
+        if not np.isfinite(Z).all():
+            raise ValueError(f"`X` is too large for this map: its features overflow {dtype} "
+                             f"(max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`"
+                             + (", or pass it as float64." if dtype == _F32 else "."))
+        return Z
 
 
 def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussian", gamma: float, alpha: float = 0.0,
@@ -397,6 +475,15 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     NystroemMap
         Frozen map with ``.transform(X)``; ``n_components`` = m.
 
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it); fewer distinct points in ``X`` than
+        ``landmarks``; a landmark kernel matrix that overflows float64.
+    MemoryError
+        The m x m work would not fit in memory (raised before any k-means or kernel
+        work).
+
     Examples
     --------
     >>> import numpy as np
@@ -410,33 +497,55 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     True
     """
     spec = _check_kernel(kernel)
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
     deg, c0 = _check_params(spec, degree, coef0)
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     n, d = Xa.shape
     g = _check_positive(gamma, "gamma")
     a = _check_nonneg(alpha, "alpha")
     nt = _threads.resolve(n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
-    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, bool):
+    rng = _rng(seed)
+    iters = _check_int(max_iter, "max_iter", 1)
+    La = None
+    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, (bool, np.bool_)):
         m = int(landmarks)
         if not 1 <= m <= n:
             raise ValueError(f"`landmarks` must be an int in [1, n_samples = {n}] or an array; got {m}.")
         method = "kmeans" if method is None else method
-        if method == "kmeans":
-            L = kmeans(Xd, m, seed=seed, max_iter=max_iter, n_threads=nt).centers
-        elif method == "random":
-            L = Xd[np.sort(_rng(seed).choice(n, size=m, replace=False))]
-        else:
+        if not isinstance(method, str) or method not in ("kmeans", "random"):
             raise ValueError(f"`method` must be 'kmeans' or 'random'; got {method!r}.")
     else:
         if method is not None:
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
-        La = _v.check_data(landmarks, "landmarks")
+        La = _data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
-        L = _v.to_dtype(La, _F64)
+        m = La.shape[0]
+    # K(L, L), its symmetrised copy, the eigenvectors, the scaled ones and N: before any
+    # k-means or kernel work
+    _v.check_memory(5 * 8 * m * m, f"nystroem: the {m} x {m} landmark kernel matrix and its eigendecomposition",
+                    "use fewer `landmarks`.")
+    Xd = _v.to_dtype(Xa, _F64)
+    if La is not None:
+        L = np.array(La, dtype=np.float64, order="C", copy=True)  # the map owns its landmarks
+    elif method == "kmeans":
+        # k-means on data scaled by a power of two (exact, so the centres are those of the
+        # data itself) whose squared distances can neither overflow nor underflow
+        top = float(np.abs(Xd).max())
+        s = 2.0 ** round(math.log2(top)) if top > 0 and not 2.0**-256 <= top <= 2.0**256 else 1.0
+        L = _kmeans(Xd / s if s != 1.0 else Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+        L = L * s if s != 1.0 else L
+    else:
+        L = Xd[np.sort(rng.choice(n, size=m, replace=False))]
     L = np.ascontiguousarray(L, dtype=np.float64)
     m = L.shape[0]
-    Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is detected and reported just below
+        Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
+    if not _bounded(Kmm, a):
+        src = "`landmarks`" if La is not None else "`X` (the landmarks are chosen from it)"
+        raise ValueError(f"The {kernel} kernel matrix of the landmarks overflows float64 with this `gamma`"
+                         f"{'' if spec.radial else ' and `coef0`'} and `alpha` (max |landmark| = "
+                         f"{float(np.abs(L).max()):.3g}); rescale {src} or use a smaller `gamma`.")
     Kmm = 0.5 * (Kmm + Kmm.T)
     Kmm.flat[:: m + 1] += a
     with _threads.serial_blas():

@@ -24,6 +24,15 @@ Decisions:
   n_query x n matrix); the variance ``k(x, x) + noise - ||L^-1 k(x)||^2`` is computed by
   triangular solves over chunks of ``PREDICT_CHUNK`` query points and clamped at 0 (the
   number of clamped values is recorded on the result).
+- Checks come first: every argument is validated (errors name it) and data or
+  parameters whose covariance would overflow float64 are refused before any n x n
+  work; a likelihood or gradient that overflows is an error naming ``y`` and ``noise``,
+  never an inf or NaN (inside the optimiser it ends that start).
+- The model owns its arrays (``X_train`` is a copy where the caller's array could be
+  changed) and keeps only the factor: the unused triangle of its buffer is zeroed, so
+  identical fits pickle to identical bytes.
+- Computed in float64; predictions are float32 when the training data, the targets and
+  the query are all float32.
 """
 
 import math
@@ -41,37 +50,80 @@ from . import _validation as _v
 from ._jit import gp as _jgp
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
-from .linalg import _factor_in_place
+from .linalg import NotPositiveDefiniteError, _factor_in_place
 
 _KERNELS = {"prml": 4, "gaussian": 2}
 PREDICT_CHUNK = 1024
+_F64 = np.dtype(np.float64)
 
 
 def _check_kernel(kernel):
-    if kernel not in _KERNELS:
+    if not isinstance(kernel, str) or kernel not in _KERNELS:
         raise ValueError(f"`kernel` must be one of {sorted(_KERNELS)}; got {kernel!r}.")
     return _KERNELS[kernel]
 
 
+def _asarray(value, name):
+    """``np.asarray(value)`` of a real dtype; ragged sequences and non-numbers are refused
+    with a message naming ``name`` (never NumPy's own)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"`{name}` must be a rectangular array of real numbers; got a ragged or "
+                         f"unconvertible {type(value).__name__}.") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
+    return arr
+
+
 def _check_theta(theta, kernel, name="theta"):
     k = _check_kernel(kernel)
-    try:
-        t = np.asarray(theta, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be {k} numbers; got {theta!r}.") from None
-    if t.shape != (k,):
-        raise ValueError(f"`{name}` must have {k} values for the {kernel!r} kernel; got shape {t.shape}.")
+    a = _asarray(theta, name)
+    if a.dtype.kind == "b":
+        raise TypeError(f"`{name}` must be {k} real numbers; got booleans {a.tolist()}.")
+    if a.shape != (k,):
+        raise ValueError(f"`{name}` must have {k} values for the {kernel!r} kernel; got shape {a.shape}.")
+    t = a.astype(np.float64)
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise ValueError(f"`{name}` must contain only finite values > 0; got {t.tolist()}.")
     return t
 
 
 def _check_noise(noise):
-    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.integer, np.floating)) or not (
-        np.isfinite(noise) and noise > 0
-    ):
+    if isinstance(noise, (bool, np.bool_)) or not isinstance(noise, (int, float, np.integer, np.floating)):
+        raise TypeError(f"`noise` must be a finite number > 0; got {noise!r}.")
+    if not (np.isfinite(noise) and noise > 0):
         raise ValueError(f"`noise` must be a finite number > 0; got {noise!r}.")
     return float(noise)
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be True or False; got {value!r}.")
+    return bool(value)
+
+
+class _Overflow(ValueError):
+    """The log marginal likelihood or its gradient is not finite (inside the optimiser: a
+    failed start; at the public functions: a plain ValueError)."""
+
+
+def _public(exc):
+    return ValueError(str(exc))
+
+
+def _check_scale(X, theta, noise, names):
+    """Refuse, before any n x n work, data and parameters whose covariance overflows:
+    every entry of ``C`` is bounded by ``t0 + t2 + t3 max ||x||^2 + noise``."""
+    t0, _, t2, t3, dotk = _params(theta)
+    with np.errstate(over="ignore", invalid="ignore"):
+        xx = float(np.einsum("ij,ij->i", X, X).max()) if dotk else 0.0
+        bound = t0 + t2 + t3 * xx + noise
+    if not bound < 0.5 * float(np.finfo(np.float64).max):
+        xn, tn, nn = names
+        raise ValueError(f"`{xn}`, `{tn}` and `{nn}` make the covariance overflow float64 (its entries are bounded "
+                         f"by t0 + t2 + t3 max ||x||^2 + noise = {bound:.3g}, max ||x||^2 = {xx:.3g}); rescale "
+                         f"`{xn}` or use smaller `{tn}`/`{nn}`.")
 
 
 def _params(theta):
@@ -83,9 +135,11 @@ def _params(theta):
 
 
 def _check_xy(X, y):
-    Xa = _v.check_data(X, "X")
-    ya = _v.check_targets(y, Xa.shape[0], "y", ndims=(1,))
-    return _v.to_dtype(Xa, np.float64), np.ascontiguousarray(ya, dtype=np.float64)
+    """float64 copies (or conversions) of ``X`` and ``y``, and the dtype of the results
+    (float32 when both are float32)."""
+    Xa = _v.check_data(_asarray(X, "X"), "X")
+    ya = _v.check_targets(_asarray(y, "y"), Xa.shape[0], "y", ndims=(1,))
+    return _v.to_dtype(Xa, np.float64), np.ascontiguousarray(ya, dtype=np.float64), _v.result_dtype(Xa, ya)
 
 
 def _factor(X, theta, noise, n_threads):
@@ -100,15 +154,36 @@ def _factor(X, theta, noise, n_threads):
     return B, F, Xt
 
 
-def _lml_grad(X, y, theta, noise, grad, n_threads):
+def _factor_gp(X, theta, noise, n_threads, names):
+    """:func:`_factor` with the breakdown explained in terms of the GP's own arguments."""
+    try:
+        return _factor(X, theta, noise, n_threads)
+    except NotPositiveDefiniteError as exc:
+        xn, tn, nn = names
+        raise NotPositiveDefiniteError(
+            f"The covariance C = K + noise I is not positive definite to working precision (the Cholesky "
+            f"factorisation broke down at column {exc.column}; noise = {noise:.3g}). Remedies: a larger `{nn}`, "
+            f"removing duplicate rows of `{xn}`, or other `{tn}`.",
+            column=exc.column, alpha=noise,
+        ) from None
+
+
+_LML_NAMES = ("X", "theta", "noise")
+
+
+@np.errstate(over="ignore", invalid="ignore")  # overflow is detected and reported, not warned about
+def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="rescale `y`"):
     n = X.shape[0]
     n_threads = _threads.for_dense(n, X.shape[1], n_threads)
-    B, F, Xt = _factor(X, theta, noise, n_threads)
+    B, F, Xt = _factor_gp(X, theta, noise, n_threads, names)
     with _threads.blas_threads(n_threads):
         a, _ = lapack.dpotrs(F, y[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     logdet_half = float(np.sum(np.log(np.diag(F))))
     lml = -0.5 * float(np.sum(y * a)) - logdet_half - 0.5 * n * math.log(2 * math.pi)
+    if not math.isfinite(lml):
+        raise _Overflow(f"The log marginal likelihood overflows float64 for this `y` and `{names[2]}` "
+                        f"(y^T C^-1 y is not finite); {y_hint} or use a larger `{names[2]}`.")
     if not grad:
         return lml, None
     with _threads.blas_threads(n_threads):
@@ -121,7 +196,11 @@ def _lml_grad(X, y, theta, noise, grad, n_threads):
     tr = 0.5 * part.sum(axis=0) * np.array([1.0, 1.0, t2, t3])
     gnoise = 0.5 * noise * (float(np.sum(a * a)) - float(np.trace(B)))
     k = len(theta)
-    return lml, np.r_[tr[:k], gnoise]
+    out = np.r_[tr[:k], gnoise]
+    if not np.all(np.isfinite(out)):
+        raise _Overflow(f"The gradient of the log marginal likelihood overflows float64 for this `y` and "
+                        f"`{names[2]}` (||C^-1 y||^2 is not finite); {y_hint} or use a larger `{names[2]}`.")
+    return lml, out
 
 
 def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, noise: float, kernel: str = "prml",
@@ -150,6 +229,14 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     lml : float
     grad : ndarray of shape (len(theta) + 1,), only with ``grad=True``
 
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it); a covariance, likelihood or
+        gradient that overflows float64.
+    NotPositiveDefiniteError
+        ``C`` is singular to working precision (duplicate points with a tiny ``noise``).
+
     Examples
     --------
     >>> import numpy as np
@@ -159,11 +246,17 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     >>> round(lml, 4), g.shape
     (-2.0677, (5,))
     """
-    Xd, yd = _check_xy(X, y)
+    Xd, yd, _ = _check_xy(X, y)
     t = _check_theta(theta, kernel)
     nz = _check_noise(noise)
-    lml, g = _lml_grad(Xd, yd, t, nz, grad, n_threads)
-    return (lml, g) if grad else lml
+    want_grad = _check_bool(grad, "grad")
+    _threads.resolve(n_threads)
+    _check_scale(Xd, t, nz, _LML_NAMES)
+    try:
+        lml, g = _lml_grad(Xd, yd, t, nz, want_grad, n_threads)
+    except _Overflow as exc:
+        raise _public(exc) from None
+    return (lml, g) if want_grad else lml
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,10 +266,12 @@ class GPModel:
     Attributes
     ----------
     X_train : ndarray of shape (n, d)
+        float64; the model's own copy.
     alpha : ndarray of shape (n,)
         ``C^-1 (y - y_mean) / y_std``.
     factor : ndarray of shape (n, n)
-        The Cholesky factor of ``C`` (lower triangle, Fortran-ordered), for variances.
+        The Cholesky factor of ``C`` (lower triangle, Fortran-ordered; zeros above the
+        diagonal), for variances.
     kernel : str
     theta : ndarray
     noise : float
@@ -186,6 +281,9 @@ class GPModel:
     restarts : list of dict
         One row per optimiser start: ``start``, ``theta``, ``noise``, ``lml``,
         ``converged``, ``n_iter``.
+    dtype : numpy.dtype
+        float32 when ``X`` and ``y`` were float32: float32 queries then get float32
+        predictions (computed in float64).
 
     Examples
     --------
@@ -208,6 +306,7 @@ class GPModel:
     y_std: float
     log_marginal_likelihood: float
     restarts: list
+    dtype: np.dtype = _F64
 
     @overload
     def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, n_threads: Threads = None) -> FloatArray: ...
@@ -219,6 +318,23 @@ class GPModel:
         """Predictive mean, and with ``return_var=True`` the predictive variance of
         ``y`` (noise included) as a :class:`GPPrediction`.
 
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        return_var : bool, default False
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m,) or GPPrediction
+            The mean, or the mean and the variance; float32 when ``X`` and the training
+            data and targets were float32, else float64.
+
+        Raises
+        ------
+        ValueError, TypeError
+            An invalid argument; predictions that overflow the result dtype.
+
         Examples
         --------
         >>> import numpy as np
@@ -229,27 +345,31 @@ class GPModel:
         >>> bool(abs(p.mean[0] - np.sin(1.5)) < 1e-3), bool(0 < p.var[0] < 1e-3)
         (True, True)
         """
-        Xa = _v.check_data(X, "X")
+        Xa = _v.check_data(_asarray(X, "X"), "X")
         if Xa.shape[1] != self.X_train.shape[1]:
             raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
+        want_var = _check_bool(return_var, "return_var")
+        nt = _threads.resolve(n_threads)
+        dtype = np.dtype(np.float32) if (self.dtype == np.float32 and Xa.dtype == np.float32) else np.dtype(np.float64)
         Xq = _v.to_dtype(Xa, np.float64)
         t0, g, t2, t3, dotk = _params(self.theta)
-        mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=n_threads) + t2 * self.alpha.sum()
-        if dotk:
-            with _threads.serial_blas():
-                mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
-        mean = mean * self.y_std + self.y_mean
-        if not return_var:
-            return mean
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
+            mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=nt) + t2 * self.alpha.sum()
+            if dotk:
+                with _threads.serial_blas():
+                    mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
+            mean = mean * self.y_std + self.y_mean
+        if not want_var:
+            return self._result(mean, dtype, Xq, "mean")
         n = self.X_train.shape[0]
         m = Xq.shape[0]
         var = np.empty(m)
         Xt = np.ascontiguousarray(self.X_train.T)
         prior = np.full(m, t0 + t2 + self.noise)
         if dotk:
-            prior += t3 * np.einsum("ij,ij->i", Xq, Xq)
+            with np.errstate(over="ignore", invalid="ignore"):
+                prior += t3 * np.einsum("ij,ij->i", Xq, Xq)
         Kq = np.empty((min(PREDICT_CHUNK, m), n))
-        nt = _threads.resolve(n_threads)
         for q0 in range(0, m, PREDICT_CHUNK):
             q1 = min(m, q0 + PREDICT_CHUNK)
             Kb = Kq[: q1 - q0]
@@ -260,10 +380,26 @@ class GPModel:
             _threads.map_ranges(rows, q1 - q0, nt)
             with _threads.blas_threads(nt):
                 V = scipy.linalg.solve_triangular(self.factor, Kb.T, lower=True, check_finite=False)
-            var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
+            with np.errstate(over="ignore", invalid="ignore"):
+                var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
         clamped = int(np.count_nonzero(var < 0))
         np.maximum(var, 0.0, out=var)
-        return GPPrediction(mean, var * self.y_std**2, clamped)
+        with np.errstate(over="ignore"):
+            var *= self.y_std  # twice: y_std**2 itself may overflow
+            var *= self.y_std
+        return GPPrediction(self._result(mean, dtype, Xq, "mean"), self._result(var, dtype, Xq, "variance"), clamped)
+
+    def _result(self, values, dtype, Xq, what):
+        """``values`` in ``dtype``; an error naming ``X`` if they overflow it."""
+        with np.errstate(over="ignore"):
+            out = values.astype(dtype, copy=False)
+        if not np.all(np.isfinite(out)):
+            with np.errstate(over="ignore"):
+                xx = float(np.einsum("ij,ij->i", Xq, Xq).max())
+            raise ValueError(f"The predictive {what} overflows {dtype} for this `X` (max ||x||^2 = {xx:.3g}; the "
+                             f"training targets' scale y_std = {self.y_std:.3g}); rescale `X` or the training targets"
+                             + (", or pass `X` as float64." if dtype == np.float32 else "."))
+        return out
 
 
 @dataclass(frozen=True)
@@ -297,7 +433,10 @@ class GPPrediction:
 def _check_bounds(bounds, k):
     if bounds is None:
         return np.array([[1e-5, 1e5]] * k)
-    b = np.asarray(bounds, dtype=np.float64)
+    a = _asarray(bounds, "bounds")
+    if a.dtype.kind == "b":
+        raise TypeError(f"`bounds` must be {k} pairs (low, high) of real numbers; got booleans.")
+    b = a.astype(np.float64)
     if b.shape != (k, 2) or not np.all(np.isfinite(b)) or np.any(b[:, 0] <= 0) or np.any(b[:, 0] >= b[:, 1]):
         raise ValueError(f"`bounds` must be {k} pairs (low, high) with 0 < low < high (theta..., noise); got {bounds!r}.")
     return b
@@ -328,12 +467,23 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     seed : None, int or numpy.random.Generator
         For the restarts.
     normalize_y : bool, default False
-        Fit ``(y - mean) / std``.
+        Fit ``(y - mean) / std`` (computed without overflow for any finite ``y``).
     n_threads : int, optional
 
     Returns
     -------
     GPModel
+
+    Raises
+    ------
+    ValueError, TypeError
+        An invalid argument (the message names it; ``optimize`` and ``normalize_y`` must
+        be bools); a start outside ``bounds``; a covariance or likelihood that overflows
+        float64 at the start.
+    NotPositiveDefiniteError
+        ``C`` is singular to working precision at the start.
+    numpy.linalg.LinAlgError
+        Every optimiser start failed.
 
     Examples
     --------
@@ -346,31 +496,55 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     >>> bool(m.log_marginal_likelihood > 0), len(m.restarts)
     (True, 4)
     """
-    Xd, yd = _check_xy(X, y)
+    Xd, yd, dtype = _check_xy(X, y)
     k = _check_kernel(kernel)
     t0 = _check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
     nz = _check_noise(noise)
     b = _check_bounds(bounds, k + 1)
-    start = np.r_[t0, nz]
-    if optimize and (np.any(start < b[:, 0]) or np.any(start > b[:, 1])):
-        raise ValueError(f"The start (theta0..., noise) = {start.tolist()} must lie inside `bounds` {b.tolist()}.")
-    if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 0:
+    do_opt = _check_bool(optimize, "optimize")
+    norm_y = _check_bool(normalize_y, "normalize_y")
+    if isinstance(n_restarts, (bool, np.bool_)) or not isinstance(n_restarts, (int, np.integer)):
+        raise TypeError(f"`n_restarts` must be an int >= 0; got {n_restarts!r}.")
+    if n_restarts < 0:
         raise ValueError(f"`n_restarts` must be an int >= 0; got {n_restarts!r}.")
-    y_mean, y_std = (float(yd.mean()), float(yd.std())) if normalize_y else (0.0, 1.0)
-    if y_std == 0.0:
-        y_std = 1.0
-    yn = (yd - y_mean) / y_std
+    rng = _v.check_seed(seed, name="seed")
+    _threads.resolve(n_threads)
+    start = np.r_[t0, nz]
+    if do_opt and (np.any(start < b[:, 0]) or np.any(start > b[:, 1])):
+        raise ValueError(f"The start (theta0..., noise) = {start.tolist()} must lie inside `bounds` {b.tolist()}.")
+    names = ("X", "theta0", "noise")
+    _check_scale(Xd, t0, nz, names)
+    if not isinstance(X, (list, tuple)) and np.may_share_memory(Xd, X):
+        Xd = Xd.copy()  # the model owns its training data
+    y_mean, y_std, yn = 0.0, 1.0, yd
+    scale = float(np.abs(yd).max())
+    if norm_y and scale > 0:  # in units of max |y|: neither the mean nor the variance can overflow
+        ys = yd / scale
+        m_s, s_s = float(ys.mean()), float(ys.std())
+        y_mean = m_s * scale
+        if s_s > 0:
+            y_std, yn = s_s * scale, (ys - m_s) / s_s
+        else:  # constant y: y_std = 1 (as scikit-learn)
+            yn = np.zeros_like(yd)
+    hint = "rescale `y` (or pass `normalize_y=True`)"
     restarts = []
     best = np.log(start)
     # the start must give a positive definite C: a clear NotPositiveDefiniteError here
     # (column, remedies) rather than an optimiser that silently skips it
-    _lml_grad(Xd, yn, t0, nz, False, n_threads)
-    if optimize:
-        rng = np.random.default_rng(seed)
+    try:
+        _lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
+    except _Overflow as exc:
+        raise _public(exc) from None
+    if do_opt:
         lb = np.log(b)
 
         def objective(p):
-            val, g = _lml_grad(Xd, yn, np.exp(p[:k]), float(np.exp(p[k])), True, n_threads)
+            theta_p, noise_p = np.exp(p[:k]), float(np.exp(p[k]))
+            try:
+                _check_scale(Xd, theta_p, noise_p, names)
+            except ValueError as exc:
+                raise _Overflow(str(exc)) from None
+            val, g = _lml_grad(Xd, yn, theta_p, noise_p, True, n_threads, names, hint)
             return -val, -g
 
         starts = [np.log(start)] + [rng.uniform(lb[:, 0], lb[:, 1]) for _ in range(n_restarts)]
@@ -379,24 +553,26 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
             try:
                 res = scipy.optimize.minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb)
                 val, p, conv, nit = -float(res.fun), res.x, bool(res.success), int(res.nit)
-            except np.linalg.LinAlgError:  # a start where C is numerically singular
+            except (np.linalg.LinAlgError, _Overflow):  # C numerically singular, or overflow, on the way
                 val, p, conv, nit = -np.inf, s, False, 0
             restarts.append(dict(start=np.exp(s), theta=np.exp(p[:k]), noise=float(np.exp(p[k])), lml=val,
                                  converged=conv, n_iter=nit))
             if val > best_val:
                 best_val, best = val, p
         if not np.isfinite(best_val):
-            raise np.linalg.LinAlgError("Every optimiser start failed: the covariance was not positive definite.")
+            raise np.linalg.LinAlgError("Every optimiser start failed: the covariance was not positive definite or "
+                                        "the likelihood overflowed on the way; narrow `bounds` or raise `noise`.")
         on_bound = np.isclose(best, lb[:, 0], rtol=0, atol=1e-8) | np.isclose(best, lb[:, 1], rtol=0, atol=1e-8)
         if on_bound.any():
-            names = [f"theta[{i}]" for i in range(k)] + ["noise"]
-            warnings.warn(f"The optimum sits on a bound for {[names[i] for i in np.flatnonzero(on_bound)]}: "
+            labels = [f"theta[{i}]" for i in range(k)] + ["noise"]
+            warnings.warn(f"The optimum sits on a bound for {[labels[i] for i in np.flatnonzero(on_bound)]}: "
                           "widen `bounds` if that is not intended.", UserWarning, stacklevel=2)
     theta = np.exp(best[:k])
     noise_f = float(np.exp(best[k]))
-    B, F, _ = _factor(Xd, theta, noise_f, n_threads)
+    B, F, _ = _factor_gp(Xd, theta, noise_f, n_threads, names)
+    _jgp.clear_lower(B)  # the strict upper triangle of the factor: zeros, not stale memory
     with _threads.blas_threads(_threads.resolve(n_threads)):
         a, _ = lapack.dpotrs(F, yn[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     lml = -0.5 * float(np.sum(yn * a)) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)
-    return GPModel(Xd, a, F, kernel, theta, noise_f, y_mean, y_std, lml, restarts)
+    return GPModel(Xd, a, F, kernel, theta, noise_f, y_mean, y_std, lml, restarts, dtype)

@@ -155,7 +155,18 @@ def test_dtype_rules_out_and_pickle(rng):
         (dict(gamma="1"), ValueError, r"`gamma` must be a finite number > 0; got '1'\."),
         (dict(kind="sin"), ValueError, r"`kind` must be one of \['cos', 'cos_sin'\]; got 'sin'\."),
         (dict(dtype=np.int64), ValueError, r"`dtype` must be float32 or float64; got"),
+        (dict(dtype="x"), TypeError, r"`dtype` must be float32 or float64; got 'x', which is not a dtype\."),
+        (dict(dtype=[1, 2]), TypeError, r"`dtype` must be float32 or float64; got \[1, 2\], which is not a dtype\."),
+        (dict(dtype="complex128"), ValueError, r"`dtype` must be float32 or float64; got 'complex128'\."),
+        (dict(gamma=1e308, dtype=np.float32), ValueError,
+         r"`gamma` must be a finite number > 0 and at most 3\.62e\+73 for a float32 map \(its frequencies sqrt\(2 gamma\) "
+         r"N\(0, 1\) would overflow float32\); got 1e\+308\."),
+        (dict(n_features=1, n_components=10**12), MemoryError,
+         r"random_fourier: the 1 x 1000000000000 float64 frequencies needs .* GiB but only .* of memory is available; "
+         r"use fewer `n_components`\."),
         (dict(seed=-1), ValueError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got -1\."),
+        (dict(seed=1.5), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 1\.5\."),
+        (dict(seed="abc"), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 'abc'\."),
     ],
 )
 def test_random_fourier_errors(kwargs, exc, match):
@@ -176,6 +187,9 @@ def test_transform_errors():
         rff.transform([0.0, 1.0])
     with pytest.raises(ValueError, match=r"`X` must not be empty"):
         rff.transform(np.zeros((0, 2)))
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged or "
+                                         r"unconvertible list\."):
+        rff.transform([[0.0, 1.0], [2.0]])
     with pytest.raises(TypeError, match=r"`X` must be an array of real numbers; got dtype complex128\."):
         rff.transform(np.zeros((1, 2), dtype=complex))
     with pytest.raises(ValueError, match=r"`out` must have shape \(1, 4\); got \(1, 3\)\."):
@@ -183,7 +197,9 @@ def test_transform_errors():
     for kind, dtype in (("cos", np.float64), ("cos_sin", np.float32)):
         m = random_fourier(2, 64, gamma=1.0, seed=0, kind=kind, dtype=dtype)
         big = np.finfo(dtype).max / 2
-        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow"):
+        with pytest.raises(ValueError, match=r"`X` is too large for this map: its projections `X @ weights` overflow "
+                                             r".*\(max row norm of `X` .*, max column norm of the weights .*, drawn "
+                                             r"with `gamma` = 1\.0\); rescale `X` or use a smaller `gamma`\."):
             m.transform(np.array([[big, big]], dtype=dtype))
         # huge but finite projections are fine: libm reduces them exactly
         Z = m.transform(np.array([[1e30, 0.0]], dtype=dtype))
@@ -274,3 +290,114 @@ def test_nystroem_errors(rng):
     ny = nystroem(X, 3, gamma=1.0, seed=0)
     with pytest.raises(ValueError, match=r"`X` must have 2 features \(as the map\); got shape \(1, 1\)\."):
         ny.transform([[1.0]])
+
+
+def test_random_fourier_dtype_none_is_the_default():
+    np.testing.assert_array_equal(random_fourier(2, 4, gamma=1.0, seed=0, dtype=None).weights,
+                                  random_fourier(2, 4, gamma=1.0, seed=0).weights)
+
+
+@pytest.mark.parametrize("kind", ["cos", "cos_sin"])
+def test_random_fourier_huge_gamma(kind):
+    """The frequencies of gamma = 1e308 are finite in float64 (sqrt(2 gamma) without
+    forming 2 gamma): the features are correct; an overflow of the projections names
+    `gamma` as well as `X`."""
+    rff = random_fourier(2, 10, gamma=1e308, seed=0, kind=kind)
+    assert np.isfinite(rff.weights).all()
+    X = np.ones((3, 2))
+    np.testing.assert_allclose(rff.transform(X), _ref(rff, X), rtol=0, atol=TOL[np.float64] * 4)
+    with pytest.raises(ValueError, match=r"`X` is too large for this map.*max row norm of `X` 1\.41e\+160, max column "
+                                         r"norm of the weights .*e\+154, drawn with `gamma` = 1e\+308\); rescale `X` "
+                                         r"or use a smaller `gamma`\."):
+        rff.transform(np.full((2, 2), 1e160))
+    f32 = random_fourier(2, 10, gamma=3e73, seed=0, kind=kind, dtype=np.float32)
+    assert np.isfinite(f32.weights).all()
+
+
+def test_nystroem_checks_memory_before_any_kmeans(rng, monkeypatch):
+    def no_kmeans(*args, **kwargs):
+        raise AssertionError("k-means ran before the memory check")
+
+    monkeypatch.setattr(_approx, "_kmeans", no_kmeans)
+    with pytest.raises(MemoryError, match=r"nystroem: the 300000 x 300000 landmark kernel matrix and its "
+                                          r"eigendecomposition needs 3352\.76 GiB .*; use fewer `landmarks`\."):
+        nystroem(rng.random((300000, 1)), 300000, gamma=1.0)
+    X = rng.random((400, 2))
+    ny = nystroem(X, 100, gamma=1.0, method="random", seed=0)
+    monkeypatch.setattr(_approx._v, "available_memory", lambda: 10**6)
+    for landmarks in (400, X[:400]):
+        with pytest.raises(MemoryError, match=r"nystroem: the 400 x 400 landmark kernel matrix"):
+            nystroem(X, landmarks, gamma=1.0)
+    monkeypatch.setattr(_approx._v, "available_memory", lambda: 10**5)
+    with pytest.raises(MemoryError, match=r"transform: the 400 x 100 kernel block and result needs .*; transform `X` "
+                                          r"in row chunks\."):
+        ny.transform(X)
+    # the cheap checks come first as well
+    with pytest.raises(ValueError, match=r"`max_iter` must be an int >= 1; got 0\."):
+        nystroem(X, 400, gamma=1.0, max_iter=0)
+
+
+def test_nystroem_owns_its_landmarks(rng):
+    X = rng.standard_normal((50, 2))
+    L = X[:8].copy()
+    ny = nystroem(X, L, gamma=0.5)
+    Z = ny.transform(X)
+    assert not np.shares_memory(ny.landmarks, L)
+    L[:] = 0.0
+    np.testing.assert_array_equal(ny.transform(X), Z)
+    np.testing.assert_allclose(Z, reference.nystroem_transform(X, X[:8], gamma=0.5), rtol=0, atol=1e-10)
+
+
+def test_nystroem_landmarks_errors_name_landmarks(rng):
+    with pytest.raises(ValueError, match=r"`X` has fewer distinct points \(with weight > 0\) than `landmarks` \(3\)"):
+        nystroem(np.ones((10, 2)), 3, gamma=1.0)
+    X = rng.standard_normal((10, 2))
+    # a NumPy integer is a count too
+    assert nystroem(X, np.int64(3), gamma=1.0, seed=0).n_components == 3
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged"):
+        nystroem([[0.0, 1.0], [2.0]], 1, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`landmarks` must be a rectangular array of real numbers; got a ragged"):
+        nystroem(X, [[0.0, 1.0], [2.0]], gamma=1.0)
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged"):
+        nystroem(X, 2, gamma=1.0, seed=0).transform([[0.0, 1.0], [2.0]])
+    for coef0, exc in (("1", TypeError), (None, TypeError), (True, TypeError), (np.nan, ValueError)):
+        with pytest.raises(exc, match=r"`coef0` must be a finite number; got"):
+            nystroem(X, 3, gamma=1.0, kernel="polynomial", coef0=coef0)
+    with pytest.raises(ValueError, match=r"`method` must be 'kmeans' or 'random'; got \['random'\]\."):
+        nystroem(X, 3, gamma=1.0, method=["random"])
+    for seed, exc in ((-1, ValueError), (1.5, TypeError), ("abc", TypeError)):
+        for method in ("kmeans", "random"):
+            with pytest.raises(exc, match=r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got"):
+                nystroem(X, 3, gamma=1.0, method=method, seed=seed)
+
+
+def test_nystroem_kmeans_on_huge_and_tiny_data(rng):
+    """k-means runs on the data scaled by a power of two (exact): the landmarks of huge
+    or tiny data are exactly the scaled landmarks of the data itself."""
+    X = rng.standard_normal((60, 2))
+    base = kmeans(X, 5, seed=0).centers
+    for s in (2.0**600, 2.0**-600):
+        ny = nystroem(X * s, 5, gamma=1.0, seed=0)
+        np.testing.assert_array_equal(ny.landmarks, base * s)
+        assert np.isfinite(ny.transform(X * s)).all()
+
+
+def test_nystroem_overflow_names_the_arguments(rng):
+    X = rng.standard_normal((10, 2))
+    with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 with this "
+                                         r"`gamma` and `coef0` and `alpha` \(max \|landmark\| = 1\.3e\+159\); rescale "
+                                         r"`landmarks` or use a smaller `gamma`\."):
+        nystroem(X, np.array([[1.3e159, -1.0]]), kernel="polynomial", gamma=0.5)
+    with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 .*rescale "
+                                         r"`X` \(the landmarks are chosen from it\) or use a smaller `gamma`\."):
+        nystroem(X, 3, kernel="polynomial", gamma=1e160, method="random", seed=0)
+    ny = nystroem(X, X[:3], kernel="polynomial", gamma=0.5)
+    with pytest.raises(ValueError, match=r"`X` is too large for this map: its polynomial kernel values with the "
+                                         r"landmarks overflow float64 \(max \|x\| = 1e\+160\); rescale `X`\."):
+        ny.transform(np.array([[1e160, 1.0]]))
+    ny32 = nystroem(X.astype(np.float32), 3, kernel="polynomial", gamma=1.0, method="random", seed=0)
+    q = np.array([[1e13, 1e13]], dtype=np.float32)
+    assert np.isfinite(ny32.transform(q.astype(np.float64))).all()  # float64 holds it
+    with pytest.raises(ValueError, match=r"`X` is too large for this map: its features overflow float32 \(max \|x\| = "
+                                         r"1e\+13\); rescale `X`, or pass it as float64\."):
+        ny32.transform(q)

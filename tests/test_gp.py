@@ -6,7 +6,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, DotProduct, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as Cst
 
-from fastrbf import gp, gp_log_marginal_likelihood, gp_regression
+from fastrbf import gp, gp_log_marginal_likelihood, gp_regression, reference
 
 
 def _sk_kernel(theta, noise, bounds=(1e-5, 1e5)):
@@ -109,9 +109,12 @@ def test_not_positive_definite_at_the_start(rng):
 
     X, y = _data(rng, n=30)
     X[7] = X[3]  # a duplicate point and a noise far below rounding: C is singular
-    with pytest.raises(NotPositiveDefiniteError, match="not positive definite.*Remedies.*jitter"):
+    msg = r"not positive definite.*column 7.*Remedies: a larger `noise`, removing duplicate rows of `X`, or other `{}`\."
+    with pytest.raises(NotPositiveDefiniteError, match=msg.format("theta0")):
         gp_regression(X, y, kernel="gaussian", theta0=[1.0, 1.0], noise=1e-300,
                       bounds=[[1e-5, 1e5], [1e-5, 1e5], [1e-305, 1.0]])
+    with pytest.raises(NotPositiveDefiniteError, match=msg.format("theta")):
+        gp_log_marginal_likelihood(X, y, [1.0, 1.0], noise=1e-300, kernel="gaussian")
 
 
 def test_bad_input(rng):
@@ -153,3 +156,171 @@ def test_matches_reference(rng, theta):
     p = gp_regression(X, y, kernel=kernel, theta0=theta, noise=0.03, optimize=False).predict(Xq, return_var=True)
     rm, rv = reference.gp_predict(X, y, Xq, theta, noise=0.03)
     assert np.allclose(p.mean, rm, rtol=1e-8, atol=1e-10) and np.allclose(p.var, rv, rtol=1e-7, atol=1e-10)
+
+
+def test_model_owns_its_training_data(rng):
+    X, y = _data(rng, n=40)
+    Xq = rng.random((5, 3))
+    m = gp_regression(X, y, theta0=[1.3, 5.0, 0.2, 0.4], noise=0.02, optimize=False)
+    before = m.predict(Xq, return_var=True)
+    assert not np.shares_memory(m.X_train, X)
+    X[:] = 0.0
+    y[:] = 0.0
+    after = m.predict(Xq, return_var=True)
+    np.testing.assert_array_equal(after.mean, before.mean)
+    np.testing.assert_array_equal(after.var, before.var)
+
+
+@pytest.mark.parametrize("optimize", [False, True])
+def test_identical_fits_pickle_to_identical_bytes(rng, optimize):
+    import pickle
+
+    X, y = _data(rng, n=12, d=2)
+    models = []
+    for junk in (np.nan, 7.0):  # leave different garbage where the covariance buffer may land
+        filler = np.full((12, 12), junk)
+        del filler
+        models.append(gp_regression(X, y, kernel="gaussian", theta0=[1.0, 5.0], noise=0.1, optimize=optimize,
+                                    n_restarts=1, seed=0))
+    F = models[0].factor
+    assert np.all(np.triu(F, 1) == 0.0)  # the factor is lower triangular, nothing stale above
+    np.testing.assert_allclose(F @ F.T, reference.prml_kernel(X, X, models[0].theta) + models[0].noise * np.eye(12),
+                               rtol=1e-12, atol=1e-12)
+    assert pickle.dumps(models[0]) == pickle.dumps(models[1])
+
+
+def test_float32_is_kept(rng):
+    X, y = _data(rng, n=50)
+    Xq = rng.random((7, 3))
+    theta = [1.3, 5.0, 0.2, 0.4]
+    m32 = gp_regression(X.astype(np.float32), y.astype(np.float32), theta0=theta, noise=0.02, optimize=False)
+    assert m32.dtype == np.float32 and m32.X_train.dtype == np.float64
+    p = m32.predict(Xq.astype(np.float32), return_var=True)
+    assert p.mean.dtype == np.float32 and p.var.dtype == np.float32
+    assert m32.predict(Xq.astype(np.float32)).dtype == np.float32
+    rm, rv = reference.gp_predict(X.astype(np.float32), y.astype(np.float32), Xq.astype(np.float32), theta, noise=0.02)
+    np.testing.assert_allclose(p.mean, rm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p.var, rv, rtol=1e-5, atol=1e-6)
+    # a float64 query, or float64 targets, give float64
+    assert m32.predict(Xq).dtype == np.float64
+    m_mixed = gp_regression(X.astype(np.float32), y, theta0=theta, noise=0.02, optimize=False)
+    assert m_mixed.dtype == np.float64 and m_mixed.predict(Xq.astype(np.float32)).dtype == np.float64
+
+
+_X5 = np.linspace(0, 1, 5)[:, None]
+_Y5 = np.sin(3 * _X5[:, 0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(theta0=[1 + 1j, 1.0, 1.0, 1.0]), TypeError, r"`theta0` must be an array of real numbers; got dtype complex128\."),
+        (dict(theta0=np.ones(4, dtype=object)), TypeError, r"`theta0` must be an array of real numbers; got dtype object\."),
+        (dict(theta0=["1", "1", "1", "1"]), TypeError, r"`theta0` must be an array of real numbers; got dtype <U1\."),
+        (dict(theta0=[True, True, True, True]), TypeError, r"`theta0` must be 4 real numbers; got booleans"),
+        (dict(theta0=[[1.0, 2.0], [3.0]]), ValueError, r"`theta0` must be a rectangular array of real numbers; got a ragged"),
+        (dict(bounds=[[1e-3, 1e3], [1e-3]] + [[1e-3, 1e3]] * 3), ValueError,
+         r"`bounds` must be a rectangular array of real numbers; got a ragged or unconvertible list\."),
+        (dict(bounds=[["1e-3", "1e3"]] * 5), TypeError, r"`bounds` must be an array of real numbers; got dtype <U4\."),
+        (dict(bounds=np.full((5, 2), 1 + 0j)), TypeError, r"`bounds` must be an array of real numbers; got dtype complex128\."),
+        (dict(bounds=np.ones((5, 2), dtype=bool)), TypeError,
+         r"`bounds` must be 5 pairs \(low, high\) of real numbers; got booleans\."),
+        (dict(y=[1.0, [2.0], 3.0, 4.0, 5.0]), ValueError, r"`y` must be a rectangular array of real numbers; got a ragged"),
+        (dict(y=_Y5.astype(complex)), TypeError, r"`y` must be an array of real numbers; got dtype complex128\."),
+        (dict(X=[[0.0], [1.0, 2.0]]), ValueError, r"`X` must be a rectangular array of real numbers; got a ragged"),
+        (dict(noise="0.1"), TypeError, r"`noise` must be a finite number > 0; got '0\.1'\."),
+        (dict(noise=True), TypeError, r"`noise` must be a finite number > 0; got True\."),
+        (dict(noise=np.nan), ValueError, r"`noise` must be a finite number > 0; got nan\."),
+        (dict(optimize="no"), TypeError, r"`optimize` must be True or False; got 'no'\."),
+        (dict(normalize_y=1), TypeError, r"`normalize_y` must be True or False; got 1\."),
+        (dict(n_restarts=1.5), TypeError, r"`n_restarts` must be an int >= 0; got 1\.5\."),
+        (dict(n_restarts=True), TypeError, r"`n_restarts` must be an int >= 0; got True\."),
+        (dict(n_restarts=-1), ValueError, r"`n_restarts` must be an int >= 0; got -1\."),
+        (dict(kernel=["prml"]), ValueError, r"`kernel` must be one of \['gaussian', 'prml'\]; got \['prml'\]\."),
+        (dict(seed=-1), ValueError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got -1\."),
+        (dict(seed=1.5), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 1\.5\."),
+        (dict(seed="abc"), TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 'abc'\."),
+        (dict(n_threads=0), ValueError, r"`n_threads` must be a positive int"),
+    ],
+)
+def test_gp_regression_argument_errors(kwargs, exc, match):
+    args = dict(X=_X5, y=_Y5) | kwargs
+    X, y = args.pop("X"), args.pop("y")
+    with pytest.raises(exc, match=match):
+        gp_regression(X, y, **args)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(theta=[1 + 1j, 1.0, 1.0, 1.0]), TypeError, r"`theta` must be an array of real numbers; got dtype complex128\."),
+        (dict(theta=["1", "1", "1", "1"]), TypeError, r"`theta` must be an array of real numbers; got dtype <U1\."),
+        (dict(theta=[[1.0], [1.0, 1.0]]), ValueError, r"`theta` must be a rectangular array of real numbers"),
+        (dict(grad="yes"), TypeError, r"`grad` must be True or False; got 'yes'\."),
+        (dict(kernel=None), ValueError, r"`kernel` must be one of"),
+    ],
+)
+def test_lml_argument_errors(kwargs, exc, match):
+    args = dict(theta=[1.0, 1.0, 1.0, 1.0], noise=0.1) | kwargs
+    theta = args.pop("theta")
+    with pytest.raises(exc, match=match):
+        gp_log_marginal_likelihood(_X5, _Y5, theta, **args)
+
+
+def test_predict_argument_errors():
+    m = gp_regression(_X5, _Y5, optimize=False)
+    with pytest.raises(TypeError, match=r"`return_var` must be True or False; got 'yes'\."):
+        m.predict(_X5, return_var="yes")
+    with pytest.raises(ValueError, match=r"`X` must be a rectangular array of real numbers; got a ragged"):
+        m.predict([[0.0], [1.0, 2.0]])
+    with pytest.raises(TypeError, match=r"`X` must be an array of real numbers; got dtype complex128\."):
+        m.predict(_X5.astype(complex))
+
+
+def test_overflow_names_the_arguments(rng):
+    X, y = _data(rng, n=20)
+    with pytest.raises(ValueError, match=r"`X`, `theta0` and `noise` make the covariance overflow float64"):
+        gp_regression(X * 1e160, y)
+    with pytest.raises(ValueError, match=r"`X`, `theta` and `noise` make the covariance overflow float64"):
+        gp_log_marginal_likelihood(X, y, [1e308, 1.0, 1e308, 1.0], noise=0.1)
+    with pytest.raises(ValueError, match=r"The log marginal likelihood overflows float64 for this `y` and `noise`.*"
+                                         r"rescale `y` \(or pass `normalize_y=True`\)"):
+        gp_regression(X, y * 1e160, noise=0.1)
+    with pytest.raises(ValueError, match=r"The log marginal likelihood overflows float64 for this `y` and `noise` "
+                                         r"\(y\^T C\^-1 y is not finite\); rescale `y` or use a larger `noise`\."):
+        gp_log_marginal_likelihood(X, y * 1e160, [1.0, 1.0, 1.0, 1.0], noise=0.1)
+    # normalised, huge targets are fine: the model is the scaled model of the scaled targets
+    Xq = rng.random((6, 3))
+    big = gp_regression(X, y * 1e150, theta0=[1.0, 5.0, 0.2, 0.4], normalize_y=True, optimize=False)
+    small = gp_regression(X, y, theta0=[1.0, 5.0, 0.2, 0.4], normalize_y=True, optimize=False)
+    pb, ps = big.predict(Xq, return_var=True), small.predict(Xq, return_var=True)
+    np.testing.assert_allclose(pb.mean, 1e150 * ps.mean, rtol=1e-10)
+    np.testing.assert_allclose(pb.var / 1e150, 1e150 * ps.var, rtol=1e-10)
+    # a query so far out that the predictions overflow
+    m = gp_regression(X, y, theta0=[1.0, 5.0, 0.2, 0.4], noise=0.1, optimize=False)
+    with pytest.raises(ValueError, match=r"The predictive variance overflows float64 for this `X` \(max \|\|x\|\|\^2 = "
+                                         r"inf; the training targets' scale y_std = 1\); rescale `X` or the training "
+                                         r"targets\."):
+        m.predict(np.full((1, 3), 1e160), return_var=True)
+
+
+def test_float32_prediction_overflow_is_an_error():
+    X = np.linspace(0, 1, 10, dtype=np.float32)[:, None]
+    y = (3e38 * X[:, 0]).astype(np.float32)
+    m = gp_regression(X, y, theta0=[1.0, 1.0, 1.0, 1.0], noise=1e-3, optimize=False)
+    assert np.isfinite(m.predict(X[:3])).all()
+    with pytest.raises(ValueError, match=r"The predictive mean overflows float32 for this `X` .*; rescale `X` or the "
+                                         r"training targets, or pass `X` as float64\."):
+        m.predict(np.array([[100.0]], dtype=np.float32))
+    assert np.isfinite(m.predict(np.array([[100.0]]))).all()  # float64 holds it
+
+
+def test_every_start_failing_names_bounds(rng, monkeypatch):
+    X, y = _data(rng, n=20)
+
+    def fail(*args, **kwargs):
+        raise np.linalg.LinAlgError("singular")
+
+    monkeypatch.setattr(gp.scipy.optimize, "minimize", fail)
+    with pytest.raises(np.linalg.LinAlgError, match=r"Every optimiser start failed.*narrow `bounds` or raise `noise`"):
+        gp_regression(X, y, n_restarts=1, seed=0)

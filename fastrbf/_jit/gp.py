@@ -104,3 +104,11 @@ def grad_upper(X, Xt, Cinv, alpha, lo, hi, t0, g, dotk, part):
         _grad_row(X, p, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
         if q != p:
             _grad_row(X, q, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
+
+
+@jit
+def clear_lower(out):
+    # OUT: out (n, n) with its strict lower triangle (j < i) set to 0
+    for i in range(1, out.shape[0]):
+        for j in range(i):
+            out[i, j] = 0.0

@@ -18,17 +18,35 @@ def _kind_error(name, arr):
     return TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
 
 
-def as_array(x, name, ndim=2):
-    """Return ``x`` as an ndarray of a real dtype (not yet converted to the float dtype)."""
+def _convert(x, name):
     try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
+        return np.asarray(x)
+    except Exception:  # ragged lists and the like
+        raise ValueError(
+            f"`{name}` must be a rectangular array of real numbers; got a ragged or unconvertible "
+            f"{type(x).__name__} (rows of different lengths?)."
+        ) from None
+
+
+def ndim(x, name):
+    """``np.ndim(x)``, with a ``ValueError`` naming ``name`` for ragged input."""
+    if isinstance(x, np.ndarray):
+        return x.ndim
+    return _convert(x, name).ndim
+
+
+def as_array(x, name, ndim=2):
+    """Return ``x`` as an ndarray of a real dtype (not yet converted to the float dtype).
+
+    ``ndim`` is the required number of dimensions, or a tuple of the allowed ones."""
+    arr = _convert(x, name)
     if arr.dtype.kind not in "biuf":
         raise _kind_error(name, arr)
-    if arr.ndim != ndim:
-        shape_txt = "(n_samples, n_features)" if ndim == 2 else "(n,)"
-        raise ValueError(f"`{name}` must be a {ndim}-D array of shape {shape_txt}; got shape {arr.shape}.")
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if arr.ndim not in allowed:
+        want = allowed[-1]
+        shape_txt = "(n_samples, n_features)" if want == 2 else "(n,)"
+        raise ValueError(f"`{name}` must be a {want}-D array of shape {shape_txt}; got shape {arr.shape}.")
     if arr.size == 0:
         raise ValueError(f"`{name}` must not be empty; got shape {arr.shape}.")
     return arr
@@ -56,8 +74,14 @@ def check_finite(arr, name):
         )
 
 
-def to_dtype(arr, dtype):
-    """C-contiguous, native, writeable array of ``dtype``; copies only when needed."""
+def to_dtype(arr, dtype, name=None):
+    """C-contiguous, native, writeable array of ``dtype``; copies only when needed (and
+    checks first that the copy fits in memory: a broadcast view may be far larger than
+    the memory it occupies)."""
+    dtype = np.dtype(dtype)
+    if name is not None and not (arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.writeable):
+        check_memory(arr.size * dtype.itemsize, f"a C-contiguous {dtype} copy of `{name}` {arr.shape}",
+                     f"pass `{name}` as a C-contiguous {dtype} array, or fewer rows at a time.")
     out = np.ascontiguousarray(arr, dtype=dtype)
     if not out.flags.writeable:
         out = out.copy()
@@ -65,15 +89,34 @@ def to_dtype(arr, dtype):
 
 
 def check_data(X, name):
-    """A 2-D, non-empty, finite array of a real dtype (not yet converted)."""
+    """A 2-D, non-empty, finite array of a real dtype (not yet converted), whose squared
+    distances (and norms) cannot overflow: ``|x| <= sqrt(max / (16 d))`` in its own
+    float dtype (float64 for integers)."""
     arr = as_array(X, name)
     check_finite(arr, name)
+    check_magnitude(arr, name)
     return arr
+
+
+def check_magnitude(arr, name):
+    """``|values| <= sqrt(finfo.max / (16 d))``: squared distances, norms and their sums
+    stay finite (``d`` the number of columns)."""
+    if arr.dtype.kind != "f":
+        return  # integers and bools: |x| < 2**64, far below the float64 bound
+    dtype = np.float32 if arr.dtype.itemsize <= 4 else np.float64
+    d = arr.shape[1] if arr.ndim == 2 else 1
+    bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
+    big = max(float(arr.max()), -float(arr.min()))
+    if big > bound:
+        raise ValueError(
+            f"`{name}` must have values of magnitude at most {bound:.3g} ({np.dtype(dtype)} squared distances "
+            f"over {d} feature(s) would overflow); got {big:.3g}. Rescale the data (e.g. standardise it)."
+        )
 
 
 def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
     """Targets: a finite real array of ``ndims`` dimensions with ``n`` rows."""
-    arr = as_array(Y, name, ndim=np.ndim(Y) if np.ndim(Y) in ndims else ndims[-1])
+    arr = as_array(Y, name, ndim=ndims)
     if arr.shape[0] != n:
         raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
     check_finite(arr, name)
@@ -110,12 +153,18 @@ def check_gamma(gamma, m, dtype, name="gamma"):
         g = float(gamma)
         if not (np.isfinite(g) and g > 0):
             raise ValueError(f"`{name}` must be a finite number > 0; got {gamma!r}.")
-        return np.full(m, g, dtype=dtype), True
+        with np.errstate(over="ignore", under="ignore"):
+            gd = np.asarray(g, dtype=dtype)
+        if not (np.isfinite(gd) and gd > 0):
+            raise ValueError(f"`{name}` must be a finite number > 0 in {np.dtype(dtype)} (the result dtype: "
+                             f"{_range_text(dtype)}); got {gamma!r}.")
+        return np.full(m, gd, dtype=dtype), True
     try:
         arr = np.asarray(gamma)
     except Exception:
-        arr = None
-    if arr is None or arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
+                        f"{type(gamma).__name__}.") from None
+    if arr.dtype.kind not in "iuf":
         raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {gamma!r}.")
     if arr.ndim != 1 or arr.shape[0] != m:
         raise ValueError(
@@ -125,7 +174,18 @@ def check_gamma(gamma, m, dtype, name="gamma"):
     if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
         bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
         raise ValueError(f"`{name}` must contain only finite values > 0; got {float(bad)!r}.")
-    return np.ascontiguousarray(arr, dtype=dtype), False
+    with np.errstate(over="ignore", under="ignore"):
+        gd = np.ascontiguousarray(arr, dtype=dtype)
+    if not (np.all(np.isfinite(gd)) and np.all(gd > 0)):
+        bad = arr[~(np.isfinite(gd) & (gd > 0))][0]
+        raise ValueError(f"`{name}` must contain only finite values > 0 in {np.dtype(dtype)} (the result dtype: "
+                         f"{_range_text(dtype)}); got {float(bad)!r}.")
+    return gd, False
+
+
+def _range_text(dtype):
+    fi = np.finfo(dtype)
+    return f"from {float(fi.smallest_subnormal):.3g} to {float(fi.max):.3g}"
 
 
 def check_out(out, shape, dtype, inputs, name="out"):
@@ -144,6 +204,19 @@ def check_out(out, shape, dtype, inputs, name="out"):
         if arr is not None and np.may_share_memory(out, arr):
             raise ValueError(f"`{name}` must not share memory with an input array.")
     return out
+
+
+def check_result(out, what, names):
+    """After a computation from finite input: a result that overflowed (inf, or NaN from
+    inf - inf) is refused, naming the arguments that control its size."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(out, axis=None)
+    if np.isfinite(total) or np.all(np.isfinite(out)):
+        return
+    raise ValueError(
+        f"{what} overflows {out.dtype} for these {names} (the values exceed {float(np.finfo(out.dtype).max):.3g}); "
+        "rescale the data or use a smaller `gamma`."
+    )
 
 
 def available_memory():

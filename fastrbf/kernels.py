@@ -11,6 +11,7 @@ Dot-product kernels are functions of ``u = x . y``.
 ``gamma`` is a scalar or one value per column of the result (per-centre widths).
 """
 
+import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -56,9 +57,13 @@ def _check_kernel(kernel):
 
 def _check_params(spec, degree, coef0):
     if spec.code == _jk.POLYNOMIAL:
-        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 1:
+        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
+            raise TypeError(f"`degree` must be an int >= 1; got {degree!r}.")
+        if degree < 1:
             raise ValueError(f"`degree` must be an int >= 1; got {degree!r}.")
-    if not np.isfinite(coef0):
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
+    if not np.isfinite(float(coef0)):
         raise ValueError(f"`coef0` must be a finite number; got {coef0!r}.")
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
 
@@ -112,14 +117,18 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     g, scalar = _v.check_gamma(gamma, m, dtype)
     symmetric = Yc is None and scalar
     Yc = Xc if Yc is None else Yc
-    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y), "gram")
+    # every array argument, and what was made of it, must be apart from `out`
+    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, g), "gram")
     c = _consts(dtype, coef0)
     if spec.radial:
-        return pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+        pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+        _v.check_result(out, "gram", "`X`, `Y` and `gamma`")
+        return out
     nt = _threads.resolve(n_threads)
     with _threads.blas_threads(nt):
         np.matmul(Xc, Yc.T, out=out)
     _threads.run(_jg.apply_rows, nt, spec.code, g, c, deg, out)
+    _v.check_result(out, "gram", "`X`, `Y`, `gamma`, `degree` and `coef0`")
     return out
 
 
@@ -156,7 +165,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     Xa = _v.check_data(X, "X")
     Ya = _v.check_data(Y, "Y")
     _v.check_features(Xa, Ya)
-    Va = _v.as_array(V, "V", ndim=np.ndim(V) if np.ndim(V) in (1, 2) else 2)
+    Va = _v.as_array(V, "V", ndim=(1, 2))
     _v.check_finite(Va, "V")
     if Va.shape[0] != Ya.shape[0]:
         raise ValueError(
@@ -164,11 +173,18 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
         )
     deg, coef0 = _check_params(spec, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
-    Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
+    g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
     vec = Va.ndim == 1
+    n, m, k = Xa.shape[0], Ya.shape[0], 1 if vec else Va.shape[1]
+    # the result, the transposed copies of Y and V, and any converted copy of X and Y
+    need = n * k + 2 * m * Ya.shape[1] + m * k
+    need += 0 if (Xa.dtype == dtype and Xa.flags.c_contiguous) else Xa.size
+    _v.check_memory(need * dtype.itemsize, f"gram_matvec: the {n} x {k} {dtype} result and working copies",
+                    "pass fewer rows of `X` (or columns of `V`) per call.")
+    Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
-    g, _ = _v.check_gamma(gamma, Yc.shape[0], dtype)
-    out = np.empty((Xc.shape[0], Vt.shape[0]), dtype=dtype)
+    out = np.empty((n, k), dtype=dtype)
     Yt = np.ascontiguousarray(Yc.T)
     _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, _consts(dtype, coef0), deg, out)
+    _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

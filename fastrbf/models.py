@@ -35,6 +35,8 @@ Decisions:
 """
 
 import itertools
+import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -47,10 +49,10 @@ from . import _validation as _v
 from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
 from ._typing import ArrayLike, FloatArray, Seed, Threads
-from .cluster import kmeans
+from .cluster import _kmeans
 from .distances import _consts, pairwise
 from .kernels import KERNELS, _check_kernel, _check_params, gram, gram_matvec
-from .linalg import NotPositiveDefiniteError, _check_alpha, _factor_in_place
+from .linalg import NotPositiveDefiniteError, _check_alpha, _check_conditioning, _diag, _factor_in_place
 
 _F64 = np.dtype(np.float64)
 
@@ -64,7 +66,7 @@ def _check_xy(X, Y):
 def _check_scalar_gamma(gamma):
     if gamma is None:
         raise ValueError("`gamma` must be a finite number > 0; got None.")
-    if np.ndim(gamma) != 0:
+    if _v.ndim(gamma, "gamma") != 0:
         raise TypeError(f"`gamma` must be a number here (one width for all points); got {gamma!r}.")
     g, _ = _v.check_gamma(gamma, 1, _F64)
     return float(g[0])
@@ -72,6 +74,15 @@ def _check_scalar_gamma(gamma):
 
 def _out_dtype(*arrays):
     return _v.result_dtype(*arrays)
+
+
+def _owned(arr, *sources):
+    """``arr``, copied if it shares memory with an array the caller passed (and could
+    still change): a model owns its arrays."""
+    for src in sources:
+        if src is not None and np.may_share_memory(arr, src):
+            return arr.copy()
+    return arr
 
 
 def _query(model_dtype, n_features, X):
@@ -220,8 +231,19 @@ def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     if spec.radial and not whole:
         pairwise(Xd, Xd, spec.code, np.full(n, gamma), _consts(_F64, coef0), degree, True, B, n_threads, mirror=False)
         return B, False
-    gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    try:
+        gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    except ValueError:  # the only refusal left for validated input: an overflow
+        names = "`X` and `gamma`" if spec.radial else "`X`, `gamma`, `degree` and `coef0`"
+        raise ValueError(f"{what}: the kernel matrix overflows float64 for these {names}; rescale the data or use "
+                         "a smaller `gamma`.") from None
     return B, True
+
+
+_KRR_REMEDIES = ("a larger `alpha` (or `jitter=\"auto\"`), a larger `gamma`, or removing (near-)duplicate points "
+                 "from `X`.")
+_INTERP_REMEDIES = ("a smoothing `alpha` > 0, a larger `gamma` (kernels that are not scale invariant), or removing "
+                    "(near-)duplicate points from `X`.")
 
 
 class ConvergenceWarning(UserWarning):
@@ -266,7 +288,7 @@ def default_landmarks(n: int) -> int:
 def _choose_solver(n, alpha, n_landmarks, landmarks):
     if n_landmarks is not None or not isinstance(landmarks, str):
         return "nystrom-pcg"
-    if np.ndim(alpha) != 0:
+    if _v.ndim(alpha, "alpha") != 0:
         return "cholesky"
     avail = _v.available_memory()
     if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
@@ -354,26 +376,32 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     Xa, Ya = _check_xy(X, Y)
     g = _check_scalar_gamma(gamma)
     deg, coef0 = _check_params(spec, degree, coef0)
+    rng = _v.check_seed(seed, name="seed")
     n = Xa.shape[0]
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
-        return _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
-                                 landmarks, tol, max_iter, seed, n_threads)
+        return _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+                                 landmarks, tol, max_iter, rng, n_threads)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
     a = _check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
+    Xd = _owned(_v.to_dtype(Xa, _F64, "X"), X)
     T, single = _as_targets(Ya)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
     T -= intercept
-    B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=False)
+    # the whole matrix: the triangle the factorisation leaves untouched serves the check
+    B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
+    d0 = _diag(B).copy()
     F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
+    T0 = T.copy()
     with _threads.blas_threads(_threads.resolve(n_threads)):
         W, info = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
+    _check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
+                        remedies=_KRR_REMEDIES, alpha=a, n_threads=n_threads)
     del B, F
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
                        np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
@@ -387,7 +415,7 @@ def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     if kernel not in PCG_KERNELS:
         raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
                          f"kernel); got {kernel!r}.")
-    if np.ndim(alpha) != 0:
+    if _v.ndim(alpha, "alpha") != 0:
         raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
                         f"got an array of shape {np.shape(alpha)}.")
     a = float(_check_alpha(alpha, n))
@@ -408,8 +436,8 @@ def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     return a, int(m)
 
 
-def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
-                      max_iter, seed, n_threads):
+def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                      max_iter, rng, n_threads):
     from . import _nystrom
 
     n, d = Xa.shape
@@ -433,7 +461,7 @@ def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter,
     Xd = _v.to_dtype(Xa, _F64)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
     T -= intercept
-    L = _nystrom.landmarks(Xd, m, landmarks, seed, nt)
+    L = _nystrom.landmarks(Xd, m, landmarks, rng, nt)  # a new array: the model owns it
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
     rhs = _nystrom.cross_t(Xd, L, T, **params)
@@ -518,15 +546,16 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
     a = _check_alpha(alpha, n)
-    n_threads = _threads.for_dense(n, d, n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
-    T, single = _as_targets(Ya)
-    k = T.shape[1]
-    powers = _monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
-    q = powers.shape[0]
+    # count the monomials before listing them: C(d + degree, d) grows without bound
+    q = math.comb(d + degree, d) if degree >= 0 else 0
     if n < q:
         raise ValueError(f"At least {q} data points are required when `degree` is {degree} and the "
                          f"number of dimensions is {d}; got {n}.")
+    n_threads = _threads.for_dense(n, d, n_threads)
+    Xd = _owned(_v.to_dtype(Xa, _F64, "X"), X)
+    T, single = _as_targets(Ya)
+    k = T.shape[1]
+    powers = _monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
     scale = (hi - lo) / 2
@@ -553,9 +582,13 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
         W, C = sol[:n], sol[n:]
     elif q == 0:
+        d0 = _diag(B).copy()
         F, used = _interp_factor(B, a, n_threads)
+        T0 = T.copy()
         with _threads.blas_threads(nt):
             W, _ = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
+        _check_conditioning(F, d0 + a + used, W, T0, what="The interpolation matrix K(X, X) + diag(alpha)",
+                            remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
         C = np.zeros((0, k))
     else:
         with _threads.blas_threads(nt):
@@ -574,8 +607,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
                 M = _compact_trailing(A, q)
                 del A
                 Bm = M.T  # C-ordered view for the in-place factorisation
+                dm = _diag(Bm).copy()
                 F, used = _interp_factor(Bm, 0.0, n_threads)
+                b20 = b2.copy()
                 z, _ = lapack.dpotrs(F, b2, lower=1, overwrite_b=1)
+                _check_conditioning(F, dm + used, z, b20, what="The interpolation system (on the polynomial null "
+                                    "space)", remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
                 del M, F
             else:  # as many points as monomials: the polynomial alone interpolates, w = 0
                 z = np.zeros((0, k))
@@ -834,30 +871,40 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     Xa = _v.check_data(X, "X")
     T, single, classes = _check_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
-    Xd = _v.to_dtype(Xa, _F64)
+    a = float(_check_alpha(alpha, 1)) if _v.ndim(alpha, "alpha") == 0 else None
+    if a is None:
+        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify)
+    rng = _v.check_seed(seed, name="seed")
+    Ca = None
     if isinstance(centers, str):
         if centers == "kmeans":
             if n_centers is None:
                 raise ValueError('`n_centers` must be given with centers="kmeans".')
             if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
                 raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
-            C = kmeans(Xd, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
+            K = int(n_centers)
         elif centers == "all":
-            C = Xd.copy()
+            K = n
         else:
             raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
     else:
         Ca = _v.check_data(centers, "centers")
         _v.check_features(Xa, Ca, "X", "centers")
-        C = _v.to_dtype(Ca, _F64)
-        if n_centers is not None and n_centers != C.shape[0]:
-            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
-    K = C.shape[0]
+        K = Ca.shape[0]
+        if n_centers is not None and n_centers != K:
+            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({K}).")
     g, _ = _v.check_gamma(gamma, K, _F64)
+    g = _owned(g, gamma)
     deg, coef0 = _check_params(spec, 3, 1.0)
-    a = float(_check_alpha(alpha, 1)) if np.ndim(alpha) == 0 else None
-    if a is None:
-        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    _check_network_memory(n, d, K, T.shape[1], centers, n_threads)
+    Xd = _v.to_dtype(Xa, _F64, "X")
+    if Ca is not None:
+        C = _owned(_v.to_dtype(Ca, _F64, "centers"), centers)
+    elif centers == "all":
+        C = Xd.copy()
+    else:
+        C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
     Xt = np.ascontiguousarray(Xd.T)
     solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731
     W, b = solve(g)
@@ -902,6 +949,38 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
             W, b = solve(g)
     dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, np.asarray(Y))
     return RBFNetwork(C, g, W, b, kernel, classes, dtype, single, history)
+
+
+def _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify):
+    """The scalar options of :func:`rbf_network` (checked whether or not they are used)."""
+    for name, val in (("learn_gamma", learn_gamma), ("per_center", per_center), ("bias", bias),
+                      ("classify", classify)):
+        if not isinstance(val, (bool, np.bool_)):
+            raise TypeError(f"`{name}` must be a bool; got {val!r}.")
+    if isinstance(gamma_tol, (bool, np.bool_)) or not isinstance(gamma_tol, numbers.Real):
+        raise TypeError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
+    if not (np.isfinite(float(gamma_tol)) and float(gamma_tol) >= 0):
+        raise ValueError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
+    if isinstance(max_gamma_iter, (bool, np.bool_)) or not isinstance(max_gamma_iter, numbers.Integral):
+        raise TypeError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
+    if max_gamma_iter < 0:
+        raise ValueError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
+    if validation is not None and (not isinstance(validation, (tuple, list)) or len(validation) != 2):
+        raise TypeError(f"`validation` must be None or a pair (X_val, Y_val); got {type(validation).__name__} "
+                        f"{validation!r:.60}.")
+
+
+def _check_network_memory(n, d, K, k, centers, n_threads):
+    """Refuse (fastrbf's MemoryError) a network whose TSQR factors would not fit."""
+    p = K + 1 + k
+    groups = -(-n // (TSQR_CHUNK * TSQR_GROUP_CHUNKS))
+    workers = min(groups, _threads.resolve(n_threads))
+    # one p x p factor per row group, the final factor and the weight solve (2p x p),
+    # per worker a p x TSQR_CHUNK design block; the float64 copy of X and its transpose
+    need = 8 * (p * p * (groups + 4) + workers * p * (TSQR_CHUNK + 64) + 2 * n * d)
+    hint = ('use centers="kmeans" with a smaller `n_centers`.' if isinstance(centers, str) and centers == "all"
+            else "use fewer centres (`n_centers` or `centers`).")
+    _v.check_memory(need, f"rbf_network: {K} centres on {n} points (factors of order {p})", hint)
 
 
 def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):

@@ -162,3 +162,29 @@ def test_memory_error_before_allocating(monkeypatch):
 def test_bad_n_threads(n_threads, exc, match):
     with pytest.raises(exc, match=match):
         fastrbf.sqdist(np.ones((3, 2)), n_threads=n_threads)
+
+
+def test_out_must_not_alias_any_input(rng):
+    X = rng.standard_normal((4, 3))
+    buf = rng.standard_normal((4, 4))
+    buf0 = buf.copy()
+    for args in ((X, buf[:, :3]), (buf[:, :3], X), (buf[:, :3], None), (buf[:, 1:], buf[:, :3])):
+        with pytest.raises(ValueError, match="`out` must not share memory with an input"):
+            fastrbf.sqdist(*args, out=buf)
+        assert_array_equal(buf, buf0)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e160), (np.float32, 1e19)])
+def test_magnitudes_whose_squares_overflow_are_refused(dtype, big):
+    X = np.array([[0.0, 0.0], [big, -big]], dtype=dtype)
+    with pytest.raises(ValueError, match=r"`X` must have values of magnitude at most .* squared distances over 2 "
+                                         r"feature\(s\) would overflow\); got .* Rescale the data"):
+        fastrbf.sqdist(X)
+    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most"):
+        fastrbf.sqdist(np.zeros((1, 2), dtype=dtype), X)
+    # just below the bound, and tiny values: finite and exact enough
+    ok = np.sqrt(np.finfo(dtype).max / 32.0) * 0.99
+    D = fastrbf.sqdist(np.array([[ok, -ok]], dtype=dtype), np.array([[-ok, ok]], dtype=dtype))
+    assert np.all(np.isfinite(D))
+    tiny = np.array([[1e-160, 0.0], [0.0, 0.0]])
+    assert_array_equal(fastrbf.sqdist(tiny), [[0.0, 1e-320], [1e-320, 0.0]])

@@ -53,8 +53,8 @@ def as_array(x, name, ndim=2):
 
 
 def result_dtype(*arrays):
-    """float32 if every array is float32, else float64."""
-    if all(a.dtype == np.float32 for a in arrays if a is not None):
+    """float32 if every array is float32 (of either byte order), else float64."""
+    if all(a.dtype.kind == "f" and a.dtype.itemsize == 4 for a in arrays if a is not None):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
@@ -206,7 +206,7 @@ def check_out(out, shape, dtype, inputs, name="out"):
     return out
 
 
-def check_result(out, what, names):
+def check_result(out, what, names, hint="rescale the data or use a smaller `gamma`."):
     """After a computation from finite input: a result that overflowed (inf, or NaN from
     inf - inf) is refused, naming the arguments that control its size."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -215,7 +215,7 @@ def check_result(out, what, names):
         return
     raise ValueError(
         f"{what} overflows {out.dtype} for these {names} (the values exceed {float(np.finfo(out.dtype).max):.3g}); "
-        "rescale the data or use a smaller `gamma`."
+        f"{hint}"
     )
 
 

@@ -68,6 +68,16 @@ def _check_params(spec, degree, coef0):
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
 
 
+def _coef0_in(spec, coef0, dtype):
+    """``coef0`` for a kernel of ``dtype``: 0 where the kernel does not use it, else
+    checked to be finite in the result dtype."""
+    if spec.code not in (_jk.POLYNOMIAL, _jk.TANH):
+        return 0.0
+    if abs(coef0) > float(np.finfo(dtype).max):
+        raise ValueError(f"`coef0` must be a finite number in {np.dtype(dtype)} (the result dtype); got {coef0!r}.")
+    return coef0
+
+
 def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
          out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes
@@ -115,11 +125,11 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     deg, coef0 = _check_params(spec, degree, coef0)
     m = Xc.shape[0] if Yc is None else Yc.shape[0]
     g, scalar = _v.check_gamma(gamma, m, dtype)
+    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
     symmetric = Yc is None and scalar
     Yc = Xc if Yc is None else Yc
     # every array argument, and what was made of it, must be apart from `out`
     out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, g), "gram")
-    c = _consts(dtype, coef0)
     if spec.radial:
         pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
         _v.check_result(out, "gram", "`X`, `Y` and `gamma`")
@@ -174,6 +184,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     deg, coef0 = _check_params(spec, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
     g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
+    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
     vec = Va.ndim == 1
     n, m, k = Xa.shape[0], Ya.shape[0], 1 if vec else Va.shape[1]
     # the result, the transposed copies of Y and V, and any converted copy of X and Y
@@ -185,6 +196,6 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
     out = np.empty((n, k), dtype=dtype)
     Yt = np.ascontiguousarray(Yc.T)
-    _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, _consts(dtype, coef0), deg, out)
+    _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, c, deg, out)
     _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

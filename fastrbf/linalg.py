@@ -59,6 +59,8 @@ JITTER_LADDER = tuple(10.0**e for e in range(-10, -2))
 
 _SYM_RTOL = 1000.0
 
+_OVERFLOW_HINT = "rescale `Y` (or `K`), or use a larger `alpha`."
+
 #: the exact solves warn when the residual exceeds this share of max |Y|
 RESIDUAL_WARN = 1e-6
 
@@ -181,13 +183,18 @@ class CholeskyFactor:
         if Ya.shape[0] != self.n:
             raise ValueError(f"`Y` must have one row per row of the matrix ({self.n}); got shape {Ya.shape}.")
         out_dtype = self.dtype if Ya.dtype.newbyteorder("=") == np.float32 else np.dtype(np.float64)
+        _check_range(Ya, "Y", self.factor.dtype)
         B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
         with _threads.blas_threads(_threads.resolve(n_threads)):
             potrs = lapack.dpotrs if self.factor.dtype == np.float64 else lapack.spotrs
             W, info = potrs(self.factor, B, lower=1, overwrite_b=1)
         if info != 0:  # pragma: no cover - only for invalid arguments
             raise RuntimeError(f"LAPACK potrs failed with info={info}.")
-        return W.astype(out_dtype, copy=False)
+        _v.check_result(W, "The solution of (K + alpha I) W = Y", "`K`, `alpha` and `Y`", _OVERFLOW_HINT)
+        with np.errstate(over="ignore"):
+            W = W.astype(out_dtype, copy=False)
+        _v.check_result(W, "The solution of (K + alpha I) W = Y", "`K`, `alpha` and `Y`", _OVERFLOW_HINT)
+        return W
 
     def logdet(self) -> float:
         """``log det(K + alpha I)`` from the diagonal of the factor.
@@ -208,6 +215,17 @@ def _check_square(K, name="K"):
         raise ValueError(f"`{name}` must be a square matrix; got shape {Ka.shape}.")
     _v.check_finite(Ka, name)
     return Ka
+
+
+def _check_range(arr, name, dtype, extra=0.0):
+    """Values (plus ``extra``) representable in ``dtype`` (a float32 factorisation)."""
+    if np.dtype(dtype) != np.float32:
+        return
+    big = max(float(np.max(arr)), -float(np.min(arr))) + extra
+    limit = float(np.finfo(np.float32).max) / 4
+    if big > limit:
+        raise ValueError(f"`{name}` must have values of magnitude at most {limit:.3g} for a float32 factorisation; "
+                         f"got {big:.3g}. Use the default float64 `dtype`.")
 
 
 def _native_float(Ka, fdtype, name="K"):
@@ -411,6 +429,7 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
         raise TypeError(f"`dtype` must be float64 or float32; got {dtype!r}.") from None
     if fdtype not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise ValueError(f"`dtype` must be float64 or float32; got {dtype!r}.")
+    _check_range(Ka, "K", fdtype, float(np.max(a)))
     Ka, fresh = _native_float(Ka, fdtype)
     in_dtype = np.dtype(np.float32) if Ka.dtype == np.float32 else np.dtype(np.float64)
     if overwrite and isinstance(K, np.ndarray) and K.dtype == fdtype and K.flags.writeable and K.dtype.isnative:

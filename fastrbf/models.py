@@ -892,6 +892,8 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         Ca = _v.check_data(centers, "centers")
         _v.check_features(Xa, Ca, "X", "centers")
         K = Ca.shape[0]
+        if n_centers is not None and (isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Integral)):
+            raise TypeError(f"`n_centers` must be None or an int; got {n_centers!r}.")
         if n_centers is not None and n_centers != K:
             raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({K}).")
     g, _ = _v.check_gamma(gamma, K, _F64)
@@ -904,6 +906,8 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     elif centers == "all":
         C = Xd.copy()
     else:
+        if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
+            max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
         C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
     Xt = np.ascontiguousarray(Xd.T)
     solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731

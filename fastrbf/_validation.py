@@ -89,21 +89,20 @@ def to_dtype(arr, dtype, name=None):
 
 
 def check_data(X, name):
-    """A 2-D, non-empty, finite array of a real dtype (not yet converted), whose squared
-    distances (and norms) cannot overflow: ``|x| <= sqrt(max / (16 d))`` in its own
-    float dtype (float64 for integers)."""
+    """A 2-D, non-empty, finite array of a real dtype (not yet converted)."""
     arr = as_array(X, name)
     check_finite(arr, name)
-    check_magnitude(arr, name)
     return arr
 
 
-def check_magnitude(arr, name):
-    """``|values| <= sqrt(finfo.max / (16 d))``: squared distances, norms and their sums
-    stay finite (``d`` the number of columns)."""
-    if arr.dtype.kind != "f":
+def check_magnitude(arr, name, dtype=None):
+    """Data whose squared distances (and norms, and their sums) cannot overflow in
+    ``dtype`` (default: the array's own float dtype, float64 for integers):
+    ``|x| <= sqrt(finfo.max / (16 d))``, ``d`` the number of columns."""
+    if arr.dtype.kind != "f" and dtype is None:
         return  # integers and bools: |x| < 2**64, far below the float64 bound
-    dtype = np.float32 if arr.dtype.itemsize <= 4 else np.float64
+    if dtype is None:
+        dtype = np.float32 if arr.dtype.itemsize <= 4 else np.float64
     d = arr.shape[1] if arr.ndim == 2 else 1
     bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
     big = max(float(arr.max()), -float(arr.min()))

@@ -122,6 +122,9 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     """
     spec = _check_kernel(kernel)
     Xc, Yc, dtype = _prepare(X, Y)
+    _v.check_magnitude(Xc, "X")
+    if Yc is not None:
+        _v.check_magnitude(Yc, "Y")
     deg, coef0 = _check_params(spec, degree, coef0)
     m = Xc.shape[0] if Yc is None else Yc.shape[0]
     g, scalar = _v.check_gamma(gamma, m, dtype)
@@ -183,6 +186,8 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
         )
     deg, coef0 = _check_params(spec, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
+    _v.check_magnitude(Xa, "X", dtype)
+    _v.check_magnitude(Ya, "Y", dtype)
     g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
     c = _consts(dtype, _coef0_in(spec, coef0, dtype))
     vec = Va.ndim == 1

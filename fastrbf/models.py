@@ -58,8 +58,15 @@ _F64 = np.dtype(np.float64)
 
 
 # ---------------------------------------------------------------- validation
+def _data(X, name):
+    """Data of a model: 2-D, finite, and with squared distances that cannot overflow."""
+    Xa = _v.check_data(X, name)
+    _v.check_magnitude(Xa, name, _F64)
+    return Xa
+
+
 def _check_xy(X, Y):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     return Xa, _v.check_targets(Y, Xa.shape[0])
 
 
@@ -86,7 +93,7 @@ def _owned(arr, *sources):
 
 
 def _query(model_dtype, n_features, X):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {Xa.shape}.")
     dtype = np.dtype(np.float32) if (Xa.dtype == np.float32 and model_dtype == np.float32) else _F64
@@ -446,7 +453,7 @@ def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitt
         raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     a, m = _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     if m is None:
-        La = _v.check_data(landmarks, "landmarks")
+        La = _data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
         m = La.shape[0]
         if n_landmarks is not None and n_landmarks != m:
@@ -868,7 +875,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     [-7.848] [7.397 7.823]
     """
     spec = _check_kernel(kernel)
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     T, single, classes = _check_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
     a = float(_check_alpha(alpha, 1)) if _v.ndim(alpha, "alpha") == 0 else None
@@ -889,7 +896,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         else:
             raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
     else:
-        Ca = _v.check_data(centers, "centers")
+        Ca = _data(centers, "centers")
         _v.check_features(Xa, Ca, "X", "centers")
         K = Ca.shape[0]
         if n_centers is not None and (isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Integral)):
@@ -918,7 +925,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
             raise ValueError(f"`learn_gamma` needs the 'gaussian' kernel; got {kernel!r}.")
         if validation is not None:
             Xv, Yv = validation
-            Xva = _v.check_data(Xv, "validation X")
+            Xva = _data(Xv, "validation X")
             _v.check_features(Xa, Xva, "X", "validation X")
             nv = Xva.shape[0]
             if classify:  # coded with the training classes

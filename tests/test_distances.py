@@ -174,17 +174,10 @@ def test_out_must_not_alias_any_input(rng):
         assert_array_equal(buf, buf0)
 
 
-@pytest.mark.parametrize("dtype, big", [(np.float64, 1e160), (np.float32, 1e19)])
-def test_magnitudes_whose_squares_overflow_are_refused(dtype, big):
-    X = np.array([[0.0, 0.0], [big, -big]], dtype=dtype)
-    with pytest.raises(ValueError, match=r"`X` must have values of magnitude at most .* squared distances over 2 "
-                                         r"feature\(s\) would overflow\); got .* Rescale the data"):
-        fastrbf.sqdist(X)
-    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most"):
-        fastrbf.sqdist(np.zeros((1, 2), dtype=dtype), X)
-    # just below the bound, and tiny values: finite and exact enough
-    ok = np.sqrt(np.finfo(dtype).max / 32.0) * 0.99
-    D = fastrbf.sqdist(np.array([[ok, -ok]], dtype=dtype), np.array([[-ok, ok]], dtype=dtype))
-    assert np.all(np.isfinite(D))
+def test_extreme_magnitudes():
+    # squared distances beyond the float64 range round to inf (IEEE overflow), as the
+    # exact value is not representable; tiny values keep their (subnormal) squares
+    X = np.array([[0.0, 0.0], [1e160, -1e160]])
+    assert_array_equal(fastrbf.sqdist(X), [[0.0, np.inf], [np.inf, 0.0]])
     tiny = np.array([[1e-160, 0.0], [0.0, 0.0]])
     assert_array_equal(fastrbf.sqdist(tiny), [[0.0, 1e-320], [1e-320, 0.0]])

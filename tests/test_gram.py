@@ -248,3 +248,27 @@ def test_coef0_and_degree_types():
         fastrbf.gram(np.ones((2, 2)), kernel="polynomial", degree=2.0)
     with pytest.raises(TypeError, match=r"`gamma` must be a number or a 1-D array of numbers; got \[True, False\]"):
         fastrbf.gram(np.ones((2, 2)), gamma=[True, False])
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e160), (np.float32, 1e19)])
+def test_magnitudes_whose_squares_overflow_are_refused(dtype, big):
+    X = np.array([[0.0, 0.0], [big, -big]], dtype=dtype)
+    match = (r"`X` must have values of magnitude at most .* squared distances over 2 feature\(s\) would overflow\); "
+             r"got .* Rescale the data")
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram(X, kernel="linear")
+    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most"):
+        fastrbf.gram(np.zeros((1, 2), dtype=dtype), X)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram_matvec(X, X[:1], np.ones(1, dtype=dtype))
+    if dtype == np.float64:  # models compute in float64
+        with pytest.raises(ValueError, match=match):
+            fastrbf.kernel_ridge(X, np.ones(2), gamma=1.0, alpha=1.0)
+    # just below the bound: finite
+    ok = np.sqrt(np.finfo(dtype).max / 32.0) * 0.99
+    K = fastrbf.gram(np.array([[ok, -ok]], dtype=dtype), np.array([[-ok, ok]], dtype=dtype), kernel="linear",
+                     gamma=1e-30)
+    assert np.all(np.isfinite(K))
+    # a float32 value that is fine for a float64 result
+    assert np.all(np.isfinite(fastrbf.gram(np.array([[0.0], [1e19]], np.float32), np.zeros((1, 1)), kernel="linear",
+                                           gamma=1e-30)))

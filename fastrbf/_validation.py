@@ -125,7 +125,7 @@ def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
 def check_class_labels(Y, n, name="Y", name_x="X"):
     """Class labels of any dtype: 1-D, ``n`` of them, no NaN/inf.  Returns the sorted
     classes and the code (index into the classes) of each label."""
-    arr = np.asarray(Y)
+    arr = _convert(Y, name)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D class labels with `classify=True`; got shape {arr.shape}.")
     if arr.shape[0] != n:

@@ -585,8 +585,16 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         Afull[n:, :n] = P.T
         rhs = np.zeros((n + q, k))
         rhs[:n] = T
+        singular = False
         with _threads.blas_threads(nt):
-            sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+            try:
+                sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+            except np.linalg.LinAlgError:
+                singular = True
+        if singular or not np.all(np.isfinite(sol)):
+            raise NotPositiveDefiniteError(
+                f"The interpolation system (solved by LU: `degree` {degree} is below the {kernel!r} kernel's minimum "
+                f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}", alpha=a)
         W, C = sol[:n], sol[n:]
     elif q == 0:
         d0 = _diag(B).copy()

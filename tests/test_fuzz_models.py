@@ -58,8 +58,7 @@ def arrays(draw, shape, *, good=30, positive=False):
         return np.zeros((0, *tuple(shape[1:])))
     if kind == "ragged":
         rows = base.reshape(shape[0], -1).tolist()
-        rows[-1] = rows[-1] + [1.0]
-        return rows
+        return [*rows, [1.0] * (len(rows[0]) + 1)]  # one row longer than the others
     if kind == "str":
         return "abc"
     if kind == "complex":

@@ -558,3 +558,20 @@ def test_seeds(rng):
             kernel_ridge(X, y, gamma=1.0, alpha=0.1, solver="nystrom-pcg", n_landmarks=20, seed=bad)
         with pytest.raises(exc, match=r"`seed` must be None, an int >= 0"):
             kernel_ridge(X, y, gamma=1.0, alpha=0.1, seed=bad)
+
+
+def test_ragged_class_labels_are_named(rng):
+    X = rng.random((2, 1))
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged"):
+        rbf_network(X, [[0.1], [0.2, 1.0]], n_centers=1, gamma=1.0, classify=True)
+
+
+@pytest.mark.parametrize("kernel", ["cubic", "thin_plate_spline"])
+def test_interpolate_singular_lu_system_is_named(kernel):
+    # points 1e-161 apart: every kernel value underflows to 0, the LU system is singular
+    X = np.array([[1.25e-161], [-1.32e-161]])
+    with pytest.raises(NotPositiveDefiniteError, match=r"solved by LU: `degree` 0 is below the .* minimum 1\) is "
+                                                       r"singular\. Remedies: `degree` >= 1, a smoothing `alpha` > 0"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `degree` below the minimum, ill-conditioned LU
+            interpolate(X, [0.1, -0.1], kernel=kernel, degree=0)

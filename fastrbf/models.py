@@ -407,6 +407,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     T0 = T.copy()
     with _threads.blas_threads(_threads.resolve(n_threads)):
         W, info = lapack.dpotrs(F, T, lower=1, overwrite_b=1)
+    _check_weights(W)
     _check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
                         remedies=_KRR_REMEDIES, alpha=a, n_threads=n_threads)
     del B, F
@@ -471,17 +472,30 @@ def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitt
     L = _nystrom.landmarks(Xd, m, landmarks, rng, nt)  # a new array: the model owns it
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    # the solve is linear in Y: it runs on Y / max|Y| (CG's squared norms of targets of
+    # 1e160 would overflow) and the coefficients are scaled back
+    ymax = float(np.abs(T).max())
+    ys = ymax if ymax > 0 else 1.0
+    T /= ys
     rhs = _nystrom.cross_t(Xd, L, T, **params)
     del T
     res = _nystrom.falkon_solve(lambda V: _nystrom.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
                                 tol=float(tol), max_iter=int(max_iter), n_threads=nt)
+    with np.errstate(over="ignore"):
+        beta = res.beta * ys
+    _check_weights(beta)
     if not res.converged:
         warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
                       f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
                       ConvergenceWarning, stacklevel=3)
-    return KernelModel(L, res.beta, kernel, g, deg, coef0, intercept, np.zeros((0, d), dtype=np.int64),
+    return KernelModel(L, beta, kernel, g, deg, coef0, intercept, np.zeros((0, d), dtype=np.int64),
                        np.zeros(d), np.ones(d), np.zeros((0, k)), _out_dtype(Xa, Ya), single, 0.0,
                        "nystrom-pcg", res.n_iter, res.residual, res.converged)
+
+
+def _check_weights(W):
+    _v.check_result(W, "The model's weight matrix", "`Y`, `alpha` and `gamma`",
+                    "rescale `Y`, or use a larger `alpha` (or `gamma`).")
 
 
 def _compact_trailing(A, q):
@@ -636,6 +650,8 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             wz[q:] = z
             W, _, _ = lapack.dormqr("L", "N", qr, tau, wz, max(1, k * 64), overwrite_c=1)
             del B
+    _check_weights(W)
+    _check_weights(C)
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, 1, 0.0, np.zeros(k), powers, shift, scale,
                        np.ascontiguousarray(C), _out_dtype(Xa, Ya), single, used)
 

@@ -575,3 +575,15 @@ def test_interpolate_singular_lu_system_is_named(kernel):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # `degree` below the minimum, ill-conditioned LU
             interpolate(X, [0.1, -0.1], kernel=kernel, degree=0)
+
+
+def test_huge_targets(rng):
+    # the solves are linear in Y: targets of 1e160 give 1e160 times the predictions
+    X, y = rng.random((40, 2)), rng.random(40)
+    for kw in ({"solver": "cholesky"}, {"solver": "nystrom-pcg", "n_landmarks": 10, "seed": 0}):
+        small = kernel_ridge(X, y, gamma=1.0, alpha=0.1, **kw).predict(X)
+        big = kernel_ridge(X, 1e160 * y, gamma=1.0, alpha=0.1, **kw).predict(X)
+        assert np.all(np.isfinite(big))
+        np.testing.assert_allclose(big / 1e160, small, rtol=1e-9)
+    with pytest.raises(ValueError, match=r"The model's weight matrix overflows float64 for these `Y`, `alpha` and `gamma`"):
+        kernel_ridge(X, 1e307 * y, gamma=1.0, alpha=1e-6)

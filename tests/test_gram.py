@@ -244,8 +244,10 @@ def test_coef0_and_degree_types():
         fastrbf.gram(np.ones((2, 2)), kernel="tanh", coef0="x")
     with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got True"):
         fastrbf.gram(np.ones((2, 2)), kernel="tanh", coef0=True)
-    with pytest.raises(TypeError, match=r"`degree` must be an int >= 1; got 2.0"):
+    with pytest.raises(TypeError, match=r"`degree` must be an int >= 1 \(and at most 1000\); got 2.0"):
         fastrbf.gram(np.ones((2, 2)), kernel="polynomial", degree=2.0)
+    with pytest.raises(ValueError, match=r"`degree` must be an int >= 1 \(and at most 1000\); got 10000"):
+        fastrbf.gram(np.ones((2, 2)), kernel="polynomial", degree=10**4)
     with pytest.raises(TypeError, match=r"`gamma` must be a number or a 1-D array of numbers; got \[True, False\]"):
         fastrbf.gram(np.ones((2, 2)), gamma=[True, False])
 

@@ -505,7 +505,7 @@ def test_coef0_and_degree_types_are_named(rng):
     X, y = rng.random((10, 2)), rng.random(10)
     with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got 'x'"):
         kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, coef0="x")
-    with pytest.raises(TypeError, match=r"`degree` must be an int >= 1; got 1.5"):
+    with pytest.raises(TypeError, match=r"`degree` must be an int >= 1 \(and at most 1000\); got 1.5"):
         kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, degree=1.5)
 
 
@@ -587,3 +587,9 @@ def test_huge_targets(rng):
         np.testing.assert_allclose(big / 1e160, small, rtol=1e-9)
     with pytest.raises(ValueError, match=r"The model's weight matrix overflows float64 for these `Y`, `alpha` and `gamma`"):
         kernel_ridge(X, 1e307 * y, gamma=1.0, alpha=1e-6)
+
+
+def test_unsortable_class_labels_are_named(rng):
+    with pytest.raises(TypeError, match=r"`Y` must be class labels of one sortable kind \(numbers or strings\); got "
+                                        r"labels of types \['NoneType', 'float'\]"):
+        rbf_network(rng.random((2, 1)), np.array([None, 0.5], dtype=object), n_centers=1, gamma=1.0, classify=True)

@@ -62,9 +62,9 @@ def _check_kernel(kernel):
 def _check_params(spec, degree, coef0):
     if spec.code == _jk.POLYNOMIAL:
         if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
-            raise TypeError(f"`degree` must be an int >= 1 (and at most {MAX_DEGREE}); got {degree!r}.")
+            raise TypeError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
         if not 1 <= degree <= MAX_DEGREE:
-            raise ValueError(f"`degree` must be an int >= 1 (and at most {MAX_DEGREE}); got {degree!r}.")
+            raise ValueError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
     if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
         raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
     if not np.isfinite(float(coef0)):

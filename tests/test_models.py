@@ -505,7 +505,7 @@ def test_coef0_and_degree_types_are_named(rng):
     X, y = rng.random((10, 2)), rng.random(10)
     with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got 'x'"):
         kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, coef0="x")
-    with pytest.raises(TypeError, match=r"`degree` must be an int >= 1 \(and at most 1000\); got 1.5"):
+    with pytest.raises(TypeError, match=r"`degree` must be an int in \[1, 1000\]; got 1.5"):
         kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, degree=1.5)
 
 

@@ -104,7 +104,15 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     n_threads : int, optional
         ``None`` = ambient default (all cores), ``-1`` = all cores.
     degree, coef0 : int, float
-        Parameters of the polynomial (``degree``, ``coef0``) and tanh (``coef0``) kernels.
+        Parameters of the polynomial (``degree`` in [1, 1000], ``coef0``) and tanh
+        (``coef0``) kernels.  ``gamma`` and ``coef0`` must be finite in the result dtype
+        (float32 when every input is float32).
+
+    Raises
+    ------
+    ValueError
+        Bad input or parameters, data whose squared distances would overflow the result
+        dtype, or kernel values that overflow it (the exact values are not representable).
 
     Returns
     -------

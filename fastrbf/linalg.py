@@ -107,11 +107,8 @@ def _alpha_text(alpha):
 
 def _check_alpha(alpha, n, name="alpha"):
     """A float >= 0, or a length-n float64 array of values >= 0."""
-    try:
-        a = np.asarray(alpha)
-    except Exception:
-        a = None
-    if a is None or a.dtype.kind not in "iuf" or a.ndim > 1:
+    a = _v._convert(alpha, name)  # ragged: a ValueError naming `name`
+    if a.dtype.kind not in "iuf" or a.ndim > 1:
         raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {alpha!r}.")
     a = a.astype(np.float64)
     if a.ndim == 1 and a.shape[0] != n:

@@ -32,6 +32,15 @@ Decisions:
   penalises the weights but not the bias (as scikit-learn's ``Ridge``).
 - float32 input is computed in float64 inside (factorisations and weights); the
   predictions are returned as float32 when the query and the training data were.
+- The exact solves (kernel_ridge "cholesky", interpolate) are checked after the
+  factorisation (:func:`fastrbf.linalg._check_conditioning`): a system singular to
+  working precision (estimated condition number > 1/eps) raises
+  :class:`~fastrbf.NotPositiveDefiniteError`, one whose solve misses its own targets by
+  more than 1e-6 of max |Y| gives a ``scipy.linalg.LinAlgWarning``.
+- A model owns its arrays: the caller's ``X``, ``centers``, ``landmarks`` and per-centre
+  ``gamma`` are copied when the model would otherwise share their memory.
+- Data whose squared distances would overflow float64 (``|x| > sqrt(max / (16 d))``)
+  and weights that overflow are refused with a ``ValueError``.
 """
 
 import itertools
@@ -364,6 +373,18 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     KernelModel
         ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve.
 
+    Raises
+    ------
+    NotPositiveDefiniteError
+        "cholesky": ``K + alpha I`` is not positive definite, or singular to working
+        precision (estimated condition number > 1/eps).
+
+    Warns
+    -----
+    scipy.linalg.LinAlgWarning
+        "cholesky": the solve reproduces ``Y`` only to more than 1e-6 relative
+        (ill-conditioned; e.g. near-duplicate points with ``alpha = 0``).
+
     Examples
     --------
     >>> import numpy as np
@@ -537,6 +558,17 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
     Returns
     -------
     KernelModel
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        The system is singular (to working precision): duplicate points with
+        ``alpha = 0``, or a ``gamma`` too small for the spacing of the points.
+
+    Warns
+    -----
+    scipy.linalg.LinAlgWarning
+        The solve reproduces ``Y`` only to more than 1e-6 relative (ill-conditioned).
 
     Examples
     --------
@@ -876,7 +908,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         With ``learn_gamma``: take the gradient steps on the validation squared error
         (weights still solved on the training data) and stop when it goes up.
     gamma_tol, max_gamma_iter :
-        Stopping rule of ``learn_gamma``.
+        Stopping rule of ``learn_gamma``: a finite number >= 0 and an int >= 0.
     n_threads : int, optional
 
     Returns

@@ -185,7 +185,7 @@ def test_ragged_and_bad_types_are_named():
         cholesky([[1.0, 0.0], [0.0]])
     with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged or unconvertible list"):
         solve_regularized(np.eye(2), [[1.0], [2.0, 3.0]], alpha=0.0)
-    with pytest.raises(TypeError, match=r"`alpha` must be a number or a 1-D array"):
+    with pytest.raises(ValueError, match=r"`alpha` must be a rectangular array of real numbers; got a ragged"):
         cholesky(np.eye(2), alpha=[[1.0], [2.0, 3.0]])
     with pytest.raises(TypeError, match=r"`dtype` must be float64 or float32; got 'nonsense'"):
         cholesky(np.eye(2), dtype="nonsense")

@@ -43,11 +43,14 @@ Decisions:
   and weights that overflow are refused with a ``ValueError``.
 """
 
+import functools
 import itertools
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import scipy.linalg
@@ -532,6 +535,35 @@ def _compact_trailing(A, q):
     return flat[: m * m].reshape((m, m), order="F")
 
 
+def _lu_singular_text(degree, kernel, min_degree):
+    return (f"The interpolation system (solved by LU: `degree` {degree} is below the {kernel!r} kernel's minimum "
+            f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _singular_lu_named(fn: _F) -> _F:
+    """:func:`interpolate`'s LU solve (a ``degree`` below the kernel's minimum) of an
+    exactly singular system raises :class:`NotPositiveDefiniteError` with the remedies
+    instead of SciPy's bare ``LinAlgError``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except NotPositiveDefiniteError:
+            raise
+        except np.linalg.LinAlgError:
+            spec = KERNELS[kwargs.get("kernel", "thin_plate_spline")]
+            degree = kwargs.get("degree")
+            raise NotPositiveDefiniteError(_lu_singular_text(degree, spec.name, spec.min_degree),
+                                           alpha=kwargs.get("alpha", 0.0)) from None
+
+    return cast(_F, wrapper)
+
+
+@_singular_lu_named
 def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline", gamma: float | None = None,
                 degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
@@ -631,16 +663,10 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         Afull[n:, :n] = P.T
         rhs = np.zeros((n + q, k))
         rhs[:n] = T
-        singular = False
         with _threads.blas_threads(nt):
-            try:
-                sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
-            except np.linalg.LinAlgError:
-                singular = True
-        if singular or not np.all(np.isfinite(sol)):
-            raise NotPositiveDefiniteError(
-                f"The interpolation system (solved by LU: `degree` {degree} is below the {kernel!r} kernel's minimum "
-                f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}", alpha=a)
+            sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+        if not np.all(np.isfinite(sol)):
+            raise NotPositiveDefiniteError(_lu_singular_text(degree, kernel, min_degree), alpha=a)
         W, C = sol[:n], sol[n:]
     elif q == 0:
         d0 = _diag(B).copy()

@@ -221,7 +221,8 @@ def _check_range(arr, name, dtype, extra=0.0):
     big = max(float(np.max(arr)), -float(np.min(arr))) + extra
     limit = float(np.finfo(np.float32).max) / 4
     if big > limit:
-        raise ValueError(f"`{name}` must have values of magnitude at most {limit:.3g} for a float32 factorisation; "
+        what = f"`{name}` (with `alpha` added)" if extra else f"`{name}`"
+        raise ValueError(f"{what} must have values of magnitude at most {limit:.3g} for a float32 factorisation; "
                          f"got {big:.3g}. Use the default float64 `dtype`.")
 
 

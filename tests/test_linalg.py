@@ -204,3 +204,21 @@ def test_check_conditioning_leaves_the_factor_intact(rng):
     A = K + 1e-3 * np.eye(40)
     U = np.array(np.triu(A), order="F")
     assert np.isclose(fl._sym_norm1_upper(U, block=7), np.abs(A).sum(axis=0).max(), rtol=1e-14)
+
+
+def test_ranges_and_overflowing_solutions():
+    with pytest.raises(ValueError, match=r"The solution of \(K \+ alpha I\) W = Y overflows float64 for these `K`, "
+                                         r"`alpha` and `Y` .*rescale `Y` \(or `K`\), or use a larger `alpha`"):
+        cholesky(np.eye(2) * 1e-300).solve([1e10, 1.0])
+    with pytest.raises(ValueError, match=r"The solution of .* overflows float32"):
+        cholesky(np.eye(2, dtype=np.float32) * np.float32(1e-30)).solve(np.array([1e10, 1.0], np.float32))
+    with pytest.raises(ValueError, match=r"`K` must have values of magnitude at most 8.51e\+37 for a float32 "
+                                         r"factorisation; got 1e\+39"):
+        cholesky(np.eye(2) * 1e39, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"`K` \(with `alpha` added\) must have values of magnitude at most .* "
+                                         r"float32 factorisation"):
+        cholesky(np.eye(2), alpha=1e39, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most .* float32 factorisation"):
+        cholesky(np.eye(2), dtype=np.float32).solve([1e39, 0.0])
+    # the same in float64 is fine
+    np.testing.assert_allclose(cholesky(np.eye(2) * 1e39).solve([1e39, 0.0]), [1.0, 0.0], rtol=1e-15)

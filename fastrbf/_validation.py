@@ -148,12 +148,21 @@ def check_features(X, Y, name_x="X", name_y="Y"):
         )
 
 
+def as_float(x):
+    """``float(x)`` of a real number, ``inf`` (of its sign) when it is too large for a
+    float (a Python int of 400 digits)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
 def check_gamma(gamma, m, dtype, name="gamma"):
     """Return one gamma per column (length ``m`` array of ``dtype``) and whether scalar."""
     if (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool)) or (
         isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf"
     ):
-        g = float(gamma)
+        g = as_float(gamma)
         if not (np.isfinite(g) and g > 0):
             raise ValueError(f"`{name}` must be a finite number > 0; got {gamma!r}.")
         with np.errstate(over="ignore", under="ignore"):

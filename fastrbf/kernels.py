@@ -67,7 +67,7 @@ def _check_params(spec, degree, coef0):
             raise ValueError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
     if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
         raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
-    if not np.isfinite(float(coef0)):
+    if not np.isfinite(_v.as_float(coef0)):
         raise ValueError(f"`coef0` must be a finite number; got {coef0!r}.")
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
 

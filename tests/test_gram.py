@@ -274,3 +274,12 @@ def test_magnitudes_whose_squares_overflow_are_refused(dtype, big):
     # a float32 value that is fine for a float64 result
     assert np.all(np.isfinite(fastrbf.gram(np.array([[0.0], [1e19]], np.float32), np.zeros((1, 1)), kernel="linear",
                                            gamma=1e-30)))
+
+
+def test_huge_python_ints_are_named():
+    for kwargs, match in [(dict(gamma=10**400), r"`gamma` must be a finite number > 0; got 1000"),
+                          (dict(kernel="tanh", coef0=10**400), r"`coef0` must be a finite number; got 1000")]:
+        with pytest.raises(ValueError, match=match):
+            fastrbf.gram(np.ones((2, 2)), **kwargs)
+    with pytest.raises(ValueError, match=r"`coef0` must be a finite number in float32 \(the result dtype\)"):
+        fastrbf.gram(np.ones((2, 2), np.float32), kernel="tanh", coef0=1e300)

@@ -212,3 +212,9 @@ def test_given_landmarks_are_copied_and_seeds_checked(rng):
     with pytest.raises(ValueError, match="`n_landmarks`") as exc:
         _nystrom.landmarks(np.zeros((30, 3)), 5, "kmeans", 0, None)
     assert "n_clusters" not in str(exc.value)
+
+
+def test_huge_tol_is_named(rng):
+    X, y = _data(rng, 30)
+    with pytest.raises(ValueError, match=r"`tol` must be a finite number > 0; got 1000"):
+        kernel_ridge(X, y, gamma=0.5, alpha=0.1, solver="nystrom-pcg", tol=10**400)

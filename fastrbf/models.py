@@ -1052,7 +1052,7 @@ def _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, p
             raise TypeError(f"`{name}` must be a bool; got {val!r}.")
     if isinstance(gamma_tol, (bool, np.bool_)) or not isinstance(gamma_tol, numbers.Real):
         raise TypeError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
-    if not (np.isfinite(_v.as_float(gamma_tol)) and gamma_tol >= 0):
+    if not (np.isfinite(_v.as_float(gamma_tol)) and _v.as_float(gamma_tol) >= 0):
         raise ValueError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
     if isinstance(max_gamma_iter, (bool, np.bool_)) or not isinstance(max_gamma_iter, numbers.Integral):
         raise TypeError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")

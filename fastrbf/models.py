@@ -993,7 +993,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     if Ca is not None:
         C = _owned(_v.to_dtype(Ca, _F64, "centers"), centers)
     elif centers == "all":
-        C = Xd.copy()
+        C = _owned(Xd, X)  # copied only when it is the caller's own array
     else:
         if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64

@@ -593,3 +593,8 @@ def test_unsortable_class_labels_are_named(rng):
     with pytest.raises(TypeError, match=r"`Y` must be class labels of one sortable kind \(numbers or strings\); got "
                                         r"labels of types \['NoneType', 'float'\]"):
         rbf_network(rng.random((2, 1)), np.array([None, 0.5], dtype=object), n_centers=1, gamma=1.0, classify=True)
+
+
+def test_rbf_network_all_centres_owned(rng):
+    X, y, Xq = rng.random((30, 2)), rng.random(30), rng.random((5, 2))
+    _mutate_and_compare(lambda: rbf_network(X, y, centers="all", gamma=2.0, alpha=1e-3), [X], Xq)

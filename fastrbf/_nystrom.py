@@ -52,6 +52,7 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from . import _dense, _threads
+from . import _validation as _v
 from ._jit import nystrom as _jn
 from .distances import _consts
 from .kernels import KERNELS
@@ -296,7 +297,8 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
 def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
               n_threads: int | None) -> np.ndarray:
     """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
-    (k-means centres) or an explicit (M, d) array (returned as float64).
+    (k-means centres) or an explicit (M, d) array (returned as a float64 copy).  ``seed``:
+    None, an int >= 0 or a ``numpy.random.Generator``.
 
     ``"kmeans"``: k-means++ and 10 Lloyd iterations on a uniform subsample of
     ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
@@ -310,15 +312,16 @@ def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.ra
     (3, 2)
     """
     if not isinstance(how, str):
-        return np.ascontiguousarray(np.asarray(how, dtype=_F64))
+        return np.array(how, dtype=_F64, order="C", copy=True)  # the model owns its landmarks
     n = X.shape[0]
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = _v.check_seed(seed, name="seed")
     if how == "uniform":
         idx = np.sort(rng.choice(n, size=M, replace=False))
         return np.ascontiguousarray(X[idx], dtype=_F64)
     if how == "kmeans":
-        from .cluster import kmeans
+        from .cluster import _kmeans
 
         sub = X if n <= 20 * M else X[np.sort(rng.choice(n, size=20 * M, replace=False))]
-        return np.ascontiguousarray(kmeans(sub, M, max_iter=10, seed=rng, n_threads=n_threads).centers, dtype=_F64)
+        res = _kmeans(sub, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads)
+        return np.ascontiguousarray(res.centers, dtype=_F64)
     raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {how!r}.')

@@ -18,25 +18,43 @@ def _kind_error(name, arr):
     return TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
 
 
-def as_array(x, name, ndim=2):
-    """Return ``x`` as an ndarray of a real dtype (not yet converted to the float dtype)."""
+def _convert(x, name):
     try:
-        arr = np.asarray(x)
-    except Exception as exc:  # ragged lists and the like
-        raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
+        return np.asarray(x)
+    except Exception:  # ragged lists and the like
+        raise ValueError(
+            f"`{name}` must be a rectangular array of real numbers; got a ragged or unconvertible "
+            f"{type(x).__name__} (rows of different lengths?)."
+        ) from None
+
+
+def ndim(x, name):
+    """``np.ndim(x)``, with a ``ValueError`` naming ``name`` for ragged input."""
+    if isinstance(x, np.ndarray):
+        return x.ndim
+    return _convert(x, name).ndim
+
+
+def as_array(x, name, ndim=2):
+    """Return ``x`` as an ndarray of a real dtype (not yet converted to the float dtype).
+
+    ``ndim`` is the required number of dimensions, or a tuple of the allowed ones."""
+    arr = _convert(x, name)
     if arr.dtype.kind not in "biuf":
         raise _kind_error(name, arr)
-    if arr.ndim != ndim:
-        shape_txt = "(n_samples, n_features)" if ndim == 2 else "(n,)"
-        raise ValueError(f"`{name}` must be a {ndim}-D array of shape {shape_txt}; got shape {arr.shape}.")
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if arr.ndim not in allowed:
+        want = allowed[-1]
+        shape_txt = "(n_samples, n_features)" if want == 2 else "(n,)"
+        raise ValueError(f"`{name}` must be a {want}-D array of shape {shape_txt}; got shape {arr.shape}.")
     if arr.size == 0:
         raise ValueError(f"`{name}` must not be empty; got shape {arr.shape}.")
     return arr
 
 
 def result_dtype(*arrays):
-    """float32 if every array is float32, else float64."""
-    if all(a.dtype == np.float32 for a in arrays if a is not None):
+    """float32 if every array is float32 (of either byte order), else float64."""
+    if all(a.dtype.kind == "f" and a.dtype.itemsize == 4 for a in arrays if a is not None):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
@@ -56,8 +74,14 @@ def check_finite(arr, name):
         )
 
 
-def to_dtype(arr, dtype):
-    """C-contiguous, native, writeable array of ``dtype``; copies only when needed."""
+def to_dtype(arr, dtype, name=None):
+    """C-contiguous, native, writeable array of ``dtype``; copies only when needed (and
+    checks first that the copy fits in memory: a broadcast view may be far larger than
+    the memory it occupies)."""
+    dtype = np.dtype(dtype)
+    if name is not None and not (arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.writeable):
+        check_memory(arr.size * dtype.itemsize, f"a C-contiguous {dtype} copy of `{name}` {arr.shape}",
+                     f"pass `{name}` as a C-contiguous {dtype} array, or fewer rows at a time.")
     out = np.ascontiguousarray(arr, dtype=dtype)
     if not out.flags.writeable:
         out = out.copy()
@@ -71,9 +95,27 @@ def check_data(X, name):
     return arr
 
 
+def check_magnitude(arr, name, dtype=None):
+    """Data whose squared distances (and norms, and their sums) cannot overflow in
+    ``dtype`` (default: the array's own float dtype, float64 for integers):
+    ``|x| <= sqrt(finfo.max / (16 d))``, ``d`` the number of columns."""
+    if arr.dtype.kind != "f" and dtype is None:
+        return  # integers and bools: |x| < 2**64, far below the float64 bound
+    if dtype is None:
+        dtype = np.float32 if arr.dtype.itemsize <= 4 else np.float64
+    d = arr.shape[1] if arr.ndim == 2 else 1
+    bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
+    big = max(float(arr.max()), -float(arr.min()))
+    if big > bound:
+        raise ValueError(
+            f"`{name}` must have values of magnitude at most {bound:.3g} ({np.dtype(dtype)} squared distances "
+            f"over {d} feature(s) would overflow); got {big:.3g}. Rescale the data (e.g. standardise it)."
+        )
+
+
 def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
     """Targets: a finite real array of ``ndims`` dimensions with ``n`` rows."""
-    arr = as_array(Y, name, ndim=np.ndim(Y) if np.ndim(Y) in ndims else ndims[-1])
+    arr = as_array(Y, name, ndim=ndims)
     if arr.shape[0] != n:
         raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
     check_finite(arr, name)
@@ -83,15 +125,19 @@ def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
 def check_class_labels(Y, n, name="Y", name_x="X"):
     """Class labels of any dtype: 1-D, ``n`` of them, no NaN/inf.  Returns the sorted
     classes and the code (index into the classes) of each label."""
-    arr = np.asarray(Y)
+    arr = _convert(Y, name)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D class labels with `classify=True`; got shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
-    classes, codes = np.unique(arr, return_inverse=True)
-    return classes, codes
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError:  # an object array of labels that do not compare (None and numbers, ...)
+        raise TypeError(f"`{name}` must be class labels of one sortable kind (numbers or strings); got labels of "
+                        f"types {sorted({type(v).__name__ for v in arr.tolist()})}.") from None
+    return classes, codes.reshape(-1)
 
 
 def check_features(X, Y, name_x="X", name_y="Y"):
@@ -102,20 +148,35 @@ def check_features(X, Y, name_x="X", name_y="Y"):
         )
 
 
+def as_float(x):
+    """``float(x)`` of a real number, ``inf`` (of its sign) when it is too large for a
+    float (a Python int of 400 digits)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
 def check_gamma(gamma, m, dtype, name="gamma"):
     """Return one gamma per column (length ``m`` array of ``dtype``) and whether scalar."""
     if (isinstance(gamma, numbers.Real) and not isinstance(gamma, bool)) or (
         isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf"
     ):
-        g = float(gamma)
+        g = as_float(gamma)
         if not (np.isfinite(g) and g > 0):
             raise ValueError(f"`{name}` must be a finite number > 0; got {gamma!r}.")
-        return np.full(m, g, dtype=dtype), True
+        with np.errstate(over="ignore", under="ignore"):
+            gd = np.asarray(g, dtype=dtype)
+        if not (np.isfinite(gd) and gd > 0):
+            raise ValueError(f"`{name}` must be a finite number > 0 in {np.dtype(dtype)} (the result dtype: "
+                             f"{_range_text(dtype)}); got {gamma!r}.")
+        return np.full(m, gd, dtype=dtype), True
     try:
         arr = np.asarray(gamma)
     except Exception:
-        arr = None
-    if arr is None or arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
+                        f"{type(gamma).__name__}.") from None
+    if arr.dtype.kind not in "iuf":
         raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {gamma!r}.")
     if arr.ndim != 1 or arr.shape[0] != m:
         raise ValueError(
@@ -125,7 +186,18 @@ def check_gamma(gamma, m, dtype, name="gamma"):
     if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
         bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
         raise ValueError(f"`{name}` must contain only finite values > 0; got {float(bad)!r}.")
-    return np.ascontiguousarray(arr, dtype=dtype), False
+    with np.errstate(over="ignore", under="ignore"):
+        gd = np.ascontiguousarray(arr, dtype=dtype)
+    if not (np.all(np.isfinite(gd)) and np.all(gd > 0)):
+        bad = arr[~(np.isfinite(gd) & (gd > 0))][0]
+        raise ValueError(f"`{name}` must contain only finite values > 0 in {np.dtype(dtype)} (the result dtype: "
+                         f"{_range_text(dtype)}); got {float(bad)!r}.")
+    return gd, False
+
+
+def _range_text(dtype):
+    fi = np.finfo(dtype)
+    return f"from {float(fi.smallest_subnormal):.3g} to {float(fi.max):.3g}"
 
 
 def check_out(out, shape, dtype, inputs, name="out"):
@@ -144,6 +216,19 @@ def check_out(out, shape, dtype, inputs, name="out"):
         if arr is not None and np.may_share_memory(out, arr):
             raise ValueError(f"`{name}` must not share memory with an input array.")
     return out
+
+
+def check_result(out, what, names, hint="rescale the data or use a smaller `gamma`."):
+    """After a computation from finite input: a result that overflowed (inf, or NaN from
+    inf - inf) is refused, naming the arguments that control its size."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(out, axis=None)
+    if np.isfinite(total) or np.all(np.isfinite(out)):
+        return
+    raise ValueError(
+        f"{what} overflows {out.dtype} for these {names} (the values exceed {float(np.finfo(out.dtype).max):.3g}); "
+        f"{hint}"
+    )
 
 
 def available_memory():

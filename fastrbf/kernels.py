@@ -11,6 +11,7 @@ Dot-product kernels are functions of ``u = x . y``.
 ``gamma`` is a scalar or one value per column of the result (per-centre widths).
 """
 
+import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -48,6 +49,10 @@ KERNELS = {
 }
 
 
+#: the largest polynomial ``degree`` (the power is computed by repeated multiplication)
+MAX_DEGREE = 1000
+
+
 def _check_kernel(kernel):
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ValueError(f"`kernel` must be one of {sorted(KERNELS)}; got {kernel!r}.")
@@ -56,11 +61,25 @@ def _check_kernel(kernel):
 
 def _check_params(spec, degree, coef0):
     if spec.code == _jk.POLYNOMIAL:
-        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 1:
-            raise ValueError(f"`degree` must be an int >= 1; got {degree!r}.")
-    if not np.isfinite(coef0):
+        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
+            raise TypeError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
+        if not 1 <= degree <= MAX_DEGREE:
+            raise ValueError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
+        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
+    if not np.isfinite(_v.as_float(coef0)):
         raise ValueError(f"`coef0` must be a finite number; got {coef0!r}.")
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
+
+
+def _coef0_in(spec, coef0, dtype):
+    """``coef0`` for a kernel of ``dtype``: 0 where the kernel does not use it, else
+    checked to be finite in the result dtype."""
+    if spec.code not in (_jk.POLYNOMIAL, _jk.TANH):
+        return 0.0
+    if abs(coef0) > float(np.finfo(dtype).max):
+        raise ValueError(f"`coef0` must be a finite number in {np.dtype(dtype)} (the result dtype); got {coef0!r}.")
+    return coef0
 
 
 def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
@@ -85,7 +104,15 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     n_threads : int, optional
         ``None`` = ambient default (all cores), ``-1`` = all cores.
     degree, coef0 : int, float
-        Parameters of the polynomial (``degree``, ``coef0``) and tanh (``coef0``) kernels.
+        Parameters of the polynomial (``degree`` in [1, 1000], ``coef0``) and tanh
+        (``coef0``) kernels.  ``gamma`` and ``coef0`` must be finite in the result dtype
+        (float32 when every input is float32).
+
+    Raises
+    ------
+    ValueError
+        Bad input or parameters, data whose squared distances would overflow the result
+        dtype, or kernel values that overflow it (the exact values are not representable).
 
     Returns
     -------
@@ -107,18 +134,25 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     """
     spec = _check_kernel(kernel)
     Xc, Yc, dtype = _prepare(X, Y)
+    _v.check_magnitude(Xc, "X")
+    if Yc is not None:
+        _v.check_magnitude(Yc, "Y")
     deg, coef0 = _check_params(spec, degree, coef0)
     m = Xc.shape[0] if Yc is None else Yc.shape[0]
     g, scalar = _v.check_gamma(gamma, m, dtype)
+    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
     symmetric = Yc is None and scalar
     Yc = Xc if Yc is None else Yc
-    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y), "gram")
-    c = _consts(dtype, coef0)
+    # every array argument, and what was made of it, must be apart from `out`
+    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, g), "gram")
     if spec.radial:
-        return pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+        pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+        _v.check_result(out, "gram", "`X`, `Y` and `gamma`")
+        return out
     nt = _threads.resolve(n_threads)
     _dense.gemm(Xc, Yc.T, out, nt)  # fixed row blocks: the same bits for any thread count
     _threads.run(_jg.apply_rows, nt, spec.code, g, c, deg, out)
+    _v.check_result(out, "gram", "`X`, `Y`, `gamma`, `degree` and `coef0`")
     return out
 
 
@@ -155,7 +189,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     Xa = _v.check_data(X, "X")
     Ya = _v.check_data(Y, "Y")
     _v.check_features(Xa, Ya)
-    Va = _v.as_array(V, "V", ndim=np.ndim(V) if np.ndim(V) in (1, 2) else 2)
+    Va = _v.as_array(V, "V", ndim=(1, 2))
     _v.check_finite(Va, "V")
     if Va.shape[0] != Ya.shape[0]:
         raise ValueError(
@@ -163,11 +197,21 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
         )
     deg, coef0 = _check_params(spec, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
-    Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
+    _v.check_magnitude(Xa, "X", dtype)
+    _v.check_magnitude(Ya, "Y", dtype)
+    g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
+    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
     vec = Va.ndim == 1
+    n, m, k = Xa.shape[0], Ya.shape[0], 1 if vec else Va.shape[1]
+    # the result, the transposed copies of Y and V, and any converted copy of X and Y
+    need = n * k + 2 * m * Ya.shape[1] + m * k
+    need += 0 if (Xa.dtype == dtype and Xa.flags.c_contiguous) else Xa.size
+    _v.check_memory(need * dtype.itemsize, f"gram_matvec: the {n} x {k} {dtype} result and working copies",
+                    "pass fewer rows of `X` (or columns of `V`) per call.")
+    Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
-    g, _ = _v.check_gamma(gamma, Yc.shape[0], dtype)
-    out = np.empty((Xc.shape[0], Vt.shape[0]), dtype=dtype)
+    out = np.empty((n, k), dtype=dtype)
     Yt = np.ascontiguousarray(Yc.T)
-    _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, _consts(dtype, coef0), deg, out)
+    _threads.run(_jg.gram_matvec, n_threads, Xc, Yt, Vt, not spec.radial, spec.code, g, c, deg, out)
+    _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

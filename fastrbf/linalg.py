@@ -24,11 +24,32 @@ Decisions:
   ~eps for duplicated points) is treated as a breakdown: such a matrix is singular to
   working precision (duplicate points with ``alpha = 0``), and the weights it would give
   are noise.  Merely ill-conditioned matrices (pivots of 1e-12, say) are factored.
+- The exact solves of the models (:func:`fastrbf.kernel_ridge` with the Cholesky
+  solver, :func:`fastrbf.interpolate`) then check the factored system
+  (:func:`_check_conditioning`), because a factorisation can complete on a matrix whose
+  solution is rounding noise:
+
+  - LAPACK ``pocon`` estimates the reciprocal condition number ``rcond`` from the
+    factor (the 1-norm of the matrix comes from the triangle the factorisation leaves
+    untouched and the saved diagonal).  ``rcond < eps`` (condition number above
+    ``1 / eps = 4.5e15``): the matrix is singular to working precision (the line SciPy
+    draws for its ``LinAlgWarning``) and :class:`NotPositiveDefiniteError` is raised
+    with the remedies (a larger ``alpha``, a larger ``gamma``, removing near-duplicate
+    points).
+  - Otherwise the residual ``Y - A W`` of the solve is computed with the same stored
+    triangle (O(n^2 k), beside the O(n^3) factorisation).  When it exceeds
+    :data:`RESIDUAL_WARN` (``1e-6``) of ``max |Y|`` the weights are large enough that
+    their rounding shows in the fit (two points 3e-7 apart with ``alpha = 0`` give
+    weights of 1e13 and miss their own targets by 1e-3): a
+    ``scipy.linalg.LinAlgWarning`` says by how much, with the same remedies, and the
+    model is returned.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import LinAlgWarning, blas, lapack
 
 from . import _dense, _threads
 from . import _validation as _v
@@ -40,6 +61,11 @@ from ._typing import ArrayLike, DTypeLike, FloatArray, Threads
 JITTER_LADDER = tuple(10.0**e for e in range(-10, -2))
 
 _SYM_RTOL = 1000.0
+
+_OVERFLOW_HINT = "rescale `Y` (or `K`), or use a larger `alpha`."
+
+#: the exact solves warn when the residual exceeds this share of max |Y|
+RESIDUAL_WARN = 1e-6
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -84,11 +110,8 @@ def _alpha_text(alpha):
 
 def _check_alpha(alpha, n, name="alpha"):
     """A float >= 0, or a length-n float64 array of values >= 0."""
-    try:
-        a = np.asarray(alpha)
-    except Exception:
-        a = None
-    if a is None or a.dtype.kind not in "iuf" or a.ndim > 1:
+    a = _v._convert(alpha, name)  # ragged: a ValueError naming `name`
+    if a.dtype.kind not in "iuf" or a.ndim > 1:
         raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {alpha!r}.")
     a = a.astype(np.float64)
     if a.ndim == 1 and a.shape[0] != n:
@@ -155,15 +178,21 @@ class CholeskyFactor:
         >>> f.solve([2.0, 1.0])
         array([0.5, 0. ])
         """
-        Ya = _v.as_array(Y, "Y", ndim=np.ndim(Y) if np.ndim(Y) in (1, 2) else 2)
+        Ya = _v.as_array(Y, "Y", ndim=(1, 2))
         _v.check_finite(Ya, "Y")
         if Ya.shape[0] != self.n:
             raise ValueError(f"`Y` must have one row per row of the matrix ({self.n}); got shape {Ya.shape}.")
-        out_dtype = self.dtype if Ya.dtype == np.float32 else np.dtype(np.float64)
+        out_dtype = self.dtype if Ya.dtype.newbyteorder("=") == np.float32 else np.dtype(np.float64)
+        _check_range(Ya, "Y", self.factor.dtype)
         B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
         W = B.reshape(B.shape[0], -1, order="F")  # a view: (n,) -> (n, 1)
         _dense.potrs(self.factor, W, n_threads)
-        return B.astype(out_dtype, copy=False)
+        W = B
+        _v.check_result(W, "The solution of (K + alpha I) W = Y", "`K`, `alpha` and `Y`", _OVERFLOW_HINT)
+        with np.errstate(over="ignore"):
+            W = W.astype(out_dtype, copy=False)
+        _v.check_result(W, "The solution of (K + alpha I) W = Y", "`K`, `alpha` and `Y`", _OVERFLOW_HINT)
+        return W
 
     def logdet(self) -> float:
         """``log det(K + alpha I)`` from the diagonal of the factor.
@@ -184,6 +213,33 @@ def _check_square(K, name="K"):
         raise ValueError(f"`{name}` must be a square matrix; got shape {Ka.shape}.")
     _v.check_finite(Ka, name)
     return Ka
+
+
+def _check_range(arr, name, dtype, extra=0.0):
+    """Values (plus ``extra``) representable in ``dtype`` (a float32 factorisation)."""
+    if np.dtype(dtype) != np.float32:
+        return
+    big = max(float(np.max(arr)), -float(np.min(arr))) + extra
+    limit = float(np.finfo(np.float32).max) / 4
+    if big > limit:
+        what = f"`{name}` (with `alpha` added)" if extra else f"`{name}`"
+        raise ValueError(f"{what} must have values of magnitude at most {limit:.3g} for a float32 factorisation; "
+                         f"got {big:.3g}. Use the default float64 `dtype`.")
+
+
+def _native_float(Ka, fdtype, name="K"):
+    """``Ka`` as a native float32/float64 array (integers, bools and float16 become
+    ``fdtype``, byte-swapped floats native), and whether that is a new array."""
+    dt = Ka.dtype
+    if dt.kind == "f" and dt.itemsize in (4, 8):
+        if dt.isnative:
+            return Ka, False
+        target = dt.newbyteorder("=")
+    else:
+        target = fdtype
+    _v.check_memory(Ka.size * target.itemsize, f"cholesky: a {Ka.shape[0]} x {Ka.shape[1]} {target} copy of `{name}`",
+                    f"pass `{name}` as a native float64 array.")
+    return np.array(Ka, dtype=target, order="C"), True
 
 
 def _check_symmetric(A, name, n_threads):
@@ -261,6 +317,60 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
     )
 
 
+def _sym_norm1_upper(A, block=256):
+    """1-norm (largest column sum of absolute values) of the symmetric matrix whose
+    upper triangle (diagonal included) is stored in the Fortran-ordered ``A``."""
+    n = A.shape[0]
+    col = np.zeros(n)
+    row = np.zeros(n)
+    for j0 in range(0, n, block):
+        j1 = min(n, j0 + block)
+        blk = np.abs(A[:j1, j0:j1])
+        sq = blk[j0:j1]
+        sq[np.tril_indices(j1 - j0, -1)] = 0.0
+        col[j0:j1] += blk.sum(axis=0)
+        sq[np.diag_indices(j1 - j0)] = 0.0
+        row[:j1] += blk.sum(axis=1)
+    return float((col + row).max())
+
+
+def _check_conditioning(F, diag, W, Y, *, what, remedies, alpha=None, n_threads=None):
+    """Check an exact solve ``A W = Y`` done with the Cholesky factor ``F`` of ``A``.
+
+    ``F`` is Fortran-ordered with the factor in its lower triangle and ``A``'s strict
+    upper triangle untouched (as :func:`_factor_in_place` leaves it); ``diag`` is the
+    diagonal of ``A`` (regularisation included).  ``W`` and ``Y`` are (n, k).  Raises
+    :class:`NotPositiveDefiniteError` when ``A`` is singular to working precision
+    (``rcond < eps``), warns (``scipy.linalg.LinAlgWarning``) when the residual exceeds
+    ``RESIDUAL_WARN max |Y|``; see the module docstring."""
+    d = _diag(F)
+    fd = d.copy()
+    nt = _threads.resolve(n_threads)
+    try:
+        d[:] = diag  # F's upper triangle is now A
+        anorm = _sym_norm1_upper(F)
+        with _threads.blas_threads(nt):
+            AW = blas.dsymm(1.0, F, np.asfortranarray(W, dtype=np.float64), side=0, lower=0)
+    finally:
+        d[:] = fd
+    with _threads.blas_threads(nt):
+        rcond, info = lapack.dpocon(F, anorm, uplo="L")
+    eps = float(np.finfo(np.float64).eps)
+    if info == 0 and rcond < eps:
+        cond = f"{1.0 / rcond:.3g}" if rcond > 0 else "inf"
+        raise NotPositiveDefiniteError(
+            f"{what} is numerically singular: its estimated condition number {cond} exceeds 1/eps = "
+            f"{1.0 / eps:.3g}, so its solution would be rounding noise. Remedies: {remedies}",
+            column=None, alpha=alpha)
+    scale = float(np.abs(Y).max()) if Y.size else 0.0
+    miss = float(np.abs(np.asarray(Y) - AW).max()) if Y.size else 0.0
+    if scale > 0 and miss > RESIDUAL_WARN * scale:
+        warnings.warn(
+            f"{what} is ill-conditioned (estimated condition number {1.0 / rcond:.3g}): the solve reproduces its "
+            f"right-hand side only to {miss / scale:.3g} relative (largest weight {float(np.abs(W).max()):.3g}). "
+            f"Remedies: {remedies}", LinAlgWarning, stacklevel=3)
+
+
 def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, jitter: float | str | None = None,
              dtype: DTypeLike | None = None, n_threads: Threads = None) -> "CholeskyFactor":
     """Cholesky factor of ``K + alpha I`` for solves and log-determinants.
@@ -309,10 +419,15 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
     Ka = _check_square(K)
     n = Ka.shape[0]
     a = _check_alpha(alpha, n)
-    in_dtype = np.dtype(np.float32) if Ka.dtype == np.float32 else np.dtype(np.float64)
-    fdtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
+    try:
+        fdtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"`dtype` must be float64 or float32; got {dtype!r}.") from None
     if fdtype not in (np.dtype(np.float64), np.dtype(np.float32)):
         raise ValueError(f"`dtype` must be float64 or float32; got {dtype!r}.")
+    _check_range(Ka, "K", fdtype, float(np.max(a)))
+    Ka, fresh = _native_float(Ka, fdtype)
+    in_dtype = np.dtype(np.float32) if Ka.dtype == np.float32 else np.dtype(np.float64)
     if overwrite and isinstance(K, np.ndarray) and K.dtype == fdtype and K.flags.writeable and K.dtype.isnative:
         if K.flags.c_contiguous:
             B = K
@@ -323,6 +438,8 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
     else:
         B = None
     _check_symmetric(Ka if B is None else B, "K", n_threads)
+    if B is None and fresh and Ka.dtype == fdtype and Ka.flags.c_contiguous:
+        B = Ka  # the converted copy is ours: factor it in place
     if B is None:
         _v.check_memory(n * n * fdtype.itemsize, f"cholesky: a {n} x {n} {fdtype} copy of `K`",
                         "pass a float64 `K` with `overwrite=True` to factor it in place.")

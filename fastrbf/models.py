@@ -32,11 +32,25 @@ Decisions:
   penalises the weights but not the bias (as scikit-learn's ``Ridge``).
 - float32 input is computed in float64 inside (factorisations and weights); the
   predictions are returned as float32 when the query and the training data were.
+- The exact solves (kernel_ridge "cholesky", interpolate) are checked after the
+  factorisation (:func:`fastrbf.linalg._check_conditioning`): a system singular to
+  working precision (estimated condition number > 1/eps) raises
+  :class:`~fastrbf.NotPositiveDefiniteError`, one whose solve misses its own targets by
+  more than 1e-6 of max |Y| gives a ``scipy.linalg.LinAlgWarning``.
+- A model owns its arrays: the caller's ``X``, ``centers``, ``landmarks`` and per-centre
+  ``gamma`` are copied when the model would otherwise share their memory.
+- Data whose squared distances would overflow float64 (``|x| > sqrt(max / (16 d))``)
+  and weights that overflow are refused with a ``ValueError``.
 """
 
+import functools
 import itertools
+import math
+import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import scipy.linalg
@@ -47,24 +61,31 @@ from . import _validation as _v
 from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
 from ._typing import ArrayLike, FloatArray, Seed, Threads
-from .cluster import kmeans
+from .cluster import _kmeans
 from .distances import _consts, pairwise
 from .kernels import KERNELS, _check_kernel, _check_params, gram, gram_matvec
-from .linalg import NotPositiveDefiniteError, _check_alpha, _factor_in_place
+from .linalg import NotPositiveDefiniteError, _check_alpha, _check_conditioning, _diag, _factor_in_place
 
 _F64 = np.dtype(np.float64)
 
 
 # ---------------------------------------------------------------- validation
+def _data(X, name):
+    """Data of a model: 2-D, finite, and with squared distances that cannot overflow."""
+    Xa = _v.check_data(X, name)
+    _v.check_magnitude(Xa, name, _F64)
+    return Xa
+
+
 def _check_xy(X, Y):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     return Xa, _v.check_targets(Y, Xa.shape[0])
 
 
 def _check_scalar_gamma(gamma):
     if gamma is None:
         raise ValueError("`gamma` must be a finite number > 0; got None.")
-    if np.ndim(gamma) != 0:
+    if _v.ndim(gamma, "gamma") != 0:
         raise TypeError(f"`gamma` must be a number here (one width for all points); got {gamma!r}.")
     g, _ = _v.check_gamma(gamma, 1, _F64)
     return float(g[0])
@@ -74,8 +95,17 @@ def _out_dtype(*arrays):
     return _v.result_dtype(*arrays)
 
 
+def _owned(arr, *sources):
+    """``arr``, copied if it shares memory with an array the caller passed (and could
+    still change): a model owns its arrays."""
+    for src in sources:
+        if src is not None and np.may_share_memory(arr, src):
+            return arr.copy()
+    return arr
+
+
 def _query(model_dtype, n_features, X):
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {Xa.shape}.")
     dtype = np.dtype(np.float32) if (Xa.dtype == np.float32 and model_dtype == np.float32) else _F64
@@ -220,8 +250,19 @@ def _gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     if spec.radial and not whole:
         pairwise(Xd, Xd, spec.code, np.full(n, gamma), _consts(_F64, coef0), degree, True, B, n_threads, mirror=False)
         return B, False
-    gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    try:
+        gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    except ValueError:  # the only refusal left for validated input: an overflow
+        names = "`X` and `gamma`" if spec.radial else "`X`, `gamma`, `degree` and `coef0`"
+        raise ValueError(f"{what}: the kernel matrix overflows float64 for these {names}; rescale the data or use "
+                         "a smaller `gamma`.") from None
     return B, True
+
+
+_KRR_REMEDIES = ("a larger `alpha` (or `jitter=\"auto\"`), a larger `gamma`, or removing (near-)duplicate points "
+                 "from `X`.")
+_INTERP_REMEDIES = ("a smoothing `alpha` > 0, a larger `gamma` (kernels that are not scale invariant), or removing "
+                    "(near-)duplicate points from `X`.")
 
 
 class ConvergenceWarning(UserWarning):
@@ -266,7 +307,7 @@ def default_landmarks(n: int) -> int:
 def _choose_solver(n, alpha, n_landmarks, landmarks):
     if n_landmarks is not None or not isinstance(landmarks, str):
         return "nystrom-pcg"
-    if np.ndim(alpha) != 0:
+    if _v.ndim(alpha, "alpha") != 0:
         return "cholesky"
     avail = _v.available_memory()
     if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
@@ -335,6 +376,18 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     KernelModel
         ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve.
 
+    Raises
+    ------
+    NotPositiveDefiniteError
+        "cholesky": ``K + alpha I`` is not positive definite, or singular to working
+        precision (estimated condition number > 1/eps).
+
+    Warns
+    -----
+    scipy.linalg.LinAlgWarning
+        "cholesky": the solve reproduces ``Y`` only to more than 1e-6 relative
+        (ill-conditioned; e.g. near-duplicate points with ``alpha = 0``).
+
     Examples
     --------
     >>> import numpy as np
@@ -354,26 +407,33 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     Xa, Ya = _check_xy(X, Y)
     g = _check_scalar_gamma(gamma)
     deg, coef0 = _check_params(spec, degree, coef0)
+    rng = _v.check_seed(seed, name="seed")
     n = Xa.shape[0]
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
-        return _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
-                                 landmarks, tol, max_iter, seed, n_threads)
+        return _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+                                 landmarks, tol, max_iter, rng, n_threads)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
     a = _check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
+    Xd = _owned(_v.to_dtype(Xa, _F64, "X"), X)
     T, single = _as_targets(Ya)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
     T -= intercept
-    B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=False)
+    # the whole matrix: the triangle the factorisation leaves untouched serves the check
+    B, whole = _gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
+    d0 = _diag(B).copy()
     F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
+    T0 = T.copy()
     _dense.potrs(F, T, n_threads)
     W = T
+    _check_weights(W)
+    _check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
+                        remedies=_KRR_REMEDIES, alpha=a, n_threads=n_threads)
     del B, F
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, deg, coef0, intercept,
                        np.zeros((0, Xd.shape[1]), dtype=np.int64), np.zeros(Xd.shape[1]), np.ones(Xd.shape[1]),
@@ -387,14 +447,14 @@ def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     if kernel not in PCG_KERNELS:
         raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
                          f"kernel); got {kernel!r}.")
-    if np.ndim(alpha) != 0:
+    if _v.ndim(alpha, "alpha") != 0:
         raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
                         f"got an array of shape {np.shape(alpha)}.")
     a = float(_check_alpha(alpha, n))
     if not a > 0:
         raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
-            np.isfinite(tol) and tol > 0):
+            np.isfinite(_v.as_float(tol)) and tol > 0):
         raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
@@ -408,8 +468,8 @@ def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     return a, int(m)
 
 
-def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
-                      max_iter, seed, n_threads):
+def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                      max_iter, rng, n_threads):
     from . import _nystrom
 
     n, d = Xa.shape
@@ -418,7 +478,7 @@ def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter,
         raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     a, m = _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     if m is None:
-        La = _v.check_data(landmarks, "landmarks")
+        La = _data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
         m = La.shape[0]
         if n_landmarks is not None and n_landmarks != m:
@@ -433,20 +493,33 @@ def _kernel_ridge_pcg(Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter,
     Xd = _v.to_dtype(Xa, _F64)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
     T -= intercept
-    L = _nystrom.landmarks(Xd, m, landmarks, seed, nt)
+    L = _nystrom.landmarks(Xd, m, landmarks, rng, nt)  # a new array: the model owns it
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    # the solve is linear in Y: it runs on Y / max|Y| (CG's squared norms of targets of
+    # 1e160 would overflow) and the coefficients are scaled back
+    ymax = float(np.abs(T).max())
+    ys = ymax if ymax > 0 else 1.0
+    T /= ys
     rhs = _nystrom.cross_t(Xd, L, T, **params)
     del T
     res = _nystrom.falkon_solve(lambda V: _nystrom.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
                                 tol=float(tol), max_iter=int(max_iter), n_threads=nt)
+    with np.errstate(over="ignore"):
+        beta = res.beta * ys
+    _check_weights(beta)
     if not res.converged:
         warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
                       f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
                       ConvergenceWarning, stacklevel=3)
-    return KernelModel(L, res.beta, kernel, g, deg, coef0, intercept, np.zeros((0, d), dtype=np.int64),
+    return KernelModel(L, beta, kernel, g, deg, coef0, intercept, np.zeros((0, d), dtype=np.int64),
                        np.zeros(d), np.ones(d), np.zeros((0, k)), _out_dtype(Xa, Ya), single, 0.0,
                        "nystrom-pcg", res.n_iter, res.residual, res.converged)
+
+
+def _check_weights(W):
+    _v.check_result(W, "The model's weight matrix", "`Y`, `alpha` and `gamma`",
+                    "rescale `Y`, or use a larger `alpha` (or `gamma`).")
 
 
 def _compact_trailing(A, q):
@@ -462,6 +535,35 @@ def _compact_trailing(A, q):
     return flat[: m * m].reshape((m, m), order="F")
 
 
+def _lu_singular_text(degree, kernel, min_degree):
+    return (f"The interpolation system (solved by LU: `degree` {degree} is below the {kernel!r} kernel's minimum "
+            f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _singular_lu_named(fn: _F) -> _F:
+    """:func:`interpolate`'s LU solve (a ``degree`` below the kernel's minimum) of an
+    exactly singular system raises :class:`NotPositiveDefiniteError` with the remedies
+    instead of SciPy's bare ``LinAlgError``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except NotPositiveDefiniteError:
+            raise
+        except np.linalg.LinAlgError:
+            spec = KERNELS[kwargs.get("kernel", "thin_plate_spline")]
+            degree = kwargs.get("degree")
+            raise NotPositiveDefiniteError(_lu_singular_text(degree, spec.name, spec.min_degree),
+                                           alpha=kwargs.get("alpha", 0.0)) from None
+
+    return cast(_F, wrapper)
+
+
+@_singular_lu_named
 def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline", gamma: float | None = None,
                 degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
@@ -488,6 +590,17 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
     Returns
     -------
     KernelModel
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        The system is singular (to working precision): duplicate points with
+        ``alpha = 0``, or a ``gamma`` too small for the spacing of the points.
+
+    Warns
+    -----
+    scipy.linalg.LinAlgWarning
+        The solve reproduces ``Y`` only to more than 1e-6 relative (ill-conditioned).
 
     Examples
     --------
@@ -518,15 +631,16 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
     a = _check_alpha(alpha, n)
-    n_threads = _threads.for_dense(n, d, n_threads)
-    Xd = _v.to_dtype(Xa, _F64)
-    T, single = _as_targets(Ya)
-    k = T.shape[1]
-    powers = _monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
-    q = powers.shape[0]
+    # count the monomials before listing them: C(d + degree, d) grows without bound
+    q = math.comb(d + degree, d) if degree >= 0 else 0
     if n < q:
         raise ValueError(f"At least {q} data points are required when `degree` is {degree} and the "
                          f"number of dimensions is {d}; got {n}.")
+    n_threads = _threads.for_dense(n, d, n_threads)
+    Xd = _owned(_v.to_dtype(Xa, _F64, "X"), X)
+    T, single = _as_targets(Ya)
+    k = T.shape[1]
+    powers = _monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
     scale = (hi - lo) / 2
@@ -550,11 +664,17 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         rhs[:n] = T
         with _threads.serial_blas():
             sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+        if not np.all(np.isfinite(sol)):
+            raise NotPositiveDefiniteError(_lu_singular_text(degree, kernel, min_degree), alpha=a)
         W, C = sol[:n], sol[n:]
     elif q == 0:
+        d0 = _diag(B).copy()
         F, used = _interp_factor(B, a, n_threads)
+        T0 = T.copy()
         _dense.potrs(F, T, n_threads)
         W = T
+        _check_conditioning(F, d0 + a + used, W, T0, what="The interpolation matrix K(X, X) + diag(alpha)",
+                            remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
         C = np.zeros((0, k))
     else:
         with _threads.serial_blas():
@@ -573,9 +693,13 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
                 M = _compact_trailing(A, q)
                 del A
                 Bm = M.T  # C-ordered view for the in-place factorisation
+                dm = _diag(Bm).copy()
                 F, used = _interp_factor(Bm, 0.0, n_threads)
+                b20 = b2.copy()
                 _dense.potrs(F, b2, n_threads)
                 z = b2
+                _check_conditioning(F, dm + used, z, b20, what="The interpolation system (on the polynomial null "
+                                    "space)", remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
                 del M, F
             else:  # as many points as monomials: the polynomial alone interpolates, w = 0
                 z = np.zeros((0, k))
@@ -584,6 +708,8 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             wz[q:] = z
             W, _, _ = lapack.dormqr("L", "N", qr, tau, wz, max(1, k * 64), overwrite_c=1)
             del B
+    _check_weights(W)
+    _check_weights(C)
     return KernelModel(Xd, np.ascontiguousarray(W), kernel, g, 1, 0.0, np.zeros(k), powers, shift, scale,
                        np.ascontiguousarray(C), _out_dtype(Xa, Ya), single, used)
 
@@ -808,7 +934,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         With ``learn_gamma``: take the gradient steps on the validation squared error
         (weights still solved on the training data) and stop when it goes up.
     gamma_tol, max_gamma_iter :
-        Stopping rule of ``learn_gamma``.
+        Stopping rule of ``learn_gamma``: a finite number >= 0 and an int >= 0.
     n_threads : int, optional
 
     Returns
@@ -831,33 +957,47 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     [-7.848] [7.397 7.823]
     """
     spec = _check_kernel(kernel)
-    Xa = _v.check_data(X, "X")
+    Xa = _data(X, "X")
     T, single, classes = _check_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
-    Xd = _v.to_dtype(Xa, _F64)
+    a = float(_check_alpha(alpha, 1)) if _v.ndim(alpha, "alpha") == 0 else None
+    if a is None:
+        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify)
+    rng = _v.check_seed(seed, name="seed")
+    Ca = None
     if isinstance(centers, str):
         if centers == "kmeans":
             if n_centers is None:
                 raise ValueError('`n_centers` must be given with centers="kmeans".')
             if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
                 raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
-            C = kmeans(Xd, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
+            K = int(n_centers)
         elif centers == "all":
-            C = Xd.copy()
+            K = n
         else:
             raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
     else:
-        Ca = _v.check_data(centers, "centers")
+        Ca = _data(centers, "centers")
         _v.check_features(Xa, Ca, "X", "centers")
-        C = _v.to_dtype(Ca, _F64)
-        if n_centers is not None and n_centers != C.shape[0]:
-            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
-    K = C.shape[0]
+        K = Ca.shape[0]
+        if n_centers is not None and (isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Integral)):
+            raise TypeError(f"`n_centers` must be None or an int; got {n_centers!r}.")
+        if n_centers is not None and n_centers != K:
+            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({K}).")
     g, _ = _v.check_gamma(gamma, K, _F64)
+    g = _owned(g, gamma)
     deg, coef0 = _check_params(spec, 3, 1.0)
-    a = float(_check_alpha(alpha, 1)) if np.ndim(alpha) == 0 else None
-    if a is None:
-        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    _check_network_memory(n, d, K, T.shape[1], centers, n_threads)
+    Xd = _v.to_dtype(Xa, _F64, "X")
+    if Ca is not None:
+        C = _owned(_v.to_dtype(Ca, _F64, "centers"), centers)
+    elif centers == "all":
+        C = _owned(Xd, X)  # copied only when it is the caller's own array
+    else:
+        if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
+            max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
+        C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
     Xt = np.ascontiguousarray(Xd.T)
     solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731
     W, b = solve(g)
@@ -867,7 +1007,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
             raise ValueError(f"`learn_gamma` needs the 'gaussian' kernel; got {kernel!r}.")
         if validation is not None:
             Xv, Yv = validation
-            Xva = _v.check_data(Xv, "validation X")
+            Xva = _data(Xv, "validation X")
             _v.check_features(Xa, Xva, "X", "validation X")
             nv = Xva.shape[0]
             if classify:  # coded with the training classes
@@ -902,6 +1042,38 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
             W, b = solve(g)
     dtype = _out_dtype(Xa) if classify else _out_dtype(Xa, np.asarray(Y))
     return RBFNetwork(C, g, W, b, kernel, classes, dtype, single, history)
+
+
+def _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify):
+    """The scalar options of :func:`rbf_network` (checked whether or not they are used)."""
+    for name, val in (("learn_gamma", learn_gamma), ("per_center", per_center), ("bias", bias),
+                      ("classify", classify)):
+        if not isinstance(val, (bool, np.bool_)):
+            raise TypeError(f"`{name}` must be a bool; got {val!r}.")
+    if isinstance(gamma_tol, (bool, np.bool_)) or not isinstance(gamma_tol, numbers.Real):
+        raise TypeError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
+    if not (np.isfinite(_v.as_float(gamma_tol)) and _v.as_float(gamma_tol) >= 0):
+        raise ValueError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
+    if isinstance(max_gamma_iter, (bool, np.bool_)) or not isinstance(max_gamma_iter, numbers.Integral):
+        raise TypeError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
+    if max_gamma_iter < 0:
+        raise ValueError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
+    if validation is not None and (not isinstance(validation, (tuple, list)) or len(validation) != 2):
+        raise TypeError(f"`validation` must be None or a pair (X_val, Y_val); got {type(validation).__name__} "
+                        f"{validation!r:.60}.")
+
+
+def _check_network_memory(n, d, K, k, centers, n_threads):
+    """Refuse (fastrbf's MemoryError) a network whose TSQR factors would not fit."""
+    p = K + 1 + k
+    groups = -(-n // (TSQR_CHUNK * TSQR_GROUP_CHUNKS))
+    workers = min(groups, _threads.resolve(n_threads))
+    # one p x p factor per row group, the final factor and the weight solve (2p x p),
+    # per worker a p x TSQR_CHUNK design block; the float64 copy of X and its transpose
+    need = 8 * (p * p * (groups + 4) + workers * p * (TSQR_CHUNK + 64) + 2 * n * d)
+    hint = ('use centers="kmeans" with a smaller `n_centers`.' if isinstance(centers, str) and centers == "all"
+            else "use fewer centres (`n_centers` or `centers`).")
+    _v.check_memory(need, f"rbf_network: {K} centres on {n} points (factors of order {p})", hint)
 
 
 def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):

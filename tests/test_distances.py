@@ -162,3 +162,22 @@ def test_memory_error_before_allocating(monkeypatch):
 def test_bad_n_threads(n_threads, exc, match):
     with pytest.raises(exc, match=match):
         fastrbf.sqdist(np.ones((3, 2)), n_threads=n_threads)
+
+
+def test_out_must_not_alias_any_input(rng):
+    X = rng.standard_normal((4, 3))
+    buf = rng.standard_normal((4, 4))
+    buf0 = buf.copy()
+    for args in ((X, buf[:, :3]), (buf[:, :3], X), (buf[:, :3], None), (buf[:, 1:], buf[:, :3])):
+        with pytest.raises(ValueError, match="`out` must not share memory with an input"):
+            fastrbf.sqdist(*args, out=buf)
+        assert_array_equal(buf, buf0)
+
+
+def test_extreme_magnitudes():
+    # squared distances beyond the float64 range round to inf (IEEE overflow), as the
+    # exact value is not representable; tiny values keep their (subnormal) squares
+    X = np.array([[0.0, 0.0], [1e160, -1e160]])
+    assert_array_equal(fastrbf.sqdist(X), [[0.0, np.inf], [np.inf, 0.0]])
+    tiny = np.array([[1e-160, 0.0], [0.0, 0.0]])
+    assert_array_equal(fastrbf.sqdist(tiny), [[0.0, 1e-320], [1e-320, 0.0]])

@@ -130,7 +130,7 @@ def test_out(rng):
         (dict(gamma=[1.0, 2.0, -3.0, 1.0]), ValueError, r"`gamma` must contain only finite values > 0; got -3.0"),
         (dict(gamma="wide"), TypeError, r"`gamma` must be a number or a 1-D array of numbers; got 'wide'"),
         (dict(kernel="rbf"), ValueError, r"`kernel` must be one of \[.*'gaussian'.*\]; got 'rbf'"),
-        (dict(kernel="polynomial", degree=0), ValueError, r"`degree` must be an int >= 1; got 0"),
+        (dict(kernel="polynomial", degree=0), ValueError, r"`degree` must be an int in \[1, 1000\]; got 0"),
         (dict(kernel="tanh", coef0=np.nan), ValueError, r"`coef0` must be a finite number; got nan"),
     ],
 )
@@ -176,3 +176,110 @@ def test_gram_matvec_per_column_gamma_and_mixed_dtype(rng):
 def test_gram_matvec_bad_v(V, match):
     with pytest.raises(ValueError, match=match):
         fastrbf.gram_matvec(np.ones((3, 2)), np.ones((4, 2)), V)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "tanh"])
+def test_out_must_be_apart_from_every_input(rng, kernel):
+    X = rng.standard_normal((4, 2))
+    out = rng.uniform(0.5, 1.0, (4, 4))
+    out0 = out.copy()
+    for kwargs in (dict(gamma=out[0]), dict(gamma=out[:, 1].copy(), Y=out[:, :2]), dict(X=out[:, :2]),
+                   dict(gamma=out[0], Y=X)):
+        args = {"X": X, **kwargs}
+        with pytest.raises(ValueError, match="`out` must not share memory with an input array"):
+            fastrbf.gram(args.pop("X"), args.pop("Y", None), kernel=kernel, out=out, **args)
+        assert_array_equal(out, out0)
+
+
+def test_gamma_is_checked_in_the_result_dtype():
+    X32 = np.eye(2, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0 in float32 \(the result dtype: "
+                                         r"from 1.4e-45 to 3.4e\+38\); got 1e\+39"):
+        fastrbf.gram(X32, gamma=1e39)
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0 in float32 .*got 1e-50"):
+        fastrbf.gram(X32, gamma=1e-50)
+    with pytest.raises(ValueError, match=r"`gamma` must contain only finite values > 0 in float32 .*got 1e\+39"):
+        fastrbf.gram(X32, gamma=[1.0, 1e39])
+    with pytest.raises(ValueError, match=r"`gamma` must be a finite number > 0 in float32"):
+        fastrbf.gram_matvec(X32, X32, np.ones(2, np.float32), gamma=1e39)
+    # the same gamma is fine in float64
+    K = fastrbf.gram(X32.astype(np.float64), gamma=1e39)
+    assert_array_equal(K, np.eye(2))
+
+
+@pytest.mark.parametrize("kernel, gamma", [("quintic", 1e300), ("multiquadric", 1e308), ("cubic", 1e307)])
+def test_overflowing_kernel_values_are_refused(kernel, gamma):
+    X = np.array([[0.0], [10.0]])
+    with pytest.raises(ValueError, match=r"gram overflows float64 for these `X`, `Y` and `gamma`"):
+        fastrbf.gram(X, kernel=kernel, gamma=gamma)
+    with pytest.raises(ValueError, match=r"gram_matvec overflows float64 for these `X`, `Y`, `V` and `gamma`"):
+        fastrbf.gram_matvec(X, X, np.ones(2), kernel=kernel, gamma=gamma)
+    with pytest.raises(ValueError, match=r"gram overflows float64 for these `X`, `Y`, `gamma`, `degree` and `coef0`"):
+        fastrbf.gram(X * 1e10, kernel="polynomial", degree=40)
+    # decaying kernels reach their limit 0 instead
+    assert_array_equal(fastrbf.gram(X, gamma=1e308), np.eye(2))
+
+
+def test_gram_matvec_ragged_and_huge_requests(monkeypatch):
+    X = np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"`V` must be a rectangular array of real numbers; got a ragged") as exc:
+        fastrbf.gram_matvec(X, X, [[1.0], [2.0, 3.0], [4.0]])
+    assert "sequence" not in str(exc.value)
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged"):
+        fastrbf.gram_matvec(X, [[1.0, 2.0], [3.0]], np.ones(2))
+    # a 200000 x 200000 result (320 GB) from small inputs: fastrbf's MemoryError, before allocating
+    Xb = np.zeros((200_000, 1))
+    with pytest.raises(MemoryError, match=r"gram_matvec: the 200000 x 200000 float64 result and working copies "
+                                          r"needs .* GiB .*pass fewer rows of `X`"):
+        fastrbf.gram_matvec(Xb, np.zeros((1, 1)), np.ones((1, 200_000)))
+    from fastrbf import _validation
+
+    monkeypatch.setattr(_validation, "available_memory", lambda: 1000)
+    with pytest.raises(MemoryError, match=r"gram_matvec: the 30 x 1 float64 result"):
+        fastrbf.gram_matvec(np.ones((30, 2)), np.ones((30, 2)), np.ones(30))
+
+
+def test_coef0_and_degree_types():
+    with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got 'x'"):
+        fastrbf.gram(np.ones((2, 2)), kernel="tanh", coef0="x")
+    with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got True"):
+        fastrbf.gram(np.ones((2, 2)), kernel="tanh", coef0=True)
+    with pytest.raises(TypeError, match=r"`degree` must be an int in \[1, 1000\]; got 2.0"):
+        fastrbf.gram(np.ones((2, 2)), kernel="polynomial", degree=2.0)
+    with pytest.raises(ValueError, match=r"`degree` must be an int in \[1, 1000\]; got 10000"):
+        fastrbf.gram(np.ones((2, 2)), kernel="polynomial", degree=10**4)
+    with pytest.raises(TypeError, match=r"`gamma` must be a number or a 1-D array of numbers; got \[True, False\]"):
+        fastrbf.gram(np.ones((2, 2)), gamma=[True, False])
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e160), (np.float32, 1e19)])
+def test_magnitudes_whose_squares_overflow_are_refused(dtype, big):
+    X = np.array([[0.0, 0.0], [big, -big]], dtype=dtype)
+    match = (r"`X` must have values of magnitude at most .* squared distances over 2 feature\(s\) would overflow\); "
+             r"got .* Rescale the data")
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram(X, kernel="linear")
+    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most"):
+        fastrbf.gram(np.zeros((1, 2), dtype=dtype), X)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram_matvec(X, X[:1], np.ones(1, dtype=dtype))
+    if dtype == np.float64:  # models compute in float64
+        with pytest.raises(ValueError, match=match):
+            fastrbf.kernel_ridge(X, np.ones(2), gamma=1.0, alpha=1.0)
+    # just below the bound: finite
+    ok = np.sqrt(np.finfo(dtype).max / 32.0) * 0.99
+    K = fastrbf.gram(np.array([[ok, -ok]], dtype=dtype), np.array([[-ok, ok]], dtype=dtype), kernel="linear",
+                     gamma=1e-30)
+    assert np.all(np.isfinite(K))
+    # a float32 value that is fine for a float64 result
+    assert np.all(np.isfinite(fastrbf.gram(np.array([[0.0], [1e19]], np.float32), np.zeros((1, 1)), kernel="linear",
+                                           gamma=1e-30)))
+
+
+def test_huge_python_ints_are_named():
+    for kwargs, match in [(dict(gamma=10**400), r"`gamma` must be a finite number > 0; got 1000"),
+                          (dict(kernel="tanh", coef0=10**400), r"`coef0` must be a finite number; got 1000")]:
+        with pytest.raises(ValueError, match=match):
+            fastrbf.gram(np.ones((2, 2)), **kwargs)
+    with pytest.raises(ValueError, match=r"`coef0` must be a finite number in float32 \(the result dtype\)"):
+        fastrbf.gram(np.ones((2, 2), np.float32), kernel="tanh", coef0=1e300)

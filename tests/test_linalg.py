@@ -159,3 +159,66 @@ def test_numerically_singular_is_a_breakdown():
     f = cholesky(K, jitter="auto")
     assert f.jitter > 0
     assert np.all(np.isfinite(f.solve([1.0, 1.0])))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16, np.bool_, np.float16, ">f8", ">f4", "<f2"])
+def test_every_real_dtype_is_accepted(rng, dtype):
+    # documented as valid: integers, bools and float16 become float64, byte-swapped
+    # floats native (float32 kept)
+    A = rng.integers(0, 3, (6, 6))
+    K = (A @ A.T + 6 * np.eye(6, dtype=np.int64)).astype(dtype) if dtype != np.bool_ else np.eye(6, dtype=bool)
+    K0 = K.copy()
+    y = rng.standard_normal(6)
+    expected = np.linalg.solve(K.astype(np.float64) + 0.5 * np.eye(6), y)
+    f = cholesky(K, alpha=0.5)
+    assert f.dtype == (np.float32 if np.dtype(dtype) == np.dtype(">f4") else np.float64)
+    np.testing.assert_allclose(f.solve(y), expected, rtol=1e-12)
+    np.testing.assert_allclose(solve_regularized(K, y, alpha=0.5), expected, rtol=1e-12)
+    np.testing.assert_allclose(f.logdet(), np.linalg.slogdet(K.astype(np.float64) + 0.5 * np.eye(6))[1], rtol=1e-12)
+    assert np.array_equal(K, K0) and K.dtype == K0.dtype
+    # a byte-swapped right-hand side too
+    np.testing.assert_allclose(f.solve(y.astype(">f8")), expected, rtol=1e-12)
+
+
+def test_ragged_and_bad_types_are_named():
+    with pytest.raises(ValueError, match=r"`K` must be a rectangular array of real numbers; got a ragged or unconvertible list"):
+        cholesky([[1.0, 0.0], [0.0]])
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged or unconvertible list"):
+        solve_regularized(np.eye(2), [[1.0], [2.0, 3.0]], alpha=0.0)
+    with pytest.raises(ValueError, match=r"`alpha` must be a rectangular array of real numbers; got a ragged"):
+        cholesky(np.eye(2), alpha=[[1.0], [2.0, 3.0]])
+    with pytest.raises(TypeError, match=r"`dtype` must be float64 or float32; got 'nonsense'"):
+        cholesky(np.eye(2), dtype="nonsense")
+
+
+def test_check_conditioning_leaves_the_factor_intact(rng):
+    K = _spd(rng, 40, gamma=30.0)
+    B = np.array(K, order="C")
+    F, _ = fl._factor_in_place(B, 1e-3, None, None)
+    F0 = F.copy()
+    Y = rng.standard_normal((40, 2))
+    W = scipy.linalg.cho_solve((F, True), Y)
+    fl._check_conditioning(F, np.diag(K) + 1e-3, W, Y, what="K", remedies="none")
+    assert np.array_equal(F, F0)
+    # the 1-norm from the stored triangle is the 1-norm of the matrix
+    A = K + 1e-3 * np.eye(40)
+    U = np.array(np.triu(A), order="F")
+    assert np.isclose(fl._sym_norm1_upper(U, block=7), np.abs(A).sum(axis=0).max(), rtol=1e-14)
+
+
+def test_ranges_and_overflowing_solutions():
+    with pytest.raises(ValueError, match=r"The solution of \(K \+ alpha I\) W = Y overflows float64 for these `K`, "
+                                         r"`alpha` and `Y` .*rescale `Y` \(or `K`\), or use a larger `alpha`"):
+        cholesky(np.eye(2) * 1e-300).solve([1e10, 1.0])
+    with pytest.raises(ValueError, match=r"The solution of .* overflows float32"):
+        cholesky(np.eye(2, dtype=np.float32) * np.float32(1e-30)).solve(np.array([1e10, 1.0], np.float32))
+    with pytest.raises(ValueError, match=r"`K` must have values of magnitude at most 8.51e\+37 for a float32 "
+                                         r"factorisation; got 1e\+39"):
+        cholesky(np.eye(2) * 1e39, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"`K` \(with `alpha` added\) must have values of magnitude at most .* "
+                                         r"float32 factorisation"):
+        cholesky(np.eye(2), alpha=1e39, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"`Y` must have values of magnitude at most .* float32 factorisation"):
+        cholesky(np.eye(2), dtype=np.float32).solve([1e39, 0.0])
+    # the same in float64 is fine
+    np.testing.assert_allclose(cholesky(np.eye(2) * 1e39).solve([1e39, 0.0]), [1.0, 0.0], rtol=1e-15)

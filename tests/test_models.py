@@ -385,3 +385,216 @@ def test_learn_gamma_with_validation_and_ridge(rng):
     net = rbf_network(X, lab, centers=C, gamma=10.0, classify=True, learn_gamma=True,
                       validation=(Xv[Xv[:, 0] > 0.5], vlab[Xv[:, 0] > 0.5]))
     assert (net.predict(Xv) == vlab).mean() > 0.9
+
+
+# ---------------------------------------------------------------- bad input, ownership, conditioning
+def test_interpolate_high_degree_is_refused_before_listing_monomials(rng):
+    # C(10 + 40, 10) ~ 1e10 monomials: counted (not listed) and refused at once
+    with pytest.raises(ValueError, match=r"At least 10272278170 data points are required when `degree` is 40 "
+                                         r"and the number of dimensions is 10; got 20"):
+        interpolate(rng.random((20, 10)), np.ones(20), degree=40)
+
+
+def _mutate_and_compare(fit, arrays, Xq):
+    model = fit()
+    before = model.predict(Xq)
+    for a in arrays:
+        a += 1.0
+    assert np.array_equal(model.predict(Xq), before)
+
+
+def test_models_own_their_arrays(rng):
+    X, y, Xq = rng.random((60, 2)), rng.random(60), rng.random((10, 2))
+    X1 = X.copy()
+    _mutate_and_compare(lambda: kernel_ridge(X1, y, gamma=2.0, alpha=1e-2), [X1], Xq)
+    X2 = X.copy()
+    _mutate_and_compare(lambda: kernel_ridge(X2, y, gamma=2.0, alpha=1e-2, solver="cholesky"), [X2], Xq)
+    X3 = X.copy()
+    _mutate_and_compare(lambda: interpolate(X3, y), [X3], Xq)
+    X4 = X.copy()
+    _mutate_and_compare(lambda: interpolate(X4, y, kernel="gaussian", gamma=30.0, degree=-1), [X4], Xq)
+    L = X[:15].copy()
+    _mutate_and_compare(lambda: kernel_ridge(X, y, gamma=2.0, alpha=1e-2, solver="nystrom-pcg", landmarks=L),
+                        [L], Xq)
+    C, g = X[:8].copy(), np.full(8, 3.0)
+    _mutate_and_compare(lambda: rbf_network(X, y, centers=C, gamma=g), [C, g], Xq)
+    # what fastrbf made itself is not copied again
+    m = kernel_ridge(X.astype(np.float32), y, gamma=2.0, alpha=1e-2)
+    assert m.centers.dtype == np.float64 and m.centers.base is None
+
+
+def _near_duplicates(rng):
+    # two of the points 3e-7 apart: condition number ~4e13, weights ~1e13
+    return np.array([[0.0], [3e-7], [1.0], [2.0]]), np.array([0.0, 1.0, 2.0, 3.0])
+
+
+def test_ill_conditioned_exact_solves_warn(rng):
+    from scipy.linalg import LinAlgWarning
+
+    X, y = _near_duplicates(rng)
+    with pytest.warns(LinAlgWarning, match=r"K\(X, X\) \+ alpha I is ill-conditioned .* reproduces its right-hand "
+                                           r"side only to .* Remedies: a larger `alpha`"):
+        kernel_ridge(X, y, gamma=1.0, alpha=0.0)
+    with pytest.warns(LinAlgWarning, match=r"interpolation system \(on the polynomial null space\) is ill-conditioned"
+                                           r".*smoothing `alpha` > 0"):
+        interpolate(X, y, kernel="gaussian", gamma=1.0)
+    with pytest.warns(LinAlgWarning, match=r"interpolation matrix K\(X, X\) \+ diag\(alpha\) is ill-conditioned"):
+        interpolate(X, y, kernel="gaussian", gamma=1.0, degree=-1)
+    # the warning tells the truth: the fit misses its own targets by more than 1e-6 relative
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LinAlgWarning)
+        miss = np.abs(kernel_ridge(X, y, gamma=1.0, alpha=0.0).predict(X) - y).max() / np.abs(y).max()
+    assert miss > 1e-6
+    # a little ridge cures it, silently
+    m = kernel_ridge(X, y, gamma=1.0, alpha=1e-6)
+    assert _rel(m.weights[:, 0], reference.kernel_ridge(X, y, gamma=1.0, alpha=1e-6)) < 1e-6
+
+
+def _grid():
+    g = np.arange(-2, 2.01, 0.5)
+    G = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+    return G, np.sin(G[:, 0]) + G[:, 1] ** 2
+
+
+@pytest.mark.parametrize("gamma", [0.01, 0.2])
+def test_gamma_too_small_for_the_spacing_raises(gamma):
+    G, y = _grid()
+    with pytest.raises(NotPositiveDefiniteError, match="larger `gamma`"):
+        interpolate(G, y, kernel="gaussian", gamma=gamma)
+    with pytest.raises(NotPositiveDefiniteError, match="larger `gamma`"):
+        interpolate(G, y, kernel="gaussian", gamma=gamma, degree=-1)
+    with pytest.raises(NotPositiveDefiniteError, match="larger `alpha`"):
+        kernel_ridge(G, y, gamma=gamma, alpha=0.0)
+
+
+def test_condition_estimate_refuses_a_completed_factorisation():
+    # gamma = 0.2 on the grid: every pivot is above the rounding level, the condition
+    # number (> 1/eps) is not
+    G, y = _grid()
+    with pytest.raises(NotPositiveDefiniteError, match=r"K\(X, X\) \+ alpha I is numerically singular: its "
+                                                       r"estimated condition number .* exceeds 1/eps"):
+        kernel_ridge(G, y, gamma=0.2, alpha=0.0)
+    with pytest.raises(NotPositiveDefiniteError, match=r"on the polynomial null space\) is numerically singular"):
+        interpolate(G, y, kernel="gaussian", gamma=0.2)
+    assert np.linalg.cond(reference.gram(G, gamma=0.2)) > 1 / np.finfo(float).eps
+    # well-posed at a gamma that suits the spacing: exact interpolation, no warning
+    m = interpolate(G, y, kernel="gaussian", gamma=1.0)
+    assert _rel(m.predict(G), y) < 1e-10
+
+
+def test_rbf_network_bad_options(rng):
+    X, y = rng.random((30, 2)), rng.random(30)
+    base = {"n_centers": 3, "gamma": 1.0}
+    for kwargs, exc, match in [
+        ({"max_gamma_iter": -1}, ValueError, r"`max_gamma_iter` must be an int >= 0; got -1"),
+        ({"max_gamma_iter": 1.5}, TypeError, r"`max_gamma_iter` must be an int >= 0; got 1.5"),
+        ({"gamma_tol": -1.0}, ValueError, r"`gamma_tol` must be a finite number >= 0; got -1.0"),
+        ({"gamma_tol": np.nan}, ValueError, r"`gamma_tol` must be a finite number >= 0; got nan"),
+        ({"gamma_tol": "x"}, TypeError, r"`gamma_tol` must be a finite number >= 0; got 'x'"),
+        ({"validation": "x"}, TypeError, r"`validation` must be None or a pair \(X_val, Y_val\); got str"),
+        ({"validation": (X,)}, TypeError, r"`validation` must be None or a pair"),
+        ({"learn_gamma": "yes"}, TypeError, r"`learn_gamma` must be a bool; got 'yes'"),
+        ({"seed": -1}, ValueError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got -1"),
+        ({"seed": "x"}, TypeError, r"`seed` must be None, an int >= 0 or a numpy.random.Generator; got 'x'"),
+    ]:
+        with pytest.raises(exc, match=match):
+            rbf_network(X, y, **{**base, **kwargs})
+
+
+def test_coef0_and_degree_types_are_named(rng):
+    X, y = rng.random((10, 2)), rng.random(10)
+    with pytest.raises(TypeError, match=r"`coef0` must be a finite number; got 'x'"):
+        kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, coef0="x")
+    with pytest.raises(TypeError, match=r"`degree` must be an int in \[1, 1000\]; got 1.5"):
+        kernel_ridge(X, y, kernel="polynomial", gamma=1.0, alpha=1.0, degree=1.5)
+
+
+def test_ragged_input_is_named(rng):
+    X, y = rng.random((3, 2)), rng.random(3)
+    ragged = [[1.0, 2.0], [3.0]]
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged") as exc:
+        kernel_ridge(X, [[1.0], [2.0, 3.0], [4.0]], gamma=1.0, alpha=1.0)
+    assert "sequence" not in str(exc.value)
+    with pytest.raises(ValueError, match=r"`alpha` must be a rectangular array of real numbers; got a ragged"):
+        kernel_ridge(X, y, gamma=1.0, alpha=ragged)
+    with pytest.raises(ValueError, match=r"`alpha` must be a rectangular array"):
+        rbf_network(X, y, n_centers=2, gamma=1.0, alpha=ragged)
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array"):
+        rbf_network(X, [[1.0], [2.0, 3.0], [4.0]], n_centers=2, gamma=1.0)
+    with pytest.raises(ValueError, match=r"`gamma` must be a rectangular array"):
+        kernel_ridge(X, y, gamma=ragged, alpha=1.0)
+
+
+def test_rbf_network_all_centres_memory_error():
+    # 3e5 centres: factors of order 3e5 (hundreds of GiB per row group) are refused first
+    X = np.linspace(0, 1, 300_000)[:, None]
+    with pytest.raises(MemoryError, match=r"rbf_network: 300000 centres on 300000 points .* needs .* GiB .*"
+                                          r'use centers="kmeans" with a smaller `n_centers`'):
+        rbf_network(X, X[:, 0], centers="all", gamma=1.0)
+
+
+def test_kmeans_messages_name_the_callers_argument():
+    X = np.ones((20, 2))
+    with pytest.raises(ValueError, match="`n_centers`") as exc:
+        rbf_network(X, np.ones(20), n_centers=2, gamma=1.0)
+    assert "n_clusters" not in str(exc.value)
+    with pytest.raises(ValueError, match="`n_landmarks`") as exc:
+        kernel_ridge(X, np.ones(20), gamma=1.0, alpha=1.0, solver="nystrom-pcg", n_landmarks=2, landmarks="kmeans")
+    assert "n_clusters" not in str(exc.value)
+
+
+def test_seeds(rng):
+    X, y = rng.random((200, 2)), rng.random(200)
+    for seed in (0, np.int64(3)):
+        a = rbf_network(X, y, n_centers=5, gamma=1.0, seed=seed)
+        b = rbf_network(X, y, n_centers=5, gamma=1.0, seed=np.random.default_rng(int(seed)))
+        assert np.array_equal(a.centers, b.centers)
+        p = kernel_ridge(X, y, gamma=1.0, alpha=0.1, solver="nystrom-pcg", n_landmarks=20, seed=seed)
+        q = kernel_ridge(X, y, gamma=1.0, alpha=0.1, solver="nystrom-pcg", n_landmarks=20,
+                         seed=np.random.default_rng(int(seed)))
+        assert np.array_equal(p.centers, q.centers)
+    for bad, exc in [(-1, ValueError), (1.5, TypeError), (True, TypeError)]:
+        with pytest.raises(exc, match=r"`seed` must be None, an int >= 0 or a numpy.random.Generator"):
+            kernel_ridge(X, y, gamma=1.0, alpha=0.1, solver="nystrom-pcg", n_landmarks=20, seed=bad)
+        with pytest.raises(exc, match=r"`seed` must be None, an int >= 0"):
+            kernel_ridge(X, y, gamma=1.0, alpha=0.1, seed=bad)
+
+
+def test_ragged_class_labels_are_named(rng):
+    X = rng.random((2, 1))
+    with pytest.raises(ValueError, match=r"`Y` must be a rectangular array of real numbers; got a ragged"):
+        rbf_network(X, [[0.1], [0.2, 1.0]], n_centers=1, gamma=1.0, classify=True)
+
+
+@pytest.mark.parametrize("kernel", ["cubic", "thin_plate_spline"])
+def test_interpolate_singular_lu_system_is_named(kernel):
+    # points 1e-161 apart: every kernel value underflows to 0, the LU system is singular
+    X = np.array([[1.25e-161], [-1.32e-161]])
+    with pytest.raises(NotPositiveDefiniteError, match=r"solved by LU: `degree` 0 is below the .* minimum 1\) is "
+                                                       r"singular\. Remedies: `degree` >= 1, a smoothing `alpha` > 0"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `degree` below the minimum, ill-conditioned LU
+            interpolate(X, [0.1, -0.1], kernel=kernel, degree=0)
+
+
+def test_huge_targets(rng):
+    # the solves are linear in Y: targets of 1e160 give 1e160 times the predictions
+    X, y = rng.random((40, 2)), rng.random(40)
+    for kw in ({"solver": "cholesky"}, {"solver": "nystrom-pcg", "n_landmarks": 10, "seed": 0}):
+        small = kernel_ridge(X, y, gamma=1.0, alpha=0.1, **kw).predict(X)
+        big = kernel_ridge(X, 1e160 * y, gamma=1.0, alpha=0.1, **kw).predict(X)
+        assert np.all(np.isfinite(big))
+        np.testing.assert_allclose(big / 1e160, small, rtol=1e-9)
+    with pytest.raises(ValueError, match=r"The model's weight matrix overflows float64 for these `Y`, `alpha` and `gamma`"):
+        kernel_ridge(X, 1e307 * y, gamma=1.0, alpha=1e-6)
+
+
+def test_unsortable_class_labels_are_named(rng):
+    with pytest.raises(TypeError, match=r"`Y` must be class labels of one sortable kind \(numbers or strings\); got "
+                                        r"labels of types \['NoneType', 'float'\]"):
+        rbf_network(rng.random((2, 1)), np.array([None, 0.5], dtype=object), n_centers=1, gamma=1.0, classify=True)
+
+
+def test_rbf_network_all_centres_owned(rng):
+    X, y, Xq = rng.random((30, 2)), rng.random(30), rng.random((5, 2))
+    _mutate_and_compare(lambda: rbf_network(X, y, centers="all", gamma=2.0, alpha=1e-3), [X], Xq)

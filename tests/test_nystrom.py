@@ -198,3 +198,23 @@ def test_reference_nystroem_with_all_points_is_krr(rng):
     X, y = _data(rng, 60)
     assert _rel(reference.nystroem_kernel_ridge(X, y, X, gamma=0.5, alpha=0.1),
                 reference.kernel_ridge(X, y, gamma=0.5, alpha=0.1)) < 1e-8
+
+
+def test_given_landmarks_are_copied_and_seeds_checked(rng):
+    X, _ = _data(rng, 30)
+    L = X[:5].copy()
+    got = _nystrom.landmarks(X, 5, L, None, None)
+    assert got is not L and not np.shares_memory(got, L) and np.array_equal(got, L)
+    a = _nystrom.landmarks(X, 5, "uniform", 7, None)
+    assert np.array_equal(a, _nystrom.landmarks(X, 5, "uniform", np.random.default_rng(7), None))
+    with pytest.raises(ValueError, match=r"`seed` must be None, an int >= 0"):
+        _nystrom.landmarks(X, 5, "uniform", -3, None)
+    with pytest.raises(ValueError, match="`n_landmarks`") as exc:
+        _nystrom.landmarks(np.zeros((30, 3)), 5, "kmeans", 0, None)
+    assert "n_clusters" not in str(exc.value)
+
+
+def test_huge_tol_is_named(rng):
+    X, y = _data(rng, 30)
+    with pytest.raises(ValueError, match=r"`tol` must be a finite number > 0; got 1000"):
+        kernel_ridge(X, y, gamma=0.5, alpha=0.1, solver="nystrom-pcg", tol=10**400)

@@ -514,7 +514,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         n_iter, converged, empty_at = _jl.lloyd_small(X, C, w, max_iter, tol_abs, empty == "raise", labels, mind, wsum)
         if empty_at:
             _raise_empty(wsum, empty_at)
-        return C, labels, float(mind.astype(np.float64) @ w), n_iter, converged
+        return C, labels, float(np.sum(mind.astype(np.float64) * w)), n_iter, converged
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
@@ -552,7 +552,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads):
         assigner(C, labels, mind)
     elif not have_dist:
         assigner.distances(C, labels, mind)  # labels and centres unchanged: C is the last C used
-    inertia = float(mind @ w)
+    inertia = float(np.sum(mind * w))
     return C, labels, inertia, n_iter, converged
 
 

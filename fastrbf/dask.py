@@ -601,7 +601,7 @@ def _final(blk, prev, C, strict):
     else:
         lab = np.empty(n, dtype=np.int64)
         a(C, lab, mind)
-    return lab, (float(mind @ blk.w),)
+    return lab, (float(np.sum(mind * blk.w)),)
 
 
 def _reloc_candidates(blk, out, prev, C, m):
@@ -727,7 +727,7 @@ def _closest(blk, prev, C):
     d2 = np.empty(n, dtype=np.float64)
     blk.assigner()(C, np.empty(n, dtype=np.int64), d2)
     out = d2 if mind is None else np.minimum(mind, d2)
-    return out, (float(out @ blk.w),)
+    return out, (float(np.sum(out * blk.w)),)
 
 
 def _sample(blk, out, phi, ell, seed):

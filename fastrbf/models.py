@@ -228,7 +228,8 @@ class KernelModel:
         out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
                           degree=self.degree, coef0=self.coef0, n_threads=n_threads)
         if self.poly_powers.shape[0]:
-            out += _polynomial_matrix(Xq, self.poly_shift, self.poly_scale, self.poly_powers) @ self.poly_coef
+            with _threads.serial_blas():
+                out += _polynomial_matrix(Xq, self.poly_shift, self.poly_scale, self.poly_powers) @ self.poly_coef
         out += self.intercept
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out

@@ -32,9 +32,11 @@ Decisions:
   :func:`fastrbf.kmeans`, default) or ``"random"`` (``m`` distinct rows of ``X``).
   Computed in float64; float32 is returned when ``X`` and the fitting data were float32.
 - Checks first: every argument, then the memory the result needs, before any draw,
-  k-means or kernel work.  k-means of huge or tiny data runs on the data scaled by a
-  power of two (exact).  Overflow (huge ``gamma``, data or kernel values) is an error
-  naming the arguments, never inf or NaN features.  Maps own their arrays.
+  k-means or kernel work.  Data of the Nystroem map (``X``, ``landmarks``, the ``X`` of
+  ``transform``) whose float64 squared distances would overflow is refused in its own
+  name, as by :func:`fastrbf.gram`.  k-means of large or tiny data runs on the data
+  scaled by a power of two (exact).  Overflow (huge ``gamma``, data or kernel values)
+  is an error naming the arguments, never inf or NaN features.  Maps own their arrays.
 """
 
 import contextlib
@@ -405,7 +407,8 @@ class NystroemMap:
         Raises
         ------
         ValueError, TypeError
-            Invalid ``X``, or ``X`` so large that its kernel values or features overflow.
+            Invalid ``X`` (``X`` whose float64 squared distances would overflow
+            included), or ``X`` so large that its kernel values or features overflow.
         MemoryError
             The kernel block and the result would not fit in memory.
 
@@ -420,14 +423,18 @@ class NystroemMap:
         True
         """
         Xa, dtype = _query(X, self.landmarks.shape[1], self.dtype)
+        _v.check_magnitude(Xa, "X", _F64)  # in the name of `X`, before any kernel work
         nt = _threads.resolve(n_threads)
         n, m = Xa.shape[0], self.landmarks.shape[0]
         _v.check_memory(8 * n * m * (2 if dtype == _F64 else 2.5), f"transform: the {n} x {m} kernel block and result",
                         "transform `X` in row chunks.")
         Xd = _v.to_dtype(Xa, _F64)
-        K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                 coef0=self.coef0, n_threads=nt)
-        if not _bounded(K, 0.0):
+        try:
+            K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                     coef0=self.coef0, n_threads=nt)
+        except ValueError:  # gram refuses kernel values that overflow (its message names its own arguments)
+            K = None
+        if K is None or not _bounded(K, 0.0):
             raise ValueError(f"`X` is too large for this map: its {self.kernel} kernel values with the landmarks "
                              f"overflow float64 (max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`.")
         Z = _dense.gemm(K, self.normalization, np.empty((K.shape[0], self.normalization.shape[1])), nt)
@@ -478,7 +485,8 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     Raises
     ------
     ValueError, TypeError
-        An invalid argument (the message names it); fewer distinct points in ``X`` than
+        An invalid argument (the message names it), ``X`` or ``landmarks`` whose float64
+        squared distances would overflow included; fewer distinct points in ``X`` than
         ``landmarks``; a landmark kernel matrix that overflows float64.
     MemoryError
         The m x m work would not fit in memory (raised before any k-means or kernel
@@ -501,6 +509,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
         raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
     deg, c0 = _check_params(spec, degree, coef0)
     Xa = _data(X, "X")
+    _v.check_magnitude(Xa, "X", _F64)  # data whose float64 squared distances overflow: refused by name, up front
     n, d = Xa.shape
     g = _check_positive(gamma, "gamma")
     a = _check_nonneg(alpha, "alpha")
@@ -520,6 +529,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
         La = _data(landmarks, "landmarks")
         _v.check_features(Xa, La, "X", "landmarks")
+        _v.check_magnitude(La, "landmarks", _F64)
         m = La.shape[0]
     # K(L, L), its symmetrised copy, the eigenvectors, the scaled ones and N: before any
     # k-means or kernel work
@@ -540,8 +550,11 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     L = np.ascontiguousarray(L, dtype=np.float64)
     m = L.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is detected and reported just below
-        Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
-    if not _bounded(Kmm, a):
+        try:
+            Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=c0, n_threads=nt)
+        except ValueError:  # gram refuses kernel values that overflow (its message names its own arguments)
+            Kmm = None
+    if Kmm is None or not _bounded(Kmm, a):
         src = "`landmarks`" if La is not None else "`X` (the landmarks are chosen from it)"
         raise ValueError(f"The {kernel} kernel matrix of the landmarks overflows float64 with this `gamma`"
                          f"{'' if spec.radial else ' and `coef0`'} and `alpha` (max |landmark| = "

@@ -24,10 +24,12 @@ Decisions:
   n_query x n matrix); the variance ``k(x, x) + noise - ||L^-1 k(x)||^2`` is computed by
   triangular solves over chunks of ``PREDICT_CHUNK`` query points and clamped at 0 (the
   number of clamped values is recorded on the result).
-- Checks come first: every argument is validated (errors name it) and data or
-  parameters whose covariance would overflow float64 are refused before any n x n
-  work; a likelihood or gradient that overflows is an error naming ``y`` and ``noise``,
-  never an inf or NaN (inside the optimiser it ends that start).
+- Checks come first: every argument is validated (errors name it); data (training or
+  query ``X``) whose float64 squared distances would overflow is refused in the name
+  of ``X``, as by :func:`fastrbf.gram`, and parameters whose covariance would
+  overflow float64 are refused before any n x n work; a likelihood or gradient that
+  overflows is an error naming ``y`` and ``noise``, never an inf or NaN (inside the
+  optimiser it ends that start).
 - The model owns its arrays (``X_train`` is a copy where the caller's array could be
   changed) and keeps only the factor: the unused triangle of its buffer is zeroed, so
   identical fits pickle to identical bytes.
@@ -138,6 +140,7 @@ def _check_xy(X, y):
     """float64 copies (or conversions) of ``X`` and ``y``, and the dtype of the results
     (float32 when both are float32)."""
     Xa = _v.check_data(_asarray(X, "X"), "X")
+    _v.check_magnitude(Xa, "X", _F64)  # computed in float64: its squared distances must not overflow
     ya = _v.check_targets(_asarray(y, "y"), Xa.shape[0], "y", ndims=(1,))
     return _v.to_dtype(Xa, np.float64), np.ascontiguousarray(ya, dtype=np.float64), _v.result_dtype(Xa, ya)
 
@@ -232,8 +235,9 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     Raises
     ------
     ValueError, TypeError
-        An invalid argument (the message names it); a covariance, likelihood or
-        gradient that overflows float64.
+        An invalid argument (the message names it), ``X`` whose float64 squared
+        distances would overflow included; a covariance, likelihood or gradient that
+        overflows float64.
     NotPositiveDefiniteError
         ``C`` is singular to working precision (duplicate points with a tiny ``noise``).
 
@@ -333,7 +337,8 @@ class GPModel:
         Raises
         ------
         ValueError, TypeError
-            An invalid argument; predictions that overflow the result dtype.
+            An invalid argument, ``X`` whose float64 squared distances would overflow
+            included; predictions that overflow the result dtype.
 
         Examples
         --------
@@ -348,6 +353,7 @@ class GPModel:
         Xa = _v.check_data(_asarray(X, "X"), "X")
         if Xa.shape[1] != self.X_train.shape[1]:
             raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
+        _v.check_magnitude(Xa, "X", _F64)  # refused here in its own name, not in gram_matvec's
         want_var = _check_bool(return_var, "return_var")
         nt = _threads.resolve(n_threads)
         dtype = np.dtype(np.float32) if (self.dtype == np.float32 and Xa.dtype == np.float32) else np.dtype(np.float64)
@@ -478,8 +484,9 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     ------
     ValueError, TypeError
         An invalid argument (the message names it; ``optimize`` and ``normalize_y`` must
-        be bools); a start outside ``bounds``; a covariance or likelihood that overflows
-        float64 at the start.
+        be bools), ``X`` whose float64 squared distances would overflow included; a
+        start outside ``bounds``; a covariance or likelihood that overflows float64 at
+        the start.
     NotPositiveDefiniteError
         ``C`` is singular to working precision at the start.
     numpy.linalg.LinAlgError

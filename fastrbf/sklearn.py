@@ -59,9 +59,12 @@ Conventions and decisions:
   must be bools (``TypeError`` otherwise, not truthiness).  ``X`` and ``y`` are
   checked by scikit-learn (its messages).
 - A fit that would overflow float64 is refused with a ``ValueError`` naming ``X`` and
-  ``y`` instead of returning a model that predicts inf or NaN: kernel values that
-  overflow at the spread of ``X`` (growing kernels: thin-plate spline, cubic,
-  polynomial, ...), and weights that come out non-finite.
+  ``y`` instead of returning a model that predicts inf or NaN: ``X`` (or ``centers``)
+  whose float64 squared distances overflow, refused first, as by
+  :func:`fastrbf.gram` (:class:`KMeans` takes data of any magnitude, as
+  :func:`fastrbf.kmeans`; :class:`RandomFourierFeatures` forms no distances); kernel
+  values that overflow at the spread of ``X`` (growing kernels: thin-plate spline,
+  cubic, polynomial, ...); and weights that come out non-finite.
 - ``sample_weight`` is not supported (fastrbf's ``kmeans`` has it, but scikit-learn's
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """
@@ -97,7 +100,7 @@ from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .kernels import KERNELS, gram
+from .kernels import KERNELS, _check_params, gram
 from .linalg import _check_alpha
 from .models import _check_scalar_gamma, interpolate, kernel_ridge, rbf_network
 
@@ -189,6 +192,7 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
     of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
     dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
     spec = KERNELS[kernel]
+    _check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
     X = np.asarray(X, dtype=np.float64)
     if spec.radial:
         P = np.stack([X.min(axis=0), X.max(axis=0)])
@@ -198,8 +202,11 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
         P = np.stack([row, -row])
     g = float(np.max(gamma))  # the largest width gives the largest values of a growing kernel
     with np.errstate(all="ignore"):
-        K = gram(P[:1], P, kernel=kernel, gamma=g, degree=degree, coef0=coef0, n_threads=1)
-    if not np.all(np.isfinite(K)):
+        try:
+            K = gram(P[:1], P, kernel=kernel, gamma=g, degree=degree, coef0=coef0, n_threads=1)
+        except ValueError:  # gram refuses kernel values that overflow (its message names its own arguments)
+            K = None
+    if K is None or not np.all(np.isfinite(K)):
         raise ValueError(f"`X` spans too wide a range for the {kernel!r} kernel: its values between far-apart "
                          f"points of `X` overflow float64; rescale `X` or use a smaller `{scale_name}`.")
 
@@ -251,6 +258,12 @@ def _fit_x(est, X) -> np.ndarray:
     return validate_data(est, X, dtype=_FLOATS)
 
 
+def _magnitude(X, name="X"):
+    """Refuse, before any work, data whose float64 squared distances would overflow
+    (the fits compute in float64), in the estimator's name for it."""
+    _v.check_magnitude(X, name, np.float64)
+
+
 def _fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
     """``X``, ``y`` validated for ``fit`` (records ``n_features_in_``)."""
     return validate_data(est, X, y, dtype=_FLOATS, **kw)
@@ -295,6 +308,7 @@ def _fit_network(est, X, Y, classify):
     """(model, k-means iterations): the k-means of ``rbf_network(centers="kmeans")`` is
     run here, with the same arguments on the same float64 data, to report ``n_iter_``.
     Every parameter is checked before the k-means runs."""
+    _magnitude(X)
     n, d = X.shape
     centers = est.centers
     K = est.n_centers
@@ -326,6 +340,7 @@ def _fit_network(est, X, Y, classify):
     else:
         Ca = _v.check_data(centers, "centers")
         _v.check_features(X, Ca, "X", "centers")
+        _magnitude(Ca, "centers")
         n_c = Ca.shape[0]
     gamma = _gamma(est.gamma, d)
     _v.check_gamma(gamma, n_c, np.float64)
@@ -607,6 +622,7 @@ class KernelRidge(_MultiOutputRegressor):
         self
         """
         X, y = _xy(self, X, y, multi_output=True)
+        _magnitude(X)
         kernel = _kernel(self.kernel)
         _check_alpha(self.alpha, X.shape[0])
         fit_intercept = _bool(self.fit_intercept, "fit_intercept")
@@ -686,6 +702,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         self
         """
         X, y = _xy(self, X, y, multi_output=True)
+        _magnitude(X)
         spec = KERNELS[_kernel(self.kernel)]
         if not spec.radial:
             radial = sorted(k for k, v in KERNELS.items() if v.radial)
@@ -1006,6 +1023,7 @@ class Nystroem(_DtypeTransformer):
         self
         """
         X = _fit_x(self, X)
+        _magnitude(X)
         m = self.n_components
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"`n_components` must be an int >= 1; got {m!r}.")
@@ -1114,6 +1132,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self
         """
         X, y = _fit_xy(self, X, y, y_numeric=True)
+        _magnitude(X)
         if not isinstance(self.optimizer, (str, type(None))) or self.optimizer not in ("fmin_l_bfgs_b", None):
             raise ValueError(f"`optimizer` must be 'fmin_l_bfgs_b' or None; got {self.optimizer!r}.")
         if not isinstance(self.kernel, str) or self.kernel not in ("gaussian", "prml"):

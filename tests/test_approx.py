@@ -372,28 +372,45 @@ def test_nystroem_landmarks_errors_name_landmarks(rng):
 
 
 def test_nystroem_kmeans_on_huge_and_tiny_data(rng):
-    """k-means runs on the data scaled by a power of two (exact): the landmarks of huge
-    or tiny data are exactly the scaled landmarks of the data itself."""
+    """k-means runs on the data scaled by a power of two (exact): the landmarks of large
+    (squares beyond float64) or tiny data are exactly the scaled landmarks of the data
+    itself.  Data whose squared distances overflow float64 are refused by name."""
     X = rng.standard_normal((60, 2))
     base = kmeans(X, 5, seed=0).centers
-    for s in (2.0**600, 2.0**-600):
+    for s in (2.0**400, 2.0**-600):
         ny = nystroem(X * s, 5, gamma=1.0, seed=0)
         np.testing.assert_array_equal(ny.landmarks, base * s)
         assert np.isfinite(ny.transform(X * s)).all()
+    too_big = (r"must have values of magnitude at most 2\.37e\+153 \(float64 squared distances over 2 feature\(s\) "
+               r"would overflow\); got \d\.\d+e\+18\d\. Rescale the data \(e\.g\. standardise it\)\.")
+    with pytest.raises(ValueError, match="^`X` " + too_big):
+        nystroem(X * 2.0**600, 5, gamma=1.0, seed=0)
+    with pytest.raises(ValueError, match="^`landmarks` " + too_big):
+        nystroem(X, X[:5] * 2.0**600, gamma=1.0)
+    with pytest.raises(ValueError, match="^`X` " + too_big):
+        ny.transform(X * 2.0**600)
 
 
 def test_nystroem_overflow_names_the_arguments(rng):
     X = rng.standard_normal((10, 2))
     with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 with this "
-                                         r"`gamma` and `coef0` and `alpha` \(max \|landmark\| = 1\.3e\+159\); rescale "
+                                         r"`gamma` and `coef0` and `alpha` \(max \|landmark\| = 1\.3e\+120\); rescale "
                                          r"`landmarks` or use a smaller `gamma`\."):
+        nystroem(X, np.array([[1.3e120, -1.0]]), kernel="polynomial", gamma=0.5)
+    # beyond float64 squared distances: refused in the argument's name before any kernel work
+    with pytest.raises(ValueError, match=r"^`landmarks` must have values of magnitude at most 2\.37e\+153 .*; got "
+                                         r"1\.3e\+159\."):
         nystroem(X, np.array([[1.3e159, -1.0]]), kernel="polynomial", gamma=0.5)
+    with pytest.raises(ValueError, match=r"^`X` must have values of magnitude at most 2\.37e\+153 .*; got 1\.3e\+159\."):
+        nystroem(np.vstack([X, [[1.3e159, -1.0]]]), 3, kernel="polynomial", gamma=0.5, method="random", seed=0)
     with pytest.raises(ValueError, match=r"The polynomial kernel matrix of the landmarks overflows float64 .*rescale "
                                          r"`X` \(the landmarks are chosen from it\) or use a smaller `gamma`\."):
         nystroem(X, 3, kernel="polynomial", gamma=1e160, method="random", seed=0)
     ny = nystroem(X, X[:3], kernel="polynomial", gamma=0.5)
     with pytest.raises(ValueError, match=r"`X` is too large for this map: its polynomial kernel values with the "
-                                         r"landmarks overflow float64 \(max \|x\| = 1e\+160\); rescale `X`\."):
+                                         r"landmarks overflow float64 \(max \|x\| = 1e\+120\); rescale `X`\."):
+        ny.transform(np.array([[1e120, 1.0]]))
+    with pytest.raises(ValueError, match=r"^`X` must have values of magnitude at most 2\.37e\+153 .*; got 1e\+160\."):
         ny.transform(np.array([[1e160, 1.0]]))
     ny32 = nystroem(X.astype(np.float32), 3, kernel="polynomial", gamma=1.0, method="random", seed=0)
     q = np.array([[1e13, 1e13]], dtype=np.float32)

@@ -384,12 +384,20 @@ def test_dask_on_bad_input(case):
 # k-means scales its tolerance by the variance of X, whose squares overflow at 1e160
 # (NumPy warns; the run goes on with an infinite tolerance)
 @pytest.mark.filterwarnings("ignore:overflow encountered in square:RuntimeWarning")
-@pytest.mark.parametrize("value", [1e160, -1e160, 1e-160])
+@pytest.mark.parametrize("value", [1e160, -1e160, 8e152, -8e152, 1e-160])
 def test_huge_and_tiny_data_through_the_estimators(value):
-    # finite data of extreme magnitude: finite predictions, never NaN
+    # finite data of extreme magnitude: finite predictions, never NaN; data whose float64
+    # squared distances overflow (beyond 3.35e153 in one feature) are refused by the
+    # kernel estimators in the name of `X`, and clustered by KMeans
     X = value * np.array([[0.0], [1.0], [2.0], [3.0], [4.0]])
     y = np.array([0.0, 1.0, 0.0, 1.0, 0.0])
-    for est in (fsk.KernelRidge(alpha=1.0), fsk.RBFNetworkRegressor(2, random_state=0), fsk.KMeans(2, random_state=0)):
-        est.fit(X, y)
-        out = est.predict(X)
-        assert np.all(np.isfinite(out)) if out.dtype.kind == "f" else out.shape == (5,)
+    for est in (fsk.KernelRidge(alpha=1.0), fsk.RBFNetworkRegressor(2, random_state=0)):
+        if abs(value) > 1e154:
+            with pytest.raises(ValueError, match=r"^`X` must have values of magnitude at most 3\.35e\+153 \(float64 "
+                                                 r"squared distances over 1 feature\(s\) would overflow\); got 4e\+160\."):
+                est.fit(X, y)
+            continue
+        out = est.fit(X, y).predict(X)
+        assert out.shape == (5,) and np.all(np.isfinite(out))
+    labels = fsk.KMeans(2, random_state=0).fit(X).predict(X)
+    assert labels.shape == (5,) and len(set(labels.tolist())) == 2

@@ -279,8 +279,18 @@ def test_predict_argument_errors():
 
 def test_overflow_names_the_arguments(rng):
     X, y = _data(rng, n=20)
-    with pytest.raises(ValueError, match=r"`X`, `theta0` and `noise` make the covariance overflow float64"):
-        gp_regression(X * 1e160, y)
+    # data whose float64 squared distances overflow: refused in the name of `X`, first
+    too_big = r"`X` must have values of magnitude at most 1\.94e\+153 \(float64 squared distances over 3 feature\(s\) " \
+              r"would overflow\); got \d\.\d+e\+159\. Rescale the data \(e\.g\. standardise it\)\."
+    with pytest.raises(ValueError, match=too_big):
+        gp_regression(X * 1e160, y, theta0=[1e10, 1.0, 1.0, 1.0])  # theta0 outside `bounds`: X comes first
+    with pytest.raises(ValueError, match=too_big):
+        gp_log_marginal_likelihood(X * 1e160, y, [1.0, 1.0, 1.0, 1.0], noise=0.1)
+    # data within that limit, parameters that make the covariance overflow
+    with pytest.raises(ValueError, match=r"`X`, `theta0` and `noise` make the covariance overflow float64 \(its entries "
+                                         r"are bounded by t0 \+ t2 \+ t3 max \|\|x\|\|\^2 \+ noise = inf, max "
+                                         r"\|\|x\|\|\^2 = \d\.\d+e\+300\); rescale `X` or use smaller `theta0`/`noise`\."):
+        gp_regression(X * 1e150, y, theta0=[1.0, 1.0, 1.0, 1e10], optimize=False)
     with pytest.raises(ValueError, match=r"`X`, `theta` and `noise` make the covariance overflow float64"):
         gp_log_marginal_likelihood(X, y, [1e308, 1.0, 1e308, 1.0], noise=0.1)
     with pytest.raises(ValueError, match=r"The log marginal likelihood overflows float64 for this `y` and `noise`.*"
@@ -296,12 +306,18 @@ def test_overflow_names_the_arguments(rng):
     pb, ps = big.predict(Xq, return_var=True), small.predict(Xq, return_var=True)
     np.testing.assert_allclose(pb.mean, 1e150 * ps.mean, rtol=1e-10)
     np.testing.assert_allclose(pb.var / 1e150, 1e150 * ps.var, rtol=1e-10)
-    # a query so far out that the predictions overflow
+    # a query whose squared distances overflow: refused in the name of `X` (predict's own)
     m = gp_regression(X, y, theta0=[1.0, 5.0, 0.2, 0.4], noise=0.1, optimize=False)
+    for return_var in (False, True):
+        with pytest.raises(ValueError, match=r"`X` must have values of magnitude at most 1\.94e\+153 \(float64 squared "
+                                             r"distances over 3 feature\(s\) would overflow\); got 1e\+160\."):
+            m.predict(np.full((1, 3), 1e160), return_var=return_var)
+    assert np.isfinite(m.predict(np.full((1, 3), 1.5e153), return_var=True).var).all()  # within the limit
+    # a query far enough out that the variance, in units of the huge targets, overflows
     with pytest.raises(ValueError, match=r"The predictive variance overflows float64 for this `X` \(max \|\|x\|\|\^2 = "
-                                         r"inf; the training targets' scale y_std = 1\); rescale `X` or the training "
-                                         r"targets\."):
-        m.predict(np.full((1, 3), 1e160), return_var=True)
+                                         r"3e\+12; the training targets' scale y_std = \d\.\d+e\+1\d\d\); rescale `X` or "
+                                         r"the training targets\."):
+        big.predict(np.full((1, 3), 1e6), return_var=True)
 
 
 def test_float32_prediction_overflow_is_an_error():

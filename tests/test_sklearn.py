@@ -544,11 +544,21 @@ def test_network_parameters_checked_before_the_kmeans(data, monkeypatch):
             fsk.RBFNetworkRegressor(3, **bad).fit(X, y)
 
 
-# the GP's normalisation computes the standard deviation of y, whose squares overflow
-# (NumPy warns; the estimator then refuses the fit)
-@pytest.mark.filterwarnings("ignore:overflow encountered in square:RuntimeWarning")
 def test_fit_that_would_overflow_is_refused():
-    X = np.array([[1.25e159], [-1.32e159], [0.3e159]])
+    # squared distances overflow float64: refused in the name of `X` (or `centers`) before anything else
+    huge = np.array([[1.25e159], [-1.32e159], [0.3e159]])
+    too_big = (r"must have values of magnitude at most 3\.35e\+153 \(float64 squared distances over 1 feature\(s\) "
+               r"would overflow\); got 1\.32e\+159\. Rescale the data \(e\.g\. standardise it\)\.")
+    for est in (fsk.RBFInterpolatorRegressor(), fsk.KernelRidge(alpha=1.0), fsk.RBFNetworkRegressor(2, random_state=0),
+                fsk.RBFNetworkRegressor(centers="all", kernel="poly", gamma=1.0), fsk.GaussianProcessRegressor()):
+        with pytest.raises(ValueError, match="^`X` " + too_big):
+            est.fit(huge, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="^`X` " + too_big):
+        fsk.Nystroem(kernel="poly", n_components=3).fit(huge)
+    with pytest.raises(ValueError, match="^`centers` " + too_big):
+        fsk.RBFNetworkRegressor(centers=huge[:2], gamma=1.0).fit(huge * 1e-6, [1.0, 2.0, 3.0])
+    # within that limit, the kernel values of a growing kernel overflow: refused as such
+    X = huge * 1e-6
     with pytest.raises(ValueError, match=r"`X` spans too wide a range for the 'thin_plate_spline' kernel: .* "
                                          "rescale `X` or use a smaller `epsilon`"):
         fsk.RBFInterpolatorRegressor().fit(X, [1.0, 2.0, 3.0])
@@ -558,13 +568,18 @@ def test_fit_that_would_overflow_is_refused():
         fsk.RBFNetworkRegressor(centers="all", kernel="poly", gamma=1.0).fit(X, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="`X` spans too wide a range for the 'polynomial' kernel"):
         fsk.Nystroem(kernel="poly", n_components=3).fit(X)
-    # decaying kernels are fine at any spread
+    # decaying kernels are fine at any spread within that limit
     pred = fsk.KernelRidge(alpha=1.0).fit(X, [1.0, 2.0, 3.0]).predict(X)
     np.testing.assert_allclose(pred, [0.5, 1.0, 1.5])  # K = I: y / (1 + alpha)
-    # targets whose standard deviation overflows
+    # targets whose standard deviation overflows: normalize_y fits them in units of max |y|
+    # (fastrbf.gp_regression), so the model is exactly the scaled model of the scaled targets
     y = np.array([1.25e159, -1.32e159, 0.3e159]) * 1e149
-    with pytest.raises(ValueError, match=r"The fit of `X` and `y` overflowed .* `normalize_y`=True or a larger `noise`"):
-        fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(X[:, :1] * 1e-159, y)
+    Xs = X * 1e-153
+    gp = fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(Xs, y)
+    small = fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(Xs, y / 2.0**1000)
+    mean = gp.predict(Xs)
+    assert np.isfinite(mean).all() and np.isfinite(gp.model_.y_std)
+    np.testing.assert_array_equal(mean, small.predict(Xs) * 2.0**1000)
 
 
 def test_gp_kernel_and_network_kmeans_names(data):
@@ -572,6 +587,9 @@ def test_gp_kernel_and_network_kmeans_names(data):
     with pytest.raises(ValueError, match=r"`kernel` must be 'gaussian' or 'prml'; got \[1.0\]"):
         fsk.GaussianProcessRegressor(kernel=[1.0]).fit(X, y)
     with pytest.raises(TypeError, match="`alpha` must be a number or a 1-D array of numbers"):
+        fsk.KernelRidge(alpha=[[1.0, 2.0]]).fit(X, y)
+    # ragged: a ValueError naming it, as every ragged input (fastrbf.linalg's rule)
+    with pytest.raises(ValueError, match=r"^`alpha` must be a rectangular array of real numbers; got a ragged"):
         fsk.KernelRidge(alpha=[[1.0], [1.0, 2.0]]).fit(X, y)
     with pytest.raises(TypeError, match="`alpha` must be a number; got"):
         fsk.RBFNetworkRegressor(3, alpha=[[1.0], [1.0, 2.0]]).fit(X, y)

@@ -29,18 +29,21 @@ Decisions:
   (:func:`_check_conditioning`), because a factorisation can complete on a matrix whose
   solution is rounding noise:
 
-  - LAPACK ``pocon`` estimates the reciprocal condition number ``rcond`` from the
-    factor (the 1-norm of the matrix comes from the triangle the factorisation leaves
-    untouched and the saved diagonal).  ``rcond < eps`` (condition number above
-    ``1 / eps = 4.5e15``): the matrix is singular to working precision (the line SciPy
+  - The residual ``Y - A W`` of the solve is computed with the stored triangle (one
+    O(n^2 k) pass).  When it exceeds :data:`RESIDUAL_WARN` of ``max |Y|``, or when the
+    free lower bound ``(max L_jj / min L_jj)^2`` on the condition number exceeds
+    :data:`COND_SUSPECT` (``1 / sqrt(eps)``), LAPACK ``pocon`` estimates the reciprocal
+    condition number ``rcond`` from the factor (the 1-norm of the matrix comes from the
+    triangle the factorisation leaves untouched and the saved diagonal); ``pocon``'s
+    dozen triangular passes would otherwise add a third to a fit at n = 2000.
+    ``rcond < eps`` (condition number above ``1 / eps = 4.5e15``): the matrix is singular to working precision (the line SciPy
     draws for its ``LinAlgWarning``) and :class:`NotPositiveDefiniteError` is raised
     with the remedies (a larger ``alpha``, a larger ``gamma``, removing near-duplicate
     points).
-  - Otherwise the residual ``Y - A W`` of the solve is computed with the same stored
-    triangle (O(n^2 k), beside the O(n^3) factorisation).  When it exceeds
-    :data:`RESIDUAL_WARN` (``1e-6``) of ``max |Y|`` the weights are large enough that
-    their rounding shows in the fit (two points 3e-7 apart with ``alpha = 0`` give
-    weights of 1e13 and miss their own targets by 1e-3): a
+  - Otherwise, when the residual exceeds :data:`RESIDUAL_WARN` (``1e-6``) of
+    ``max |Y|``, the weights are large enough that their rounding shows in the fit (two
+    points 3e-7 apart with ``alpha = 0`` give weights of 1e13 and miss their own
+    targets by 1e-3): a
     ``scipy.linalg.LinAlgWarning`` says by how much, with the same remedies, and the
     model is returned.
 """
@@ -66,6 +69,8 @@ _OVERFLOW_HINT = "rescale `Y` (or `K`), or use a larger `alpha`."
 
 #: the exact solves warn when the residual exceeds this share of max |Y|
 RESIDUAL_WARN = 1e-6
+#: a lower bound on the condition number above which it is estimated (``1 / sqrt(eps)``)
+COND_SUSPECT = 1.0 / np.sqrt(np.finfo(np.float64).eps)
 
 
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
@@ -345,26 +350,39 @@ def _check_conditioning(F, diag, W, Y, *, what, remedies, alpha=None, n_threads=
     ``RESIDUAL_WARN max |Y|``; see the module docstring."""
     d = _diag(F)
     fd = d.copy()
-    nt = _threads.resolve(n_threads)
+    Wf = np.asfortranarray(W, dtype=np.float64)
+    Yf = np.asarray(Y)
+    # the condition number is at least (max L_jj / min L_jj)^2 (the pivots are Schur
+    # complements, between the extreme eigenvalues): a free lower bound
+    lo = float(np.abs(fd).min())
+    bound = float(np.abs(fd).max()) ** 2 / lo**2 if lo > 0 else np.inf
+    eps = float(np.finfo(np.float64).eps)
+    anorm = None
     try:
         d[:] = diag  # F's upper triangle is now A
-        anorm = _sym_norm1_upper(F)
-        with _threads.blas_threads(nt):
-            AW = blas.dsymm(1.0, F, np.asfortranarray(W, dtype=np.float64), side=0, lower=0)
+        with _threads.serial_blas():
+            if Wf.shape[1] == 1:
+                AW = blas.dsymv(1.0, F, Wf[:, 0], lower=0)[:, None]
+            else:
+                AW = blas.dsymm(1.0, F, Wf, side=0, lower=0)
+        scale = float(np.abs(Yf).max()) if Yf.size else 0.0
+        miss = float(np.abs(Yf - AW).max()) if Yf.size else 0.0
+        bad_fit = scale > 0 and miss > RESIDUAL_WARN * scale
+        if bad_fit or bound > COND_SUSPECT:  # only then the O(n^2)-passes estimate
+            anorm = _sym_norm1_upper(F)
     finally:
         d[:] = fd
-    with _threads.blas_threads(nt):
+    if anorm is None:
+        return
+    with _threads.serial_blas():
         rcond, info = lapack.dpocon(F, anorm, uplo="L")
-    eps = float(np.finfo(np.float64).eps)
     if info == 0 and rcond < eps:
         cond = f"{1.0 / rcond:.3g}" if rcond > 0 else "inf"
         raise NotPositiveDefiniteError(
             f"{what} is numerically singular: its estimated condition number {cond} exceeds 1/eps = "
             f"{1.0 / eps:.3g}, so its solution would be rounding noise. Remedies: {remedies}",
             column=None, alpha=alpha)
-    scale = float(np.abs(Y).max()) if Y.size else 0.0
-    miss = float(np.abs(np.asarray(Y) - AW).max()) if Y.size else 0.0
-    if scale > 0 and miss > RESIDUAL_WARN * scale:
+    if bad_fit:
         warnings.warn(
             f"{what} is ill-conditioned (estimated condition number {1.0 / rcond:.3g}): the solve reproduces its "
             f"right-hand side only to {miss / scale:.3g} relative (largest weight {float(np.abs(W).max()):.3g}). "

@@ -26,19 +26,40 @@ import numbers
 import os
 import threading
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numba
 
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
 _local = threading.local()
-_workqueue_lock = threading.Lock()
-_first_call_lock = threading.Lock()
-_serial_lock = threading.Lock()
-_serial_depth = 0
-_serial_limiter = None
 _controller = None
 _serial_only = False
-_executor = None
-_executor_lock = threading.Lock()
+# made by _fresh_state() below
+_workqueue_lock: threading.Lock
+_first_call_lock: threading.Lock
+_serial_lock: threading.Lock
+_executor_lock: threading.Lock
+_serial_depth: int
+_serial_limiter: list | None
+_executor: "ThreadPoolExecutor | None"
+
+
+def _fresh_state():
+    """fastrbf's locks and per-process state, made at import and anew in a forked child
+    (another thread of the parent may have held a lock at the fork)."""
+    global _workqueue_lock, _first_call_lock, _serial_lock, _executor_lock, _serial_depth, _serial_limiter, _executor
+    _workqueue_lock = threading.Lock()
+    _first_call_lock = threading.Lock()
+    _serial_lock = threading.Lock()
+    _executor_lock = threading.Lock()
+    _serial_depth = 0
+    _serial_limiter = None
+    _executor = None  # a forked child has none of its threads
+
+
+_fresh_state()
 
 
 def max_threads():
@@ -100,19 +121,11 @@ def _after_fork_in_parent():
 
 
 def _after_fork_in_child():
-    global _serial_only, _executor, _fork_held_compiler
-    global _workqueue_lock, _first_call_lock, _serial_lock, _executor_lock, _serial_depth, _serial_limiter
+    global _serial_only, _fork_held_compiler
     if _fork_held_compiler:  # the forking thread holds it in the child too
         _fork_held_compiler = False
         _compiler_lock().release()
-    # locks another thread of the parent may have held at the fork
-    _workqueue_lock = threading.Lock()
-    _first_call_lock = threading.Lock()
-    _serial_lock = threading.Lock()
-    _executor_lock = threading.Lock()
-    _serial_depth = 0
-    _serial_limiter = None
-    _executor = None  # its threads did not survive the fork
+    _fresh_state()
     if _active_layer() == "omp":
         try:
             from numba.np.ufunc import omppool  # type: ignore[attr-defined]

@@ -16,7 +16,8 @@ lets BLAS choose:
   differ in the last bits between BLAS builds or kernels, e.g. OpenBLAS's Haswell and
   SkylakeX kernels, which round differently: that is not a thread count.)
 
-:func:`potrf` is a blocked right-looking Cholesky factorisation in place: for each
+:func:`potrf` is a blocked right-looking Cholesky factorisation in place (above
+:data:`DIRECT_N`; below, one single-threaded LAPACK call): for each
 panel of :data:`NB` columns, LAPACK ``potrf`` of the NB x NB diagonal block, ``trsm``
 of the panel below it in fixed row blocks, and a ``syrk`` + ``gemm`` update of each
 trailing block column.  It keeps LAPACK's contract (lower triangle of the
@@ -39,6 +40,10 @@ from . import _threads
 
 #: columns per panel of the blocked Cholesky factorisation
 NB = 256
+#: up to this order a factorisation is one single-threaded LAPACK ``potrf`` call (the
+#: blocked one's task overhead costs more than its threads save); a function of n only,
+#: so the bits still do not depend on the thread count
+DIRECT_N = 1024
 #: rows per block of the panel solves (trsm) of the factorisation
 TRSM_ROWS = 1024
 #: right-hand sides per block of a triangular solve
@@ -119,6 +124,10 @@ def potrf(A, n_threads):
     one, minus = _scalar(1.0, dt), _scalar(-1.0, dt)
     ld = _int(M.ld)
     with _threads.serial_blas():
+        if n <= DIRECT_N:
+            info = ctypes.c_int(0)
+            potrf_(b"L", _int(n), M.at(0, 0), ld, ctypes.byref(info))
+            return info.value
         for k0 in range(0, n, NB):
             k1 = min(n, k0 + NB)
             kb = _int(k1 - k0)

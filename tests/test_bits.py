@@ -70,6 +70,8 @@ def cases():
         fastrbf.kmeans(Xh, 12, seed=1, max_iter=5, n_threads=nt))
     yield "cholesky", lambda nt: (lambda f: (f.factor, f.solve(t), f.logdet()))(
         fastrbf.cholesky(K, alpha=1e-3, n_threads=nt))
+    Kb = fastrbf.gram(rng.standard_normal((1300, 3)), gamma=2.0)  # above the direct-LAPACK order: blocked
+    yield "cholesky-blocked", lambda nt: fastrbf.cholesky(Kb, alpha=1e-3, n_threads=nt).factor
     yield "solve_regularized", lambda nt: fastrbf.solve_regularized(K, np.repeat(V, 2, axis=0)[:530], alpha=1e-2, n_threads=nt)
     yield "kernel_ridge", lambda nt: (lambda m: (m.weights, m.predict(Y, n_threads=nt)))(
         fastrbf.kernel_ridge(X, t, gamma=0.5, alpha=1e-3, n_threads=nt))
@@ -117,7 +119,7 @@ assert fastrbf._threads.max_threads() == 3
 first = run_all("library block sizes")
 # small blocks: many more boundaries at the same sizes
 distances.GEMM_BLOCK_ELEMENTS = 3000
-_dense.NB, _dense.TRSM_ROWS, _dense.SOLVE_COLS, _dense.GEMM_BLOCK = 48, 100, 1, 2000
+_dense.NB, _dense.TRSM_ROWS, _dense.SOLVE_COLS, _dense.GEMM_BLOCK, _dense.DIRECT_N = 48, 100, 1, 2000, 0
 second = run_all("small block sizes")
 print("DIGEST", first, second)
 '''

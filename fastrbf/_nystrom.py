@@ -60,8 +60,6 @@ from .kernels import KERNELS
 #: smallest row chunk of the fused passes, and the most chunks (bounds the partials)
 NM_CHUNK = 1024
 MAX_CHUNKS = 256
-#: the per-iteration m x m work runs with one BLAS thread below this many flops
-SMALL_BLAS = 2e8
 
 _F64 = np.dtype(np.float64)
 
@@ -231,7 +229,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     m, k = B.shape
     alpha = float(alpha)
     nt = _threads.resolve(n_threads)
-    with _threads.blas_threads(nt):
+    with _threads.serial_blas():
         T, _ = _kmm_factor(Kmm)
         S = _dense.gemm(T, T.T, np.empty((m, m)), nt)
         S *= n / m
@@ -249,21 +247,19 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     def prec_t(R):
         return trsm(1.0, A, trsm(1.0, T, R, trans_a=1), trans_a=1)
 
-    small = m * m * k * 6 < SMALL_BLAS
-    nt_small = 1 if small else nt
 
     def op(G):
         # B^T H B G with the regulariser in the T basis: alpha T^-T (T^T T) T^-1 = alpha I
-        with _threads.blas_threads(nt_small):
+        with _threads.serial_blas():
             Ag = trsm(1.0, A, G)
             V = trsm(1.0, T, Ag)
         HV = np.asarray(matvec(V), dtype=_F64)
-        with _threads.blas_threads(nt_small):
+        with _threads.serial_blas():
             Z = trsm(1.0, T, HV, trans_a=1)
             Z += alpha * Ag
             return trsm(1.0, A, Z, trans_a=1)
 
-    with _threads.blas_threads(nt_small):
+    with _threads.serial_blas():
         b = prec_t(B)
     bnorm = np.sqrt(np.sum(b * b, axis=0))
     x = np.zeros((m, k))
@@ -288,7 +284,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
         rr[act] = rr_new
         rel[act] = np.sqrt(rr_new) / bnorm[act]
         done[act] = (rel[act] <= tol) | ~ok  # a breakdown (p^T A p <= 0) stops the column
-    with _threads.blas_threads(nt_small):
+    with _threads.serial_blas():
         beta = prec(x)
     residual = float(rel.max()) if k else 0.0
     return FalkonResult(np.ascontiguousarray(beta), n_iter, residual, bool(residual <= tol))

@@ -335,12 +335,6 @@ def serial_blas():
                 _serial_limiter = None
 
 
-def blas_threads(n):
-    """BLAS for a block of fastrbf work: always one thread (:func:`serial_blas`), whatever
-    ``n`` asks, so that results do not depend on the thread count."""
-    return serial_blas()
-
-
 def blas_info():
     """A short description of the BLAS in use: ``"openblas Haswell x2"``."""
     infos = [i for i in _get_controller().info() if i.get("user_api") == "blas"]

@@ -266,7 +266,7 @@ class _Assigner:
                 else:
                     _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
 
-        with _threads.blas_threads(1):
+        with _threads.serial_blas():
             _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
         return want_dist
 

@@ -179,7 +179,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     n = X.shape[0]
     n_threads = _threads.for_dense(n, X.shape[1], n_threads)
     B, F, Xt = _factor_gp(X, theta, noise, n_threads, names)
-    with _threads.blas_threads(n_threads):
+    with _threads.serial_blas():
         a, _ = lapack.dpotrs(F, y[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     logdet_half = float(np.sum(np.log(np.diag(F))))
@@ -189,7 +189,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
                         f"(y^T C^-1 y is not finite); {y_hint} or use a larger `{names[2]}`.")
     if not grad:
         return lml, None
-    with _threads.blas_threads(n_threads):
+    with _threads.serial_blas():
         Ci, info = lapack.dpotri(F, lower=1, overwrite_c=1)  # C^-1 (upper triangle of B)
     if info != 0:  # pragma: no cover - the factor is nonsingular here
         raise RuntimeError(f"LAPACK potri failed with info={info}.")
@@ -384,7 +384,7 @@ class GPModel:
                 _jgp.cov_rows(Xq, Xt, q0 + lo, q0 + hi, t0, g, t2, t3, dotk, Kb[lo:hi])
 
             _threads.map_ranges(rows, q1 - q0, nt)
-            with _threads.blas_threads(nt):
+            with _threads.serial_blas():
                 V = scipy.linalg.solve_triangular(self.factor, Kb.T, lower=True, check_finite=False)
             with np.errstate(over="ignore", invalid="ignore"):
                 var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
@@ -578,7 +578,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     noise_f = float(np.exp(best[k]))
     B, F, _ = _factor_gp(Xd, theta, noise_f, n_threads, names)
     _jgp.clear_lower(B)  # the strict upper triangle of the factor: zeros, not stale memory
-    with _threads.blas_threads(_threads.resolve(n_threads)):
+    with _threads.serial_blas():
         a, _ = lapack.dpotrs(F, yn[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
     lml = -0.5 * float(np.sum(yn * a)) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)

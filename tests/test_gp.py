@@ -337,6 +337,8 @@ def test_every_start_failing_names_bounds(rng, monkeypatch):
     def fail(*args, **kwargs):
         raise np.linalg.LinAlgError("singular")
 
-    monkeypatch.setattr(gp.scipy.optimize, "minimize", fail)
+    import scipy.optimize
+
+    monkeypatch.setattr(scipy.optimize, "minimize", fail)
     with pytest.raises(np.linalg.LinAlgError, match=r"Every optimiser start failed.*narrow `bounds` or raise `noise`"):
         gp_regression(X, y, n_restarts=1, seed=0)

@@ -191,6 +191,18 @@ def test_serial_blas_from_worker_threads():
     assert blas() == before
 
 
+def test_import_does_not_pull_scipy_optimize():
+    # scipy.optimize (0.2 s to import) is needed by gp_regression's optimiser only
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-X", "importtime", "-c", "import fastrbf"], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    modules = [line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")]
+    assert "fastrbf" in modules
+    assert not [m for m in modules if m == "scipy.optimize" or m.startswith("scipy.optimize.")]
+
+
 def test_nothing_compiles_at_import_and_cache_can_be_off():
     code = """
     import fastrbf

@@ -367,7 +367,7 @@ def _rbfnet_workload():
 
     cs = [
         Contender("fastrbf rbf_network", FASTRBF, ours),
-        Contender("numpy reference (lecture k-means + Phi + solve)", NUMPY, ref, full=False),
+        Contender("numpy reference (plain k-means + Phi + solve)", NUMPY, ref, full=False),
     ]
     if _try_import("sklearn.cluster") is not None:
         cs.append(Contender("scikit-learn KMeans + rbf_kernel + Ridge", PEER, sk))

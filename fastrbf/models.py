@@ -43,14 +43,11 @@ Decisions:
   and weights that overflow are refused with a ``ValueError``.
 """
 
-import functools
 import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
 
 import numpy as np
 import scipy.linalg
@@ -541,30 +538,6 @@ def _lu_singular_text(degree, kernel, min_degree):
             f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}")
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _singular_lu_named(fn: _F) -> _F:
-    """:func:`interpolate`'s LU solve (a ``degree`` below the kernel's minimum) of an
-    exactly singular system raises :class:`NotPositiveDefiniteError` with the remedies
-    instead of SciPy's bare ``LinAlgError``."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except NotPositiveDefiniteError:
-            raise
-        except np.linalg.LinAlgError:
-            spec = KERNELS[kwargs.get("kernel", "thin_plate_spline")]
-            degree = kwargs.get("degree")
-            raise NotPositiveDefiniteError(_lu_singular_text(degree, spec.name, spec.min_degree),
-                                           alpha=kwargs.get("alpha", 0.0)) from None
-
-    return cast(_F, wrapper)
-
-
-@_singular_lu_named
 def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline", gamma: float | None = None,
                 degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
@@ -663,9 +636,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         Afull[n:, :n] = P.T
         rhs = np.zeros((n + q, k))
         rhs[:n] = T
-        with _threads.serial_blas():
-            sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
-        if not np.all(np.isfinite(sol)):
+        try:
+            with _threads.serial_blas():
+                sol = scipy.linalg.solve(Afull, rhs, overwrite_a=True, overwrite_b=True)
+        except np.linalg.LinAlgError:  # exactly singular
+            sol = None
+        if sol is None or not np.all(np.isfinite(sol)):
             raise NotPositiveDefiniteError(_lu_singular_text(degree, kernel, min_degree), alpha=a)
         W, C = sol[:n], sol[n:]
     elif q == 0:

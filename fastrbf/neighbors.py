@@ -1,4 +1,4 @@
-"""Nearest neighbours and kernel smoothing: k-NN, the seeds' RBF vote and the
+"""Nearest neighbours and kernel smoothing: k-NN, the uniform-influence RBF vote and the
 Nadaraya-Watson kernel regression, all fused (tiles of distances are consumed in
 cache; memory O((n + m) d + m k), never an m x n matrix).
 
@@ -14,7 +14,7 @@ Decisions:
   argmax (the vote) are unchanged, and the weights can never all underflow.  When the
   plain weights would all be 0 (a query far from every training point, or a huge
   ``gamma``), the result is therefore the proper limit: the nearest neighbour's value
-  (the mean over exactly tied nearest points) - the seeds' nearest-neighbour limit of a
+  (the mean over exactly tied nearest points) - the nearest-neighbour limit of a
   narrow Gaussian.
 - ``rbf_vote`` for regression is the unnormalised sum ``sum_m y_m exp(-gamma ||x -
   x_m||^2)``, computed as the relative sum above times the kernel value of the
@@ -314,7 +314,7 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
 
 def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classify: bool = False,
              n_threads: Threads = None) -> np.ndarray:
-    """The seeds' full RBF network with uniform influence: every training point votes
+    """The full RBF network with uniform influence: every training point votes
     with ``exp(-gamma ||x - x_m||^2)``.
 
     Regression: the unnormalised sum ``sum_m y_m exp(-gamma ||x - x_m||^2)``.

@@ -16,6 +16,8 @@ import numpy as np
 ['cholesky', 'gp_log_marginal_likelihood', 'gp_regression']
 """
 
+import warnings
+
 import numpy as np
 
 

@@ -7,9 +7,7 @@ command-line tool runs them to fill the cache before first use.
 
 Examples
 --------
->>> import warnings
-
-import numpy as np
+>>> import numpy as np
 >>> from fastrbf.compile import TARGETS
 >>> TARGETS["sqdist"](np.float64)
 >>> sorted(TARGETS)[:3]

@@ -49,11 +49,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import blas, lapack
 
 from . import _dense, _threads
 from . import _validation as _v
 from ._jit import nystrom as _jn
+from ._lazy import blas, lapack
 from .distances import _consts
 from .kernels import KERNELS
 

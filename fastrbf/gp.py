@@ -43,12 +43,11 @@ from dataclasses import dataclass
 from typing import Literal, overload
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg import lapack
 
 from . import _threads
 from . import _validation as _v
 from ._jit import gp as _jgp
+from ._lazy import lapack, scipy
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
 from .linalg import NotPositiveDefiniteError, _factor_in_place

@@ -52,12 +52,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgWarning, blas, lapack
 
 from . import _dense, _threads
 from . import _validation as _v
 from ._jit import distances as _jd
 from ._jit import linalg as _jl
+from ._lazy import blas, lapack, scipy
 from ._typing import ArrayLike, DTypeLike, FloatArray, Threads
 
 #: the ``jitter="auto"`` ladder, in units of the mean diagonal
@@ -386,7 +386,7 @@ def _check_conditioning(F, diag, W, Y, *, what, remedies, alpha=None, n_threads=
         warnings.warn(
             f"{what} is ill-conditioned (estimated condition number {1.0 / rcond:.3g}): the solve reproduces its "
             f"right-hand side only to {miss / scale:.3g} relative (largest weight {float(np.abs(W).max()):.3g}). "
-            f"Remedies: {remedies}", LinAlgWarning, stacklevel=3)
+            f"Remedies: {remedies}", scipy.linalg.LinAlgWarning, stacklevel=3)
 
 
 def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, jitter: float | str | None = None,

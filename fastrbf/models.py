@@ -50,13 +50,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy.linalg import lapack
 
 from . import _dense, _threads
 from . import _validation as _v
-from ._jit import lapack as _jlapack
 from ._jit import linalg as _jla
+from ._lazy import lapack, scipy
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .cluster import _kmeans
 from .distances import _consts, pairwise
@@ -809,6 +807,8 @@ class _TSQRWork:
         self.Bt = np.empty((p, chunk))
 
     def fold(self, Rt, Bt):
+        from ._jit import lapack as _jlapack  # looks LAPACK up in SciPy: not at import
+
         info = _jlapack.tpqrt(Rt, Bt, self.T, self.work, self.iw)
         if info != 0:  # pragma: no cover - only for invalid arguments
             raise RuntimeError(f"LAPACK dtpqrt failed with info={info}.")

@@ -12,10 +12,15 @@ Run::
     python examples/interpolate_2d_field.py                      # N = 2000, 200 x 200 grid
     python examples/interpolate_2d_field.py --quick --out f.png  # N = 300, 60 x 60 grid
 
-The picture needs matplotlib (``pip install matplotlib``); ``--no-plot`` skips it.
+The picture needs matplotlib (``pip install matplotlib``, or the ``bench`` or ``plot``
+extra).  It goes to ``--out PATH``; without ``--out``, to a new temporary directory (the
+path is printed), and it is skipped with a note when matplotlib is missing.
+``--no-plot`` skips it.
 """
 
 import argparse
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -65,7 +70,7 @@ def save_picture(path, X, xs, truth, fit):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small problem (seconds)")
-    p.add_argument("--out", default="interpolate_2d_field.png", help="picture file (default %(default)s)")
+    p.add_argument("--out", metavar="PATH", help="picture file (default: in a new temporary directory)")
     p.add_argument("--no-plot", action="store_true", help="do not draw the picture")
     args = p.parse_args(argv)
 
@@ -94,8 +99,16 @@ def main(argv=None):
     print(f"max difference from SciPy RBFInterpolator: {np.abs(fit - fit_scipy).max():.1e}")
     print(f"fit + evaluation: fastrbf {t_ours * 1e3:.1f} ms, SciPy {t_scipy * 1e3:.1f} ms")
     if not args.no_plot:
-        save_picture(args.out, X, xs, truth, fit)
-        print(f"picture written to {args.out}")
+        out = args.out
+        if out is None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                print("no picture: matplotlib is not installed (pip install matplotlib)")
+                return err
+            out = os.path.join(tempfile.mkdtemp(prefix="fastrbf-example-"), "interpolate_2d_field.png")
+        save_picture(out, X, xs, truth, fit)
+        print(f"picture written to {out}")
     return err
 
 

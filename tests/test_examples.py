@@ -62,6 +62,20 @@ def test_interpolate_2d_field(tmp_path):
     assert _is_png(tmp_path / "field.png")
 
 
+def test_interpolate_2d_field_writes_no_file_into_the_working_directory(tmp_path):
+    out = _run("interpolate_2d_field.py", tmp_path)
+    m = re.search(r"picture written to (\S+)", out)
+    assert m, out
+    path = pathlib.Path(m.group(1))
+    try:
+        assert _is_png(path)
+        assert tmp_path not in path.parents and path.parent.name.startswith("fastrbf-example-")
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        path.unlink()
+        path.parent.rmdir()
+
+
 def test_kmeans_digits(tmp_path):
     out = _run("kmeans_digits.py", tmp_path, "--centres", "centres.png")
     ari = _number(r"fastrbf\.kmeans\s+ARI ([0-9.]+)", out)

@@ -899,7 +899,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     seed, max_iter, n_init :
         Passed to :func:`fastrbf.kmeans`.
     learn_gamma : bool, default False
-        Learn the width(s) from ``gamma`` on (Gaussian kernel): the lectures'
+        Learn the width(s) from ``gamma`` on (Gaussian kernel): the classical
         alternation of a least-squares solve for the weights at fixed widths and a
         gradient step on ``log gamma`` at fixed weights (analytic gradient of the squared
         error, fused; backtracking so the error never increases), until the relative
@@ -924,7 +924,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
 
     Examples
     --------
-    The worked example of the Caltech RBF lecture's forum (bias, then the two weights):
+    XOR with two given centres (bias, then the two weights):
 
     >>> import numpy as np
     >>> from fastrbf import rbf_network
@@ -1112,7 +1112,7 @@ def _gamma_objective(C, Xt, T, g, W, b, want_grad, n_threads):
 
 
 def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop, a, n_threads):
-    """The lectures' alternation: at fixed widths the weights are solved, then a
+    """The classical alternation: at fixed widths the weights are solved, then a
     gradient step on log gamma.  The gradient at fixed weights is the gradient of the
     error with the weights re-solved (the weights minimise it: envelope theorem), and
     each trial step is judged with its weights re-solved (backtracking, Armijo), so the

@@ -101,7 +101,7 @@ def lloyd_update(X, labels, n_clusters, *, sample_weight=None):
 
 
 def kmeans(X, centers, *, max_iter=300):
-    """The lectures' loop: assign, update, until no label changes."""
+    """Lloyd's loop: assign, update, until no label changes."""
     X = np.asarray(X, dtype=np.float64)
     centers = np.array(centers, dtype=np.float64)
     labels = None

@@ -614,10 +614,10 @@ def test_no_warnings_on_good_data(data):
             est.fit(X, labels if isinstance(est, fsk.RBFNetworkClassifier) else y)
 
 
-def test_readme_sklearn_example_runs():
-    text = (ROOT / "README.md").read_text()
+def test_guide_sklearn_example_runs():
+    text = (ROOT / "docs" / "guide.md").read_text()
     code = re.search(r"## scikit-learn estimators\n.*?```python\n(.*?)```", text, re.DOTALL).group(1)
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/guide.md", "exec"), namespace)
     assert isinstance(namespace["net"], fastrbf.RBFNetwork)
     assert namespace["search"].best_score_ > 0.9

@@ -116,12 +116,14 @@ class _Sink:
         self.last = -math.inf if tty else time.perf_counter()  # a terminal shows the first report at once
         self.width = 0  # length of the line on the terminal
 
-    def emit(self, info, final):
+    def emit(self, info, final, force):
+        """Write a report: always when ``force`` (the end of a run), else throttled;
+        ``force`` also ends the line on a terminal."""
         if self.callback is not None:
             self.callback(info)
             return
         now = time.perf_counter()
-        if not final and now - self.last < self.interval:
+        if not force and now - self.last < self.interval:
             return
         self.last = now
         line = info["message"]
@@ -130,8 +132,8 @@ class _Sink:
             return
         if self.tty:
             pad = " " * max(0, self.width - len(line))
-            self.stream.write("\r" + line + pad + ("\n" if final else ""))
-            self.width = 0 if final else len(line)
+            self.stream.write("\r" + line + pad + ("\n" if force else ""))
+            self.width = 0 if force else len(line)
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
@@ -142,8 +144,8 @@ class Reporter:
     stages (loops) of iterations.
 
     Made by :func:`reporter`.  ``runs(n)`` announces the runs and ``run(i)`` begins
-    run ``i``; ``start`` a stage, ``step`` after each iteration, ``finish`` it (its
-    final report, always written).
+    run ``i``; ``start`` a stage, ``step`` after each iteration, ``finish_stage`` a stage
+    that another follows, ``finish`` the run's last stage (a report always written).
 
     Examples
     --------
@@ -220,10 +222,10 @@ class Reporter:
             per_run = in_run + rest
         return rest + left * (per_run or 0.0)
 
-    def _report(self, done, final, metrics):
+    def _report(self, done, final, force, metrics):
         now = time.perf_counter()
         elapsed = now - self._t0
-        eta = self._eta(done, now, final)
+        eta = self._eta(done, now, final) if force or not final else None  # no basis for the next stage
         head = f"{self.task} {self._run_label} {self._run}/{self.n_runs}" if self._run_label else self.task
         count = f"{done}/{self._max}" if self._max is not None else f"{done}"
         parts = [f"{head}: {self._unit} {count}" + (" done" if final else "")]
@@ -238,15 +240,21 @@ class Reporter:
         info = {"task": self.task, "stage": self._stage, "run": self._run, "n_runs": self.n_runs, "iter": int(done),
                 "max_iter": self._max, "elapsed": elapsed, "eta": eta, "final": final, "metrics": dict(metrics),
                 "message": ", ".join(parts)}
-        self._sink.emit(info, final)
+        self._sink.emit(info, final, force)
 
     def step(self, done, **metrics):
         """``done`` iterations of the current stage are done."""
-        self._report(done, False, metrics)
+        self._report(done, False, False, metrics)
 
     def finish(self, done, **metrics):
-        """The current stage of this run ended after ``done`` iterations."""
-        self._report(done, True, metrics)
+        """The last stage of this run ended after ``done`` iterations (a report that
+        is always written)."""
+        self._report(done, True, True, metrics)
+
+    def finish_stage(self, done, **metrics):
+        """A stage that another follows in this run ended (``final`` for a callable;
+        written only as a throttled line)."""
+        self._report(done, True, False, metrics)
 
 
 class _Off:
@@ -273,6 +281,9 @@ class _Off:
         pass
 
     def finish(self, done, **metrics):
+        pass
+
+    def finish_stage(self, done, **metrics):
         pass
 
 

@@ -22,7 +22,8 @@ Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
   ``"task"``
       what runs: ``"kmeans"``, ``"kernel_ridge"``, ``"gp_regression"``,
       ``"rbf_network"``, ``"dask.kmeans"``, ... (a fit that runs another one inside
-      reports it under its own name, e.g. ``"kernel_ridge landmarks"``);
+      reports it under both names, e.g. ``"kernel_ridge kmeans"`` for the k-means
+      of ``landmarks="kmeans"``);
   ``"stage"``
       the loop: ``"k-means++"`` (centres chosen), ``"k-means||"`` (rounds),
       ``"lloyd"``, ``"cg"`` (conjugate-gradient iterations), ``"l-bfgs-b"``,
@@ -179,8 +180,9 @@ class Reporter:
         return True
 
     def child(self, task, run_label=""):
-        """A reporter for a fit run inside this one (same output, same clock)."""
-        return Reporter(self._sink, task, self._t0, run_label)
+        """A reporter for a fit run inside this one (same output, same clock), named
+        after both (``"kernel_ridge kmeans"``)."""
+        return Reporter(self._sink, f"{self.task} {task.rpartition('.')[2]}", self._t0, run_label)
 
     def runs(self, n_runs):
         """The call makes ``n_runs`` runs; the first begins now."""
@@ -297,6 +299,21 @@ def check(progress: object, name: str = "progress") -> None:
     if callable(progress) and not isinstance(progress, type):
         return
     raise TypeError(f"`{name}` must be True, False, a logging.Logger or a callable taking a dict; got {progress!r:.80}.")
+
+
+def own(progress: object, task: str, runs: str = "") -> "Reporter | _Off":
+    """The reporter passed down by an enclosing fit itself (the same task), else
+    :func:`reporter`.
+
+    Examples
+    --------
+    >>> rep = reporter(print, "kernel_ridge")
+    >>> own(rep, "falkon_solve") is rep
+    True
+    """
+    if isinstance(progress, (Reporter, _Off)):
+        return progress
+    return reporter(progress, task, runs)
 
 
 def reporter(progress: object, task: str, runs: str = "") -> "Reporter | _Off":

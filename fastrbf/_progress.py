@@ -80,6 +80,8 @@ ProgressArg: TypeAlias = "bool | logging.Logger | logging.LoggerAdapter[Any] | C
 #: rewrites of the line on a terminal
 LINE_INTERVAL = 1.0
 TTY_INTERVAL = 0.1
+#: the clock of the reports
+_now = time.perf_counter
 
 
 def _format_time(s):
@@ -114,7 +116,7 @@ class _Sink:
                 tty = False
         self.tty = tty
         self.interval = TTY_INTERVAL if tty else LINE_INTERVAL
-        self.last = -math.inf if tty else time.perf_counter()  # a terminal shows the first report at once
+        self.last = -math.inf if tty else _now()  # a terminal shows the first report at once
         self.width = 0  # length of the line on the terminal
 
     def emit(self, info, final, force):
@@ -123,7 +125,7 @@ class _Sink:
         if self.callback is not None:
             self.callback(info)
             return
-        now = time.perf_counter()
+        now = _now()
         if not force and now - self.last < self.interval:
             return
         self.last = now
@@ -165,7 +167,7 @@ class Reporter:
     def __init__(self, sink, task, t0=None, run_label=""):
         self._sink = sink
         self.task = task
-        self._t0 = time.perf_counter() if t0 is None else t0
+        self._t0 = _now() if t0 is None else t0
         self._run_label = run_label
         self.n_runs = 1
         self._run = 1
@@ -188,11 +190,11 @@ class Reporter:
         """The call makes ``n_runs`` runs; the first begins now."""
         self.n_runs = int(n_runs)
         self._run = 1
-        self._run_t0 = time.perf_counter()
+        self._run_t0 = _now()
 
     def run(self, index):
         """Run ``index`` (1-based) begins; the previous one has ended."""
-        now = time.perf_counter()
+        now = _now()
         if index > 1:
             self._done_runs.append(now - self._run_t0)
         self._run = int(index)
@@ -203,7 +205,7 @@ class Reporter:
         names its iterations in the line."""
         self._stage = stage
         self._max = None if max_iter is None else int(max_iter)
-        self._stage_t0 = time.perf_counter()
+        self._stage_t0 = _now()
         self._unit = unit
 
     def _eta(self, done, now, final):
@@ -225,7 +227,7 @@ class Reporter:
         return rest + left * (per_run or 0.0)
 
     def _report(self, done, final, force, metrics):
-        now = time.perf_counter()
+        now = _now()
         elapsed = now - self._t0
         eta = self._eta(done, now, final) if force or not final else None  # no basis for the next stage
         head = f"{self.task} {self._run_label} {self._run}/{self.n_runs}" if self._run_label else self.task
@@ -296,7 +298,7 @@ def check(progress: object, name: str = "progress") -> None:
     """Raise the TypeError of an invalid ``progress`` (see :func:`reporter`)."""
     if isinstance(progress, (bool, np.bool_, Reporter, _Off, logging.Logger, logging.LoggerAdapter)):
         return
-    if callable(progress) and not isinstance(progress, type):
+    if callable(progress):
         return
     raise TypeError(f"`{name}` must be True, False, a logging.Logger or a callable taking a dict; got {progress!r:.80}.")
 

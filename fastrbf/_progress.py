@@ -33,7 +33,8 @@ Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
       number;
   ``"iter"``, ``"max_iter"``
       iterations done in this stage of this run, and their most (None: no bound);
-      on the final report ``"iter"`` is the count the result reports (``n_iter``);
+      on the final report of a run ``"iter"`` is that run's count (the result's
+      ``n_iter`` for the run that is kept; a GP start's ``n_iter`` in ``restarts``);
   ``"elapsed"``
       seconds since the call started;
   ``"eta"``
@@ -74,7 +75,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 #: what ``progress`` accepts (see the module docstring)
-ProgressArg: TypeAlias = "bool | logging.Logger | logging.LoggerAdapter[Any] | Callable[[dict[str, Any]], object]"
+ProgressArg: TypeAlias = bool | logging.Logger | logging.LoggerAdapter | Callable[[dict[str, Any]], object]
 
 #: seconds between two lines on a non-terminal stream or a logger, and between two
 #: rewrites of the line on a terminal

@@ -550,7 +550,8 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
         if shift <= tol_abs:
             converged = True
             break
-        rep.step(n_iter, shift=_ldexp_float(shift, shift_exp))
+        if n_iter < max_iter:  # the last iteration's report is the final one
+            rep.step(n_iter, shift=_ldexp_float(shift, shift_exp))
         labels_old[:] = labels
     if not strict or moved:
         # the final labels and distances are those of the final centres (the centres

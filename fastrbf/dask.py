@@ -714,7 +714,8 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty, rep=_progress.OFF):
         if shift <= tol_abs:
             converged = True
             break
-        rep.step(n_iter, shift=shift)
+        if n_iter < max_iter:  # the last iteration's report is the final one
+            rep.step(n_iter, shift=shift)
     Cd = delayed(C)
     outs = [delayed(_final, pure=False)(blocks[b], labels[b], Cd, strict) for b in range(nb)]
     *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))

@@ -178,6 +178,30 @@ def test_callable_gets_dicts_with_the_documented_keys(blobs):
     assert best["iter"] == res.n_iter and best["metrics"]["inertia"] == res.inertia
 
 
+@pytest.mark.parametrize("max_iter", [1, 3])
+def test_kmeans_stopped_by_max_iter_reports_each_iteration_once(rng, max_iter):
+    X = rng.random((12000, 3))
+    reports = []
+    res = fastrbf.kmeans(X, 8, seed=0, tol=0.0, max_iter=max_iter, progress=reports.append)
+    lloyd = _lloyd(reports)
+    assert res.n_iter == max_iter and not res.converged
+    assert [(r["iter"], r["final"]) for r in lloyd] == [(i, i == max_iter) for i in range(1, max_iter + 1)]
+    reports = []
+    with dask.config.set(scheduler="threads"):
+        res = fd.kmeans(da.from_array(X, chunks=(5000, 3)), 8, seed=0, tol=0.0, max_iter=max_iter,
+                        progress=reports.append)
+    lloyd = _lloyd(reports)
+    assert [(r["iter"], r["final"]) for r in lloyd] == [(i, i == max_iter) for i in range(1, max_iter + 1)]
+
+
+def test_kernel_ridge_stopped_by_max_iter_reports_each_iteration_once(regression):
+    reports = []
+    with pytest.warns(fastrbf.ConvergenceWarning):
+        m = fastrbf.kernel_ridge(*regression, gamma=2.0, alpha=1e-8, solver="nystrom-pcg", n_landmarks=50, seed=0,
+                                 max_iter=3, progress=reports.append)
+    assert m.n_iter == 3 and [(r["iter"], r["final"]) for r in reports] == [(1, False), (2, False), (3, True)]
+
+
 def test_kmeans_small_problem_reports_its_end(rng):
     X = rng.random((50, 2))
     reports = []

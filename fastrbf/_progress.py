@@ -45,8 +45,10 @@ Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
       True on the last report of a stage in a run;
   ``"metrics"``
       a dict of what the loop tracks: ``shift`` (summed squared centre shift) and, at
-      the end, ``inertia`` and ``converged`` for k-means; ``residual`` for CG; ``lml``
-      (log marginal likelihood) for the GP; ``error`` for the width steps;
+      the end, ``inertia`` and ``converged`` for k-means; ``candidates`` (centres
+      drawn so far) for k-means||; ``residual`` for CG (and ``converged`` at the end);
+      ``lml`` (log marginal likelihood; ``converged`` at the end) for the GP; ``error``
+      for the width steps;
   ``"message"``
       the line that ``progress=True`` would print.
 

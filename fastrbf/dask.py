@@ -785,13 +785,14 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF):
             if phi == 0 or r >= 4 * rounds + 10:
                 raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
                                  f"only {int(np.count_nonzero(keep))} distinct centres could be chosen.")
+        if r:  # another round follows (the last one's report is the final one)
+            rep.step(r, candidates=allc.shape[0])
         seeds = rng.integers(0, 2**63 - 1, size=nb)
         new = np.concatenate(dask.compute(*[delayed(_sample, pure=False)(blocks[i], mind[i], phi, ell, int(seeds[i]))
                                             for i in range(nb)]))
         cands.append(new)
         r += 1
-        rep.step(r, candidates=sum(c.shape[0] for c in cands))
-    rep.finish_stage(r, candidates=int(np.count_nonzero(keep)))
+    rep.finish_stage(r, candidates=allc.shape[0])
     res = _cl.kmeans(allc[keep], K, sample_weight=wc[keep], seed=rng)
     return res.centers
 

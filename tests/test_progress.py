@@ -454,7 +454,8 @@ def test_dask_kmeans_reports_its_iterations(blobs):
         ref = fd.kmeans(X, 3, seed=0)
     assert {r["task"] for r in reports} == {"dask.kmeans"}
     rounds = [r for r in reports if r["stage"] == "k-means||"]
-    assert rounds and rounds[-1]["final"] and [r["iter"] for r in rounds[:-1]] == list(range(1, len(rounds)))
+    assert [(r["iter"], r["final"]) for r in rounds] == [(i, i == len(rounds)) for i in range(1, len(rounds) + 1)]
+    assert len(rounds) >= 5  # init_rounds
     lloyd = _lloyd(reports)
     assert [r["iter"] for r in lloyd] == list(range(1, res.n_iter + 1)) and lloyd[-1]["final"]
     assert lloyd[-1]["metrics"] == {"converged": res.converged, "inertia": res.inertia}

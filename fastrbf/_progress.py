@@ -17,9 +17,9 @@ Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
 - a :class:`logging.Logger` (or ``LoggerAdapter``): the same lines, as non-terminal
   output, go to its ``info`` (no ``\\r``).
 - a callable ``progress(info)``: called after every iteration (no throttling), the
-  report of a run's last iteration with ``final`` True (an optimiser start of the GP,
-  which learns that it has ended only after its last iteration, adds a final report
-  of the same count), with a new dict holding
+  report of a run's last iteration with ``final`` True (a loop that learns that it
+  has ended only after its last iteration, as an optimiser start of the GP, adds a
+  final report of the same count), with a new dict holding
 
   ``"task"``
       what runs: ``"kmeans"``, ``"kernel_ridge"``, ``"gp_regression"``,

@@ -1172,7 +1172,8 @@ def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop
         history.append(J / n)
         if improvement < tol:
             break
-        rep.step(len(history) - 1, error=J / n)
+        if len(history) <= max_iter:  # the last step's report is the final one
+            rep.step(len(history) - 1, error=J / n)
         step = min(4.0, 2.0 * step)
     (rep.finish if last else rep.finish_stage)(len(history) - 1, error=history[-1])
     return g, W, b, np.array(history)

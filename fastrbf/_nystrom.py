@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _dense, _threads
+from . import _dense, _progress, _threads
 from . import _validation as _v
 from ._jit import nystrom as _jn
 from ._lazy import blas, lapack
@@ -185,7 +185,8 @@ def _kmm_factor(Kmm):
 
 
 def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Kmm: np.ndarray, alpha: float, n: int,
-                 *, tol: float = 1e-7, max_iter: int = 100, n_threads: int | None = None) -> "FalkonResult":
+                 *, tol: float = 1e-7, max_iter: int = 100, n_threads: int | None = None,
+                 progress: object = False) -> "FalkonResult":
     """Solve ``(K_nm^T K_nm + alpha K_mm) beta = rhs`` by Falkon's preconditioned CG.
 
     Parameters
@@ -206,6 +207,9 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
         Most CG iterations (calls of ``matvec``).
     n_threads : int, optional
         BLAS threads for the m x m factorisations.
+    progress : bool, logging.Logger, callable or a reporter of :mod:`fastrbf._progress`
+        Report the CG iterations (stage ``"cg"``, metric ``residual``: the largest
+        relative residual so far; the ETA assumes ``max_iter`` iterations).
 
     Returns
     -------
@@ -223,7 +227,12 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     >>> direct = np.linalg.solve(Knm.T @ Knm + 0.1 * Kmm, Knm.T @ y)
     >>> bool(res.converged and np.allclose(res.beta[:, 0], direct))
     True
+    >>> reports = []
+    >>> res = falkon_solve(lambda V: Knm.T @ (Knm @ V), Knm.T @ y, Kmm, 0.1, 200, progress=reports.append)
+    >>> reports[-1]["stage"], reports[-1]["iter"] == res.n_iter, reports[-1]["final"]
+    ('cg', True, True)
     """
+    rep = _progress.own(progress, "falkon_solve")
     B = _as_2d_f64(rhs)
     Kmm = np.asarray(Kmm, dtype=_F64)
     m, k = B.shape
@@ -269,6 +278,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     rel = np.where(bnorm > 0, 1.0, 0.0)
     done = rel <= tol
     n_iter = 0
+    rep.start("cg", max_iter, unit="CG iter")
     while n_iter < max_iter and not done.all():
         act = np.flatnonzero(~done)
         P = np.ascontiguousarray(p[:, act])
@@ -284,21 +294,24 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
         rr[act] = rr_new
         rel[act] = np.sqrt(rr_new) / bnorm[act]
         done[act] = (rel[act] <= tol) | ~ok  # a breakdown (p^T A p <= 0) stops the column
+        if n_iter < max_iter and not done.all():  # the last iteration's report is the final one
+            rep.step(n_iter, residual=float(rel.max()))
     with _threads.serial_blas():
         beta = prec(x)
     residual = float(rel.max()) if k else 0.0
+    rep.finish(n_iter, residual=residual, converged=residual <= tol)
     return FalkonResult(np.ascontiguousarray(beta), n_iter, residual, bool(residual <= tol))
 
 
 def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
-              n_threads: int | None) -> np.ndarray:
+              n_threads: int | None, progress: object = False) -> np.ndarray:
     """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
     (k-means centres) or an explicit (M, d) array (returned as a float64 copy).  ``seed``:
     None, an int >= 0 or a ``numpy.random.Generator``.
 
     ``"kmeans"``: k-means++ and 10 Lloyd iterations on a uniform subsample of
     ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
-    the solve).
+    the solve); ``progress`` is passed to it.
 
     Examples
     --------
@@ -318,6 +331,6 @@ def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.ra
         from .cluster import _kmeans
 
         sub = X if n <= 20 * M else X[np.sort(rng.choice(n, size=20 * M, replace=False))]
-        res = _kmeans(sub, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads)
+        res = _kmeans(sub, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
         return np.ascontiguousarray(res.centers, dtype=_F64)
     raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {how!r}.')

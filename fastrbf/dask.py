@@ -63,10 +63,19 @@ Decisions:
   preconditioner and the CG run on the client (:func:`fastrbf._nystrom.falkon_solve`).
   The landmarks are drawn with the in-memory random draws, so the model equals the
   in-memory one to the rounding the CG propagates.
+- **Progress.**  The fits (``kmeans``, ``rbf_network``, ``kernel_ridge``) take
+  ``progress`` as in memory (see :mod:`fastrbf._progress`): each iteration of their
+  loop on the client (a Lloyd iteration, a k-means|| round, a CG iteration: one dask
+  compute each) is reported, with an ETA from the iterations done against
+  ``max_iter``.  The lazy functions (``sqdist``, ``gram``, ``gram_matvec``,
+  ``lloyd_assign``, ``predict``, ``decision_function``) return dask arrays and report
+  nothing: watch their ``compute`` with dask's ``dask.diagnostics.ProgressBar`` (local
+  schedulers) or the dashboard of a ``distributed.Client``.
 """
 
 import numbers
 import warnings
+from typing import Any, cast
 
 try:
     import dask
@@ -80,10 +89,11 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _nystrom
+from . import _nystrom, _progress
 from . import _validation as _v
 from . import cluster as _cl
 from . import models as _m
+from ._progress import ProgressArg
 from .cluster import KMeansResult, _Assigner, _partials, _reduce
 from .distances import sqdist as _sqdist
 from .kernels import _check_kernel
@@ -666,12 +676,13 @@ def _relocate(cands, counts, sums, wsum):
     return patches, delta
 
 
-def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty):
+def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty, rep=_progress.OFF):
     K = C.shape[0]
     nb = len(blocks)
     labels = [None] * nb
     converged = strict = False
     n_iter = 0
+    rep.start("lloyd", max_iter)
     for it in range(max_iter):
         Cd = delayed(C)
         # per block one task: (labels, stats), kept whole on the worker for the next step
@@ -703,6 +714,8 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty):
         if shift <= tol_abs:
             converged = True
             break
+        if n_iter < max_iter:  # the last iteration's report is the final one
+            rep.step(n_iter, shift=shift)
     Cd = delayed(C)
     outs = [delayed(_final, pure=False)(blocks[b], labels[b], Cd, strict) for b in range(nb)]
     *labels, total = dask.persist(*outs, _tree(outs, _add, first=_add_outs))
@@ -744,7 +757,7 @@ def _cand_weights(blk, C):
     return (np.bincount(lab, weights=blk.w, minlength=C.shape[0]),)
 
 
-def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
+def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF):
     """k-means|| (Bahmani et al. 2012) with the weighted reclustering on the client."""
     nb = len(blocks)
     cum = np.cumsum(wblock)
@@ -756,6 +769,7 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
     new = cands[0]
     mind = [None] * nb
     r = 0
+    rep.start("k-means||", rounds, unit="k-means|| round")
     while True:
         Cd = delayed(new)
         outs = [delayed(_closest, pure=False)(blocks[i], mind[i], Cd) for i in range(nb)]
@@ -771,11 +785,14 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
             if phi == 0 or r >= 4 * rounds + 10:
                 raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
                                  f"only {int(np.count_nonzero(keep))} distinct centres could be chosen.")
+        if r:  # another round follows (the last one's report is the final one)
+            rep.step(r, candidates=allc.shape[0])
         seeds = rng.integers(0, 2**63 - 1, size=nb)
         new = np.concatenate(dask.compute(*[delayed(_sample, pure=False)(blocks[i], mind[i], phi, ell, int(seeds[i]))
                                             for i in range(nb)]))
         cands.append(new)
         r += 1
+    rep.finish_stage(r, candidates=allc.shape[0])
     res = _cl.kmeans(allc[keep], K, sample_weight=wc[keep], seed=rng)
     return res.centers
 
@@ -783,7 +800,7 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds):
 def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_init: int = 1, max_iter: int = 300,
            tol: float = 1e-4, seed: int | np.random.Generator | None = None, sample_weight: Data | None = None,
            empty: str = "relocate", oversampling_factor: float = 2.0, init_rounds: int = 5,
-           n_threads: int | None = 1) -> KMeansResult:
+           n_threads: int | None = 1, progress: ProgressArg = False) -> KMeansResult:
     """k-means of a dask array by Lloyd's algorithm: one map-reduce per iteration.
 
     Parameters
@@ -809,6 +826,9 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         Rounds of k-means|| (more are run if fewer than ``n_clusters`` candidates came).
     n_threads : int, default 1
         Threads of each task.
+    progress : bool, logging.Logger or callable, default False
+        Report the k-means|| rounds and the Lloyd iterations (one dask compute each)
+        of each init, as :func:`fastrbf.kmeans` (task ``"dask.kmeans"``).
 
     Returns
     -------
@@ -825,8 +845,14 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
     ...     res = fd.kmeans(da.from_array(X, chunks=(2, 2)), 2, seed=0)
     >>> sorted(res.centers.tolist()), res.inertia, res.converged
     ([[0.0, 0.5], [10.0, 0.5]], 1.0, True)
+    >>> reports = []
+    >>> with dask.config.set(scheduler="threads"):
+    ...     res = fd.kmeans(da.from_array(X, chunks=(2, 2)), 2, seed=0, progress=reports.append)
+    >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == res.n_iter
+    ('dask.kmeans', 'lloyd', True)
     """
     nt = _check_threads(n_threads)
+    rep = _progress.reporter(progress, "dask.kmeans", runs="init")
     X = _rows(X)
     n, d = X.shape
     K = _cl._check_n_clusters(n_clusters, n)
@@ -879,13 +905,16 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({nnz}).")
     tol_abs = float(tol) * float(np.mean(_merge_stats(stats, d))) if tol > 0 else 0.0
     best = None
-    for _ in range(n_init):
+    rep.runs(n_init)
+    for run in range(n_init):
+        rep.run(run + 1)
         if init_arr is not None:
             C0 = init_arr.copy()
         else:
             C0 = _v.to_dtype(_kmeans_parallel(blocks, wblock, K, rng, float(oversampling_factor) * K,
-                                              int(init_rounds)), dtype)
-        res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty)
+                                              int(init_rounds), rep), dtype)
+        res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty, rep)
+        rep.finish(res[3], converged=res[4], inertia=res[2])
         if best is None or res[2] < best[2]:
             best = res
     assert best is not None
@@ -941,7 +970,8 @@ def _fold(*Rs):
 def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
                 alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian", classify: bool = False,
                 seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
-                learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1) -> _m.RBFNetwork:
+                learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1,
+                progress: ProgressArg = False) -> _m.RBFNetwork:
     """An RBF network fitted on dask arrays: per-block TSQR factors reduced across workers,
     the small solve on the client.
 
@@ -962,6 +992,9 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
         Not supported on dask arrays (``NotImplementedError``).
     n_threads : int, default 1
         Threads of each task.
+    progress : bool, logging.Logger or callable, default False
+        Report the iterations of the k-means (task ``"dask.rbf_network kmeans"``, as
+        :func:`kmeans`); the factorisation is one dask compute.
 
     Returns
     -------
@@ -985,6 +1018,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
         raise NotImplementedError("`learn_gamma` and `validation` are not supported on dask arrays: learn the "
                                   "width on an in-memory sample with fastrbf.rbf_network, then fit here with it.")
     nt = _check_threads(n_threads)
+    rep = _progress.reporter(progress, "dask.rbf_network")
     spec = _check_kernel(kernel)
     X = _rows(X)
     n, d = X.shape
@@ -1021,7 +1055,9 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     if C is None:
         assert n_centers is not None
         try:
-            km = kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt)
+            # the k-means reports through this fit's reporter (as a part of it)
+            km = kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt,
+                        progress=cast(Any, rep))
         except (ValueError, TypeError) as exc:  # the k-means's cluster count is our `n_centers`
             if "`n_clusters`" not in str(exc):
                 raise
@@ -1079,7 +1115,8 @@ def _normal_block(Xb, L, V, params):
 def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = "gaussian", solver: str = "nystrom-pcg",
                  n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform", tol: float = 1e-7,
                  max_iter: int = 100, seed: int | np.random.Generator | None = None, fit_intercept: bool = False,
-                 degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> _m.KernelModel:
+                 degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1,
+                 progress: ProgressArg = False) -> _m.KernelModel:
     """Nystroem kernel ridge of dask arrays by Falkon's preconditioned CG: every product
     with ``K_nm`` is one map-reduce of per-block fused passes, the CG runs on the client.
 
@@ -1098,6 +1135,10 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         ``seed`` the landmarks, hence the model, equal the in-memory ones (to rounding).
     n_threads : int, default 1
         Threads of each task.
+    progress : bool, logging.Logger or callable, default False
+        Report the conjugate-gradient iterations (one dask compute each) and the
+        k-means of ``landmarks="kmeans"``, as :func:`fastrbf.kernel_ridge` (task
+        ``"dask.kernel_ridge"``).
 
     Returns
     -------
@@ -1121,6 +1162,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         raise ValueError(f'`solver` must be "nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale '
                          f"out); got {solver!r}.")
     nt = _check_threads(n_threads)
+    rep = _progress.reporter(progress, "dask.kernel_ridge")
     spec = _check_kernel(kernel)
     X = _rows(X)
     n, d = X.shape
@@ -1153,7 +1195,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         else:
             sub = (np.concatenate(dask.compute(*xb)) if n <= 20 * m
                    else _rows_at(xb, X, np.sort(rng.choice(n, size=20 * m, replace=False))))
-            L = _nystrom.landmarks(sub, m, "kmeans", rng, None)
+            L = _nystrom.landmarks(sub, m, "kmeans", rng, None, rep)
     mu = None
     intercept = np.zeros(k)
     if fit_intercept:
@@ -1170,7 +1212,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         Vd = delayed(np.ascontiguousarray(V))
         return _tree([delayed(_normal_block, pure=False)(x, Ld, Vd, pd) for x in xb], _add).compute()[0]
 
-    res = _nystrom.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter))
+    res = _nystrom.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter), progress=rep)
     if not res.converged:
         warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
                       f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",

@@ -44,10 +44,11 @@ from typing import Literal, overload
 
 import numpy as np
 
-from . import _threads
+from . import _progress, _threads
 from . import _validation as _v
 from ._jit import gp as _jgp
 from ._lazy import lapack, scipy
+from ._progress import ProgressArg
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
 from .linalg import NotPositiveDefiniteError, _factor_in_place
@@ -448,7 +449,8 @@ def _check_bounds(bounds, k):
 
 def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: ArrayLike | None = None,
                   noise: float = 1e-2, optimize: bool = True, n_restarts: int = 3, bounds: ArrayLike | None = None,
-                  seed: Seed = None, normalize_y: bool = False, n_threads: Threads = None) -> "GPModel":
+                  seed: Seed = None, normalize_y: bool = False, n_threads: Threads = None,
+                  progress: ProgressArg = False) -> "GPModel":
     """Gaussian-process regression; hyperparameters by maximum marginal likelihood.
 
     Parameters
@@ -473,6 +475,14 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     normalize_y : bool, default False
         Fit ``(y - mean) / std`` (computed without overflow for any finite ``y``).
     n_threads : int, optional
+    progress : bool, logging.Logger or callable, default False
+        Report the L-BFGS-B iterations of each optimiser start
+        (``gp_regression start 2/4: iter 15, lml 12.3, 3.1 s, ETA 9.2 s``; the ETA is
+        the mean time of the finished starts times the starts left): True on stderr,
+        a logger's ``info``, or a callable given a dict per iteration (stage
+        ``"l-bfgs-b"``, metric ``lml``; see :func:`fastrbf.kmeans` for the keys).  The
+        final report of each start has the ``n_iter`` of its row in ``restarts``.
+        Nothing is reported with ``optimize=False``.
 
     Returns
     -------
@@ -500,6 +510,11 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     >>> m = gp_regression(X, y, kernel="gaussian", theta0=[1.0, 10.0], noise=0.01, seed=0)
     >>> bool(m.log_marginal_likelihood > 0), len(m.restarts)
     (True, 4)
+    >>> reports = []
+    >>> m = gp_regression(X, y, kernel="gaussian", theta0=[1.0, 10.0], noise=0.01, seed=0, progress=reports.append)
+    >>> ends = [r for r in reports if r["final"]]
+    >>> [r["iter"] for r in ends] == [row["n_iter"] for row in m.restarts], ends[-1]["message"].split(":")[0]
+    (True, 'gp_regression start 4/4')
     """
     Xd, yd, dtype = _check_xy(X, y)
     k = _check_kernel(kernel)
@@ -514,6 +529,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
         raise ValueError(f"`n_restarts` must be an int >= 0; got {n_restarts!r}.")
     rng = _v.check_seed(seed, name="seed")
     _threads.resolve(n_threads)
+    rep = _progress.reporter(progress, "gp_regression", runs="start")
     start = np.r_[t0, nz]
     if do_opt and (np.any(start < b[:, 0]) or np.any(start > b[:, 1])):
         raise ValueError(f"The start (theta0..., noise) = {start.tolist()} must lie inside `bounds` {b.tolist()}.")
@@ -556,12 +572,23 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
 
         starts = [np.log(start)] + [rng.uniform(lb[:, 0], lb[:, 1]) for _ in range(n_restarts)]
         best_val = -np.inf
-        for s in starts:
+        rep.runs(len(starts))
+        done = [0]
+
+        def report(intermediate_result):  # scipy calls it once per iteration (res.nit calls)
+            done[0] += 1
+            rep.step(done[0], lml=-float(intermediate_result.fun))
+
+        for i, s in enumerate(starts):
+            rep.run(i + 1)
+            rep.start("l-bfgs-b")
+            done[0] = 0
             try:
-                res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb)
+                res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb, callback=report if rep else None)
                 val, p, conv, nit = -float(res.fun), res.x, bool(res.success), int(res.nit)
             except (np.linalg.LinAlgError, _Overflow):  # C numerically singular, or overflow, on the way
                 val, p, conv, nit = -np.inf, s, False, 0
+            rep.finish(nit, lml=val, converged=conv)
             restarts.append(dict(start=np.exp(s), theta=np.exp(p[:k]), noise=float(np.exp(p[k])), lml=val,
                                  converged=conv, n_iter=nit))
             if val > best_val:

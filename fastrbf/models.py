@@ -51,10 +51,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _dense, _threads
+from . import _dense, _progress, _threads
 from . import _validation as _v
 from ._jit import linalg as _jla
 from ._lazy import lapack, scipy
+from ._progress import ProgressArg
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .cluster import _kmeans
 from .distances import _consts, pairwise
@@ -314,7 +315,8 @@ def _choose_solver(n, alpha, n_landmarks, landmarks):
 def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: str = "gaussian",
                  fit_intercept: bool = False, degree: int = 3, coef0: float = 1.0, jitter: float | str | None = None,
                  solver: str = "auto", n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform",
-                 tol: float = 1e-7, max_iter: int = 100, seed: Seed = None, n_threads: Threads = None) -> KernelModel:
+                 tol: float = 1e-7, max_iter: int = 100, seed: Seed = None, n_threads: Threads = None,
+                 progress: ProgressArg = False) -> KernelModel:
     """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``, or its Nystroem
     approximation for large n.
 
@@ -366,6 +368,13 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     seed : None, int or numpy.random.Generator
         For the landmarks.
     n_threads : int, optional
+    progress : bool, logging.Logger or callable, default False
+        "nystrom-pcg": report the conjugate-gradient iterations
+        (``kernel_ridge: CG iter 12/100, residual 3.1e-05, 1.1 s, ETA 8.2 s``; the
+        ETA assumes ``max_iter`` iterations, an upper bound) and the k-means of
+        ``landmarks="kmeans"``: True on stderr, a logger's ``info``, or a callable
+        given a dict per iteration (see :func:`fastrbf.kmeans`; the metric is
+        ``residual``).  "cholesky" (one factorisation) reports nothing.
 
     Returns
     -------
@@ -398,12 +407,18 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     ...                    n_landmarks=100, seed=0)
     >>> big.centers.shape, big.converged, bool(abs(big.predict([[0.3, 0.5]])[0] - np.sin(1.2)) < 1e-3)
     ((100, 2), True, True)
+    >>> reports = []
+    >>> big = kernel_ridge(Xl, np.sin(4 * Xl[:, 0]), gamma=2.0, alpha=1e-3, solver="nystrom-pcg",
+    ...                    n_landmarks=100, seed=0, progress=reports.append)
+    >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == big.n_iter
+    ('kernel_ridge', 'cg', True)
     """
     spec = _check_kernel(kernel)
     Xa, Ya = _check_xy(X, Y)
     g = _check_scalar_gamma(gamma)
     deg, coef0 = _check_params(spec, degree, coef0)
     rng = _v.check_seed(seed, name="seed")
+    _progress.check(progress)
     n = Xa.shape[0]
     if not isinstance(solver, str) or solver not in SOLVERS:
         raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
@@ -411,7 +426,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
         return _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
-                                 landmarks, tol, max_iter, rng, n_threads)
+                                 landmarks, tol, max_iter, rng, n_threads, progress)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
     a = _check_alpha(alpha, n)
@@ -465,7 +480,7 @@ def _check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
 
 
 def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
-                      max_iter, rng, n_threads):
+                      max_iter, rng, n_threads, progress=False):
     from . import _nystrom
 
     n, d = Xa.shape
@@ -489,7 +504,8 @@ def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitt
     Xd = _v.to_dtype(Xa, _F64)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
     T -= intercept
-    L = _nystrom.landmarks(Xd, m, landmarks, rng, nt)  # a new array: the model owns it
+    rep = _progress.reporter(progress, "kernel_ridge")
+    L = _nystrom.landmarks(Xd, m, landmarks, rng, nt, rep)  # a new array: the model owns it
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
     # the solve is linear in Y: it runs on Y / max|Y| (CG's squared norms of targets of
@@ -500,7 +516,7 @@ def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitt
     rhs = _nystrom.cross_t(Xd, L, T, **params)
     del T
     res = _nystrom.falkon_solve(lambda V: _nystrom.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
-                                tol=float(tol), max_iter=int(max_iter), n_threads=nt)
+                                tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep)
     with np.errstate(over="ignore"):
         beta = res.beta * ys
     _check_weights(beta)
@@ -870,7 +886,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
                 classify: bool = False, seed: Seed = None, max_iter: int = 300, n_init: int = 1,
                 learn_gamma: bool = False, per_center: bool = False,
                 validation: tuple[ArrayLike, ArrayLike] | None = None, gamma_tol: float = 1e-4,
-                max_gamma_iter: int = 100, n_threads: Threads = None) -> RBFNetwork:
+                max_gamma_iter: int = 100, n_threads: Threads = None, progress: ProgressArg = False) -> RBFNetwork:
     """An RBF network: K centres, output weights by least squares (or ridge) and a bias.
 
     ``f(x) = sum_j w_j exp(-gamma_j ||x - c_j||^2) + b`` (for the Gaussian kernel).  The
@@ -913,6 +929,12 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     gamma_tol, max_gamma_iter :
         Stopping rule of ``learn_gamma``: a finite number >= 0 and an int >= 0.
     n_threads : int, optional
+    progress : bool, logging.Logger or callable, default False
+        Report the k-means (as :func:`fastrbf.kmeans`, task ``"rbf_network kmeans"``)
+        and the width steps of ``learn_gamma`` (stage ``"gamma"``, metric ``error``:
+        the objective of the steps; the ETA assumes ``max_gamma_iter`` steps, an upper
+        bound): True on stderr, a logger's ``info``, or a callable given a dict per
+        iteration.
 
     Returns
     -------
@@ -942,6 +964,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
     _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify)
     rng = _v.check_seed(seed, name="seed")
+    rep = _progress.reporter(progress, "rbf_network")
     Ca = None
     if isinstance(centers, str):
         if centers == "kmeans":
@@ -974,7 +997,8 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     else:
         if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
-        C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads).centers
+        C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
+                    progress=rep).centers
     Xt = np.ascontiguousarray(Xd.T)
     solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731
     W, b = solve(g)
@@ -1010,10 +1034,10 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         # steps from a poor common start crawl (a few centres dominate the gradient)
         W0, b0 = solve_learn(g)
         g, W, b, history = _learn_gamma(C, Xvt, Tv, g, W0, b0, solve_learn, False, gamma_tol,
-                                        max_gamma_iter, validation is not None, a_learn, n_threads)
+                                        max_gamma_iter, validation is not None, a_learn, n_threads, rep, not per_center)
         if per_center:
             g, W, b, more = _learn_gamma(C, Xvt, Tv, g, W, b, solve_learn, True, gamma_tol,
-                                         max_gamma_iter, validation is not None, a_learn, n_threads)
+                                         max_gamma_iter, validation is not None, a_learn, n_threads, rep)
             history = np.r_[history, more[1:]]
         if a_learn != a:
             W, b = solve(g)
@@ -1111,7 +1135,8 @@ def _gamma_objective(C, Xt, T, g, W, b, want_grad, n_threads):
     return float(errs.sum()), grads.sum(axis=0)
 
 
-def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop, a, n_threads):
+def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop, a, n_threads, rep=_progress.OFF,
+                 last=True):
     """The classical alternation: at fixed widths the weights are solved, then a
     gradient step on log gamma.  The gradient at fixed weights is the gradient of the
     error with the weights re-solved (the weights minimise it: envelope theorem), and
@@ -1125,6 +1150,7 @@ def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop
     J = E + pen(W)
     history = [J / n]
     step = 1.0
+    rep.start("gamma", max_iter, unit="width step" if not per_center else "per-centre width step")
     for _ in range(max_iter):
         gr = grad if per_center else np.full_like(grad, grad.sum() / np.sqrt(grad.shape[0]))
         norm = float(np.linalg.norm(gr))
@@ -1146,5 +1172,8 @@ def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop
         history.append(J / n)
         if improvement < tol:
             break
+        if len(history) <= max_iter:  # the last step's report is the final one
+            rep.step(len(history) - 1, error=J / n)
         step = min(4.0, 2.0 * step)
+    (rep.finish if last else rep.finish_stage)(len(history) - 1, error=history[-1])
     return g, W, b, np.array(history)

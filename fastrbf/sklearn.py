@@ -50,6 +50,11 @@ Conventions and decisions:
   scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
   the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
   Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
+- Progress: :class:`KMeans` has scikit-learn's ``verbose`` (``verbose > 0`` is
+  ``progress=True`` of :func:`fastrbf.kmeans`: reports on stderr).  The other
+  estimators' scikit-learn counterparts have no such parameter; for progress of their
+  fits call :func:`fastrbf.kernel_ridge`, :func:`fastrbf.gp_regression` or
+  :func:`fastrbf.rbf_network` with ``progress``.
 - Errors raised by ``fit`` name the estimator's own parameters: the messages of the
   functional API are given the estimator's names (``smoothing`` for ``alpha``,
   ``epsilon`` for ``gamma``, ``theta`` for ``theta0``, ``n_restarts_optimizer`` for
@@ -147,6 +152,16 @@ def _bool(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"`{name}` must be a bool (True or False); got {value!r}.")
     return bool(value)
+
+
+def _verbose(value):
+    """scikit-learn's ``verbose`` (an int >= 0, or a bool) as fastrbf's ``progress``:
+    ``verbose > 0`` reports on stderr."""
+    if not isinstance(value, (numbers.Integral, np.bool_)):
+        raise TypeError(f"`verbose` must be an int >= 0; got {value!r}.")
+    if int(value) < 0:
+        raise ValueError(f"`verbose` must be an int >= 0; got {value!r}.")
+    return int(value) > 0
 
 
 def _finite(value, name):
@@ -761,6 +776,10 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         fastrbf's ``seed``.
     n_jobs : int, optional
         fastrbf's ``n_threads``.
+    verbose : int, default 0
+        > 0: report the seeding and the Lloyd iterations of each init on stderr
+        (``progress=True`` of :func:`fastrbf.kmeans`: one line updated in place on a
+        terminal, else a line a second).
 
     Attributes
     ----------
@@ -786,7 +805,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     """
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -794,6 +813,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         self.tol = tol
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -818,7 +838,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if isinstance(K, numbers.Integral) and not isinstance(K, bool) and K > n:
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
         res = _call(kmeans, X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
-                    seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs))
+                    seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs), progress=_verbose(self.verbose))
         self.model_ = res
         self.cluster_centers_ = res.centers
         self.labels_ = res.labels

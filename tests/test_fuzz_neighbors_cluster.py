@@ -325,6 +325,7 @@ def cluster_calls(draw):
             kwargs["tol"] = _pick(draw, "tol", faulty, [1e-4, 0.0, 1e300], [-1.0, float("nan"), "0"])
             kwargs["seed"] = _pick(draw, "seed", faulty, [0, 7, None, np.random.default_rng(3)], [-1, 1.5, "abc", True])
             kwargs["empty"] = _pick(draw, "empty", faulty, ["relocate", "raise"], ["drop", None])
+            kwargs["progress"] = _pick(draw, "progress", faulty, [False, [].append], [1, None, "yes"])
     kwargs["n_threads"] = _pick(draw, "n_threads", faulty, [None, 1, 2, -1], BAD_THREADS)
     return fn, args, kwargs, faulty is not None
 

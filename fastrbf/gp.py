@@ -559,7 +559,8 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
         best_val = -np.inf
         for s in starts:
             try:
-                res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb)
+                with _threads.serial_blas():  # L-BFGS-B's own tiny LAPACK solves would wake BLAS threads
+                    res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb)
                 val, p, conv, nit = -float(res.fun), res.x, bool(res.success), int(res.nit)
             except (np.linalg.LinAlgError, _Overflow):  # C numerically singular, or overflow, on the way
                 val, p, conv, nit = -np.inf, s, False, 0

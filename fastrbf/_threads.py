@@ -36,6 +36,7 @@
 """
 
 import contextlib
+import functools
 import numbers
 import os
 import threading
@@ -231,24 +232,15 @@ def map_ranges(func, n, n_threads, align=1):
     starts aligned to ``align``) on plain Python threads, for work that mixes BLAS calls
     (single-threaded) with serial ``nogil`` numba kernels.  BLAS called from several
     numba threads at once contends inside the BLAS shipped with SciPy; from Python
-    threads through NumPy it scales.  Results must not depend on the split."""
-    global _executor
+    threads through NumPy it scales.  Results must not depend on the split.
+
+    The ranges run as :func:`run_tasks`: the calling thread runs ranges too, so one
+    range wakes no worker, and a range no worker has started yet (a worker waiting for
+    a core on a busy machine) is run by the caller instead of waited for."""
     nt = 1 if _serial_only else max(1, min(resolve(n_threads), -(-n // align)))
     step = -(-n // nt)
-    step = -(-step // align) * align
-    ranges = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-    if len(ranges) == 1:
-        func(*ranges[0])
-        return
-    with _executor_lock:
-        if _executor is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _executor = ThreadPoolExecutor(max_workers=max_threads(), thread_name_prefix="fastrbf")
-        ex = _executor
-    futures = [ex.submit(func, lo, hi) for lo, hi in ranges]
-    for f in futures:
-        f.result()
+    step = max(1, -(-step // align) * align)
+    run_tasks([functools.partial(func, lo, min(n, lo + step)) for lo in range(0, n, step)], nt)
 
 
 def run_tasks(tasks, n_threads):

@@ -363,3 +363,37 @@ def test_gp_optimiser_runs_on_one_blas_thread(rng, monkeypatch):
         warnings.simplefilter("ignore", UserWarning)  # an optimum on a bound does not matter here
         fastrbf.gp_regression(X, np.sin(3 * X[:, 0]), n_restarts=1, seed=0)
     assert len(seen) == 2 and all(s == [1] * len(s) and s for s in seen)
+
+
+@pytest.fixture
+def numba_thread_counts(monkeypatch):
+    # the thread count of every numba parallel region fastrbf starts
+    seen = []
+    real = _threads._numba_threads
+
+    def recording(n):
+        seen.append(n)
+        return real(n)
+
+    monkeypatch.setattr(_threads, "_numba_threads", recording)
+    return seen
+
+
+def test_small_calls_run_on_the_calling_thread(rng, counting_executor, numba_thread_counts):
+    X = rng.random((80, 5))
+    Z = rng.random((60, 64)).astype(np.float32)  # the GEMM path of the distances
+    V = rng.random(80)
+    fastrbf.sqdist(X)
+    fastrbf.sqdist(X, X[:30])
+    fastrbf.sqdist(Z)
+    fastrbf.gram(X, gamma=0.5)
+    fastrbf.gram(X, kernel="polynomial")
+    fastrbf.gram_matvec(X, X, V)
+    fastrbf.knn(X, X[:20], 3)
+    fastrbf.nadaraya_watson(X, V, X[:20], gamma=1.0)
+    fastrbf.cholesky(fastrbf.gram(X, gamma=1.0), alpha=1e-3)
+    assert numba_thread_counts and set(numba_thread_counts) == {1}
+    assert counting_executor.submitted == 0
+    numba_thread_counts.clear()
+    fastrbf.sqdist(rng.random((1500, 5)))  # above the work threshold: all threads
+    assert set(numba_thread_counts) == {_threads.max_threads()}

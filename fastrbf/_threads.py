@@ -19,16 +19,57 @@
   BLAS rounds differently for each thread count.  Parallel dense work is cut into
   fixed blocks instead (:mod:`fastrbf._dense`), run by :func:`run_tasks` or
   :func:`map_ranges` on fastrbf's worker threads.
+- Idle OpenMP threads sleep instead of spinning.  GNU OpenMP's default is to spin at
+  each barrier and after each parallel region (300000 ``pause`` instructions, about
+  8 ms here) before it sleeps: a small fit of many short parallel regions then keeps
+  every core busy for nothing, and on a machine where another process holds a core a
+  thread that waits its turn stalls the others at every barrier (a 4-fold
+  cross-validation of kernel ridge at n = 300 took 4-8 times as long as on one
+  thread).  So importing fastrbf sets ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ``
+  when none of ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` and ``KMP_BLOCKTIME`` is set
+  (a value the user set is left alone: ``OMP_WAIT_POLICY=ACTIVE`` restores spinning).
+  The OpenMP runtime reads it when it loads, which numba does at the first parallel
+  call; a runtime that was already loaded keeps its policy.  The variable stays set,
+  so OpenMP runtimes loaded later in the process and child processes use it too.
+  Waking a sleeping thread costs some microseconds per parallel region, nothing next
+  to the work of a region that is worth threads.
+- Small work runs on the calling thread alone: every parallel call site asks
+  :func:`for_work` (or :func:`for_dense`), which gives one thread below
+  :data:`SERIAL_WORK`, so a small call wakes neither numba's threads nor fastrbf's
+  worker threads.  Where fastrbf hands BLAS work to other code (SciPy's L-BFGS-B in
+  the GP optimiser), that runs in :func:`serial_blas` too: OpenBLAS's threads, once
+  woken, spin for up to about 0.1 s.  :func:`run_tasks` and :func:`map_ranges` run tasks on
+  the calling thread as well, so a worker waiting for a core never holds up the
+  tasks it has not started.
 """
 
 import contextlib
+import functools
 import numbers
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING
 
-import numba
+#: the OpenMP wait policy set at import when the environment names none
+WAIT_POLICY = "PASSIVE"
+#: variables by which a user chooses how idle OpenMP threads wait (GNU, Intel, LLVM runtimes)
+WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+
+
+def _default_wait_policy(environ: MutableMapping[str, str]) -> bool:
+    """Set ``OMP_WAIT_POLICY`` to :data:`WAIT_POLICY` in ``environ`` unless one of
+    :data:`WAIT_VARIABLES` is set; returns whether it was set."""
+    if any(v in environ for v in WAIT_VARIABLES):
+        return False
+    environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    return True
+
+
+# before numba's OpenMP layer can load (importing numba does not load it)
+_default_wait_policy(os.environ)
+
+import numba  # noqa: E402
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -178,7 +219,10 @@ def run(kernel, n_threads, *args):
 
 
 #: below this much work (roughly flops) a call runs on one thread: waking the pool costs
-#: more than it saves, and on a loaded machine a descheduled thread stalls the others
+#: more than it saves, and on a loaded machine a descheduled thread stalls the others.
+#: Measured on 2 cores with another process busy on one: distances, Gram matrices,
+#: kernel sums and k nearest neighbours of n x n points of 5 features gain from a
+#: second thread from n ~ 700-1000 on (work n^2 (d + 8) ~ 6e6-1.3e7)
 SERIAL_WORK = 4_000_000
 
 
@@ -199,24 +243,15 @@ def map_ranges(func, n, n_threads, align=1):
     starts aligned to ``align``) on plain Python threads, for work that mixes BLAS calls
     (single-threaded) with serial ``nogil`` numba kernels.  BLAS called from several
     numba threads at once contends inside the BLAS shipped with SciPy; from Python
-    threads through NumPy it scales.  Results must not depend on the split."""
-    global _executor
+    threads through NumPy it scales.  Results must not depend on the split.
+
+    The ranges run as :func:`run_tasks`: the calling thread runs ranges too, so one
+    range wakes no worker, and a range no worker has started yet (a worker waiting for
+    a core on a busy machine) is run by the caller instead of waited for."""
     nt = 1 if _serial_only else max(1, min(resolve(n_threads), -(-n // align)))
     step = -(-n // nt)
-    step = -(-step // align) * align
-    ranges = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
-    if len(ranges) == 1:
-        func(*ranges[0])
-        return
-    with _executor_lock:
-        if _executor is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _executor = ThreadPoolExecutor(max_workers=max_threads(), thread_name_prefix="fastrbf")
-        ex = _executor
-    futures = [ex.submit(func, lo, hi) for lo, hi in ranges]
-    for f in futures:
-        f.result()
+    step = max(1, -(-step // align) * align)
+    run_tasks([functools.partial(func, lo, min(n, lo + step)) for lo in range(0, n, step)], nt)
 
 
 def run_tasks(tasks, n_threads):

@@ -79,6 +79,7 @@ def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
     """
     dtype = out.dtype
     d = X.shape[1]
+    n_threads = _threads.for_work(X.shape[0] * Y.shape[0] * (d + 8), n_threads)
     if _use_gemm(dtype, d):
         _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror)
         return out

@@ -584,7 +584,9 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
             rep.start("l-bfgs-b")
             done[0] = 0
             try:
-                res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb, callback=report if rep else None)
+                with _threads.serial_blas():  # L-BFGS-B's own tiny LAPACK solves would wake BLAS threads
+                    res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb,
+                                   callback=report if rep else None)
                 val, p, conv, nit = -float(res.fun), res.x, bool(res.success), int(res.nit)
             except (np.linalg.LinAlgError, _Overflow):  # C numerically singular, or overflow, on the way
                 val, p, conv, nit = -np.inf, s, False, 0

@@ -250,7 +250,7 @@ def _native_float(Ka, fdtype, name="K"):
 def _check_symmetric(A, name, n_threads):
     n = A.shape[0]
     part = np.empty((n + _jl.SB - 1) // _jl.SB, dtype=np.float64)
-    _threads.run(_jl.asymmetry, n_threads, A, part)
+    _threads.run(_jl.asymmetry, _threads.for_work(n * n, n_threads), A, part)
     worst = float(part.max())
     scale = float(np.abs(A).max()) if worst > 0 else 0.0
     tol = _SYM_RTOL * np.finfo(A.dtype).eps * scale

@@ -1,10 +1,14 @@
 """Thread control, concurrency, fork safety, import-time and cache behaviour."""
 
+import json
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -17,9 +21,11 @@ from fastrbf import _threads
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run_python(code, env_extra=None, timeout=600):
+def _run_python(code, env_extra=None, timeout=600, env_drop=()):
     env = dict(os.environ)
     env.pop("NUMBA_DISABLE_JIT", None)
+    for name in env_drop:
+        env.pop(name, None)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, timeout=timeout)
@@ -244,3 +250,150 @@ def test_unwritable_cache_falls_back_to_no_cache(monkeypatch):
     k = _decorators.jit(f)
     assert k(1) == 2
     assert k._cache.__class__.__name__ == "NullCache"
+
+
+@pytest.mark.parametrize("user", [{}, {"OMP_WAIT_POLICY": "ACTIVE"}, {"GOMP_SPINCOUNT": "1000"}, {"KMP_BLOCKTIME": "0"}])
+def test_default_wait_policy_only_when_the_user_set_none(user):
+    env = dict(user, PATH="/bin")
+    assert _threads._default_wait_policy(env) is (not user)
+    assert env == dict(user, PATH="/bin", **({} if user else {"OMP_WAIT_POLICY": "PASSIVE"}))
+
+
+WAIT_POLICY_SCRIPT = """
+import json, os
+import numpy as np
+import fastrbf, numba
+policy = os.environ.get("OMP_WAIT_POLICY")
+fastrbf.sqdist(np.ones((64, 3)))  # the first parallel region loads numba's threading layer
+layer = numba.threading_layer()
+vendor = None
+if layer == "omp":
+    from numba.np.ufunc import omppool
+    vendor = omppool.openmp_vendor
+print(json.dumps([policy, layer, vendor]))
+"""
+
+
+@pytest.mark.parametrize("user, policy, shown", [
+    ({}, "PASSIVE", "GOMP_SPINCOUNT = '0'"),  # GNU OpenMP: no spinning at all
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", "OMP_WAIT_POLICY = 'ACTIVE'"),
+    ({"GOMP_SPINCOUNT": "1000"}, None, "GOMP_SPINCOUNT = '1000'"),
+])
+def test_openmp_runtime_loads_with_the_wait_policy(user, policy, shown):
+    # the policy must be in the environment before numba loads its OpenMP runtime, which
+    # reads it once, at load; OMP_DISPLAY_ENV makes the runtime print what it read
+    res = _run_python(WAIT_POLICY_SCRIPT, dict(user, OMP_DISPLAY_ENV="VERBOSE"), env_drop=_threads.WAIT_VARIABLES)
+    assert res.returncode == 0, res.stderr[-3000:]
+    env_policy, layer, vendor = json.loads(res.stdout.strip().splitlines()[-1])
+    assert env_policy == policy
+    if layer == "omp":
+        if vendor == "GNU":
+            assert shown in res.stderr, res.stderr[-3000:]
+        elif policy is not None:
+            assert re.search(rf"OMP_WAIT_POLICY\s*=\s*'{policy}'", res.stderr), res.stderr[-3000:]
+
+
+class _CountingExecutor(ThreadPoolExecutor):
+    def __init__(self):
+        super().__init__(max_workers=_threads.max_threads(), thread_name_prefix="fastrbf-test")
+        self.submitted = 0
+
+    def submit(self, *args, **kwargs):
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+@pytest.fixture
+def counting_executor(monkeypatch):
+    ex = _CountingExecutor()
+    monkeypatch.setattr(_threads, "_executor", ex)
+    yield ex
+    ex.shutdown()
+
+
+def test_map_ranges_caller_runs_ranges_and_one_range_wakes_no_worker(counting_executor):
+    seen = []
+    _threads.map_ranges(lambda lo, hi: seen.append((lo, hi)), 10, 1)
+    _threads.map_ranges(lambda lo, hi: seen.append((lo, hi)), 3, 8, align=4)  # one aligned range
+    assert seen == [(0, 10), (0, 3)]
+    assert counting_executor.submitted == 0
+    seen.clear()
+    both = threading.Barrier(2, timeout=60)  # the two ranges run at once, on two threads
+    runners = set()
+
+    def work(lo, hi):
+        runners.add(threading.get_ident())
+        seen.append((lo, hi))
+        both.wait()
+
+    _threads.map_ranges(work, 10, 2)
+    assert sorted(seen) == [(0, 5), (5, 10)]
+    assert threading.get_ident() in runners and len(runners) == 2  # the caller ran one range itself
+    assert counting_executor.submitted == 1  # and woke one worker for the other
+    seen.clear()
+    _threads.map_ranges(lambda lo, hi: seen.append((lo, hi)), 0, 2)
+    assert seen == []
+
+
+def test_small_fits_wake_no_worker(rng, counting_executor):
+    # below the work threshold a fit runs on the calling thread alone
+    X = rng.random((60, 3))
+    y = np.sin(X[:, 0])
+    fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=1e-2)
+    fastrbf.cholesky(fastrbf.gram(X, gamma=1.0), alpha=1e-3).solve(y)
+    fastrbf.kmeans(X, 3, seed=0)
+    assert counting_executor.submitted == 0
+
+
+def test_gp_optimiser_runs_on_one_blas_thread(rng, monkeypatch):
+    # L-BFGS-B's own LAPACK solves are tiny: on several BLAS threads they would only
+    # wake threads that then spin
+    import scipy.optimize
+
+    real = scipy.optimize.minimize
+    seen = []
+
+    def minimize(*args, **kwargs):
+        seen.append([k.read() for k in _threads._blas_knobs()])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.optimize, "minimize", minimize)
+    X = rng.random((30, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # an optimum on a bound does not matter here
+        fastrbf.gp_regression(X, np.sin(3 * X[:, 0]), n_restarts=1, seed=0)
+    assert len(seen) == 2 and all(s == [1] * len(s) and s for s in seen)
+
+
+@pytest.fixture
+def numba_thread_counts(monkeypatch):
+    # the thread count of every numba parallel region fastrbf starts
+    seen = []
+    real = _threads._numba_threads
+
+    def recording(n):
+        seen.append(n)
+        return real(n)
+
+    monkeypatch.setattr(_threads, "_numba_threads", recording)
+    return seen
+
+
+def test_small_calls_run_on_the_calling_thread(rng, counting_executor, numba_thread_counts):
+    X = rng.random((80, 5))
+    Z = rng.random((60, 64)).astype(np.float32)  # the GEMM path of the distances
+    V = rng.random(80)
+    fastrbf.sqdist(X)
+    fastrbf.sqdist(X, X[:30])
+    fastrbf.sqdist(Z)
+    fastrbf.gram(X, gamma=0.5)
+    fastrbf.gram(X, kernel="polynomial")
+    fastrbf.gram_matvec(X, X, V)
+    fastrbf.knn(X, X[:20], 3)
+    fastrbf.nadaraya_watson(X, V, X[:20], gamma=1.0)
+    fastrbf.cholesky(fastrbf.gram(X, gamma=1.0), alpha=1e-3)
+    assert numba_thread_counts and set(numba_thread_counts) == {1}
+    assert counting_executor.submitted == 0
+    numba_thread_counts.clear()
+    fastrbf.sqdist(rng.random((1500, 5)))  # above the work threshold: all threads
+    assert set(numba_thread_counts) == {_threads.max_threads()}

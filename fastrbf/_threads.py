@@ -25,12 +25,14 @@
   every core busy for nothing, and on a machine where another process holds a core a
   thread that waits its turn stalls the others at every barrier (a 4-fold
   cross-validation of kernel ridge at n = 300 took 4-8 times as long as on one
-  thread).  So importing fastrbf sets ``OMP_WAIT_POLICY=PASSIVE`` in ``os.environ``
-  when none of ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` and ``KMP_BLOCKTIME`` is set
-  (a value the user set is left alone: ``OMP_WAIT_POLICY=ACTIVE`` restores spinning).
-  The OpenMP runtime reads it when it loads, which numba does at the first parallel
-  call; a runtime that was already loaded keeps its policy.  The variable stays set,
-  so OpenMP runtimes loaded later in the process and child processes use it too.
+  thread).  So fastrbf loads numba's threading layer itself, at its first parallel
+  call, with ``OMP_WAIT_POLICY=PASSIVE`` in the environment when none of
+  ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` and ``KMP_BLOCKTIME`` is set (a value the user
+  set is left alone: ``OMP_WAIT_POLICY=ACTIVE`` keeps spinning), and takes the variable
+  out of the environment again right after: the OpenMP runtime reads it once, when it
+  loads, and other OpenMP runtimes of the process (scikit-learn and faiss ship their
+  own) and child processes keep their defaults.  A layer that was already loaded (by
+  other numba code run before) keeps its policy.
   Waking a sleeping thread costs some microseconds per parallel region, nothing next
   to the work of a region that is worth threads.
 - Small work runs on the calling thread alone: every parallel call site asks
@@ -51,7 +53,7 @@ import threading
 from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING
 
-#: the OpenMP wait policy set at import when the environment names none
+#: the OpenMP wait policy numba's threading layer loads with when the environment names none
 WAIT_POLICY = "PASSIVE"
 #: variables by which a user chooses how idle OpenMP threads wait (GNU, Intel, LLVM runtimes)
 WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
@@ -66,10 +68,7 @@ def _default_wait_policy(environ: MutableMapping[str, str]) -> bool:
     return True
 
 
-# before numba's OpenMP layer can load (importing numba does not load it)
-_default_wait_policy(os.environ)
-
-import numba  # noqa: E402
+import numba  # noqa: E402  (importing numba does not load its threading layer)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -193,6 +192,21 @@ def _numba_threads(n):
         numba.set_num_threads(prev)
 
 
+def _launch_layer():
+    """Load numba's threading layer with :data:`WAIT_POLICY` unless the user chose a
+    wait policy; the environment is as before afterwards (see the module docstring)."""
+    added = _default_wait_policy(os.environ)
+    try:
+        from numba.np.ufunc.parallel import _launch_threads
+
+        _launch_threads()
+    except ImportError:  # pragma: no cover - another numba layout: the first region loads it
+        pass
+    finally:
+        if added:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+
+
 def run(kernel, n_threads, *args):
     """Call a :class:`~fastrbf._jit._decorators.ParallelKernel` with ``n_threads``."""
     n = resolve(n_threads)
@@ -204,6 +218,7 @@ def run(kernel, n_threads, *args):
         with _first_call_lock:
             layer = _active_layer()
             if layer is None:
+                _launch_layer()
                 with _numba_threads(n):
                     return kernel.parallel(*args)
     if layer == "workqueue":
@@ -299,6 +314,9 @@ def _get_controller(refresh=False):
     limited too, and so is fastrbf's :func:`serial_blas`."""
     global _controller, _knobs
     if _controller is None or refresh:
+        # fastrbf's BLAS and LAPACK calls go to SciPy's BLAS, which fastrbf imports on
+        # first use (fastrbf._lazy): load it before the scan, or the scan would miss it
+        import scipy.linalg  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
         _controller = ThreadpoolController()

@@ -179,6 +179,7 @@ def test_fork_while_another_thread_compiles():
 def test_serial_blas_from_worker_threads():
     # fastrbf's single-threaded BLAS must hold on any Python thread (threadpoolctl lets
     # only one thread control OpenBLAS), and the setting is restored after
+    import scipy.linalg  # noqa: F401  (its BLAS is among those counted)
     from threadpoolctl import threadpool_info
 
     def blas():
@@ -195,6 +196,25 @@ def test_serial_blas_from_worker_threads():
         list(ex.map(lambda _: inside(), range(8)))
     assert seen and all(s == [1] * len(before) for s in seen)
     assert blas() == before
+
+
+def test_serial_blas_covers_scipy_blas_loaded_on_first_use():
+    # import fastrbf does not import scipy.linalg; the first serial_blas must still limit its BLAS
+    code = """
+import sys
+import fastrbf
+from fastrbf import _threads
+assert "scipy.linalg" not in sys.modules
+with _threads.serial_blas():
+    from threadpoolctl import threadpool_info
+    libs = [i for i in threadpool_info() if i["user_api"] == "blas"]
+    print(sorted(set(i["num_threads"] for i in libs)), any("scipy" in i["filepath"] for i in libs))
+"""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split("]")[0] == "[1" and res.stdout.strip().endswith("True"), res.stdout
 
 
 def test_import_does_not_pull_scipy_optimize():
@@ -263,8 +283,8 @@ WAIT_POLICY_SCRIPT = """
 import json, os
 import numpy as np
 import fastrbf, numba
-policy = os.environ.get("OMP_WAIT_POLICY")
 fastrbf.sqdist(np.ones((64, 3)))  # the first parallel region loads numba's threading layer
+policy = os.environ.get("OMP_WAIT_POLICY")  # what the process and its children see afterwards
 layer = numba.threading_layer()
 vendor = None
 if layer == "omp":
@@ -275,7 +295,7 @@ print(json.dumps([policy, layer, vendor]))
 
 
 @pytest.mark.parametrize("user, policy, shown", [
-    ({}, "PASSIVE", "GOMP_SPINCOUNT = '0'"),  # GNU OpenMP: no spinning at all
+    ({}, None, "GOMP_SPINCOUNT = '0'"),  # GNU OpenMP: no spinning at all; the variable is gone again
     ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", "OMP_WAIT_POLICY = 'ACTIVE'"),
     ({"GOMP_SPINCOUNT": "1000"}, None, "GOMP_SPINCOUNT = '1000'"),
 ])
@@ -289,8 +309,9 @@ def test_openmp_runtime_loads_with_the_wait_policy(user, policy, shown):
     if layer == "omp":
         if vendor == "GNU":
             assert shown in res.stderr, res.stderr[-3000:]
-        elif policy is not None:
-            assert re.search(rf"OMP_WAIT_POLICY\s*=\s*'{policy}'", res.stderr), res.stderr[-3000:]
+        elif not user or "OMP_WAIT_POLICY" in user:  # the policy the runtime loaded with
+            loaded = user.get("OMP_WAIT_POLICY", "PASSIVE")
+            assert re.search(rf"OMP_WAIT_POLICY\s*=\s*'{loaded}'", res.stderr), res.stderr[-3000:]
 
 
 class _CountingExecutor(ThreadPoolExecutor):

@@ -46,7 +46,7 @@ def mirror_lower(B):
 
 
 @jit
-def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
+def design_chunk(C, Xt, lo, hi, dot, phi, g, c, degree, Y, gbuf, Bt):
     # IN: C (K, d) centres, Xt (d, n) the data as columns, rows lo:hi, kernel spec,
     #     g (K,) one gamma per centre, Y (n, k) targets; gbuf (JB,) scratch
     # OUT: Bt (K + 1 + k, hi - lo): Bt[j, r] = phi_j(x_{lo+r}) for the centres, then a
@@ -62,7 +62,7 @@ def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
             chunk_row(C, j, Xt, j0, j1, dot, o)
             gb = gbuf[:L]
             gb[:] = g[j]
-            apply_kernel(code, o, gb, c, degree)
+            apply_kernel(phi, o, gb, c, degree)
     L = hi - lo
     for r in range(L):
         Bt[K, r] = 1.0

@@ -80,7 +80,7 @@ def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     chunk, nch = _chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
     g = np.full(m, gamma, dtype=dt)
-    _threads.run(_jn.nm_pass, n_threads, X, Lt, Wt, cross, chunk, not spec.radial, _jk.phi(spec.code), g,
+    _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, not spec.radial, _jk.phi(spec.code), g,
                  _consts(dt, coef0), int(degree), partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count

@@ -85,11 +85,11 @@ def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
         return out
     Yt = np.ascontiguousarray(Y.T)
     if symmetric:
-        _threads.run(_jd.pairwise_upper, n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
+        _jd.pairwise_upper.run(n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
         if mirror:
-            _threads.run(_jd.mirror_upper, n_threads, out)
+            _jd.mirror_upper.run(n_threads, out)
     else:
-        _threads.run(_jd.pairwise_rows, n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
+        _jd.pairwise_rows.run(n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
     return out
 
 
@@ -126,7 +126,7 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
     with _threads.serial_blas():
         _threads.map_ranges(work, n, nt, align=rows)
     if symmetric and mirror:
-        _threads.run(_jd.mirror_upper, nt, out)
+        _jd.mirror_upper.run(nt, out)
 
 
 def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,

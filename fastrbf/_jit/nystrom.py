@@ -10,7 +10,6 @@ the same for any thread count.
 """
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit, pjit
 from .distances import fill_rows
@@ -40,17 +39,17 @@ def _rows(X, r0, r1, Lt, Wt, cross, dot, phi, g, c, degree, t0, t1, Pt):
                     row[j] += a * t0[j]
 
 
-@pjit
-def nm_pass(X, Lt, Wt, cross, chunk, dot, phi, g, c, degree, partial):
-    # IN: X (n, d), Lt (d, m), Wt float64: V^T (k, m) for K_nm^T (K_nm V), or with cross
+@pjit(tasks=lambda *args: args[-1].shape[0],
+      work=lambda X, Lt, Wt, *_: X.shape[0] * Lt.shape[1] * (Lt.shape[0] + 4 * Wt.shape[0] + 4))
+def nm_pass(lo, hi, X, Lt, Wt, cross, chunk, dot, phi, g, c, degree, partial):
+    # IN: chunks lo:hi, X (n, d), Lt (d, m), Wt float64: V^T (k, m) for K_nm^T (K_nm V), or with cross
     #     Y^T (k, n) for K_nm^T Y; chunk (rows per partial, even), dot, phi, g (m,),
     #     c (4,), degree
     # OUT: partial (nch, k, m) float64, zeroed by the caller; partial[c] gets the rows
     #      c*chunk:(c+1)*chunk.  One task per chunk: no races.
     n = X.shape[0]
     m = Lt.shape[1]
-    nch = partial.shape[0]
-    for ch in prange(nch):
+    for ch in range(lo, hi):
         r0 = ch * chunk
         r1 = min(n, r0 + chunk)
         tile = np.empty((2, m), dtype=X.dtype)

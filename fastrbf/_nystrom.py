@@ -52,6 +52,7 @@ import numpy as np
 
 from . import _dense, _progress, _threads
 from . import _validation as _v
+from ._jit import kernels as _jk
 from ._jit import nystrom as _jn
 from ._lazy import blas, lapack
 from .distances import _consts
@@ -79,7 +80,7 @@ def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     chunk, nch = _chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
     g = np.full(m, gamma, dtype=dt)
-    _threads.run(_jn.nm_pass, n_threads, X, Lt, Wt, cross, chunk, not spec.radial, spec.code, g,
+    _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, not spec.radial, _jk.phi(spec.code), g,
                  _consts(dt, coef0), int(degree), partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count

@@ -1,9 +1,29 @@
 """Compile fastrbf's numba kernels ahead of time: ``python -m fastrbf.compile``.
 
-Every public function compiles its kernels on its first call for a dtype and keeps
-them in numba's on-disk cache.  ``TARGETS`` names, for every public function (and the
-solver variants that run other kernels), one tiny call that makes it compile; the
-command-line tool runs them to fill the cache before first use.
+Every public function compiles its kernels on its first call for a dtype (a second or
+two of CPU time per function on a small machine) and keeps them in numba's on-disk
+cache, so later processes only load them.  ``TARGETS`` names, for every public
+function (and the solver variants that run other kernels), one tiny call that makes it
+compile; the command-line tool runs them to fill the cache before first use::
+
+    python -m fastrbf.compile                       # everything, float64 and float32
+    python -m fastrbf.compile --dtype float64       # one dtype
+    python -m fastrbf.compile --only gram kernel_ridge gp   # names or name prefixes
+    python -m fastrbf.compile --jobs 1              # one process (default: all cores)
+
+It prints one line per target and dtype (``[ 5/42] kernel_ridge float64  3.1 s``) and
+a summary, and exits with 0 when everything compiled, 1 when a target failed and 2 on a
+usage error or when there is no cache to fill (``FASTRBF_CACHE=0``, no writable cache
+directory: set ``NUMBA_CACHE_DIR``).  Several processes compile at once, one per
+core; their writes to the cache are serialised by a lock file.
+
+While a first call compiles for more than a second, fastrbf prints one line to stderr,
+once per process::
+
+    fastrbf: compiling numba kernels for the first call with float64 (cached afterwards; ...)
+
+``FASTRBF_QUIET=1`` in the environment or :func:`notice` ``(False)`` turns it off
+(it is off by default inside pytest).
 
 Examples
 --------
@@ -14,6 +34,11 @@ Examples
 ['cholesky', 'gp_log_marginal_likelihood', 'gp_regression']
 """
 
+import argparse
+import os
+import sys
+import tempfile
+import time
 import warnings
 
 import numpy as np
@@ -30,6 +55,7 @@ def _sqdist(dtype):
     import fastrbf
 
     X, _ = _data(dtype)
+    fastrbf.sqdist(X)  # symmetric: one triangle, mirrored
     fastrbf.sqdist(X, X[:7])
 
 
@@ -37,6 +63,7 @@ def _gram(dtype):
     import fastrbf
 
     X, _ = _data(dtype)
+    fastrbf.gram(X, gamma=2.0)  # symmetric: one triangle, mirrored
     fastrbf.gram(X, X[:7], gamma=2.0)
 
 
@@ -199,3 +226,226 @@ TARGETS = {
     "solve_regularized": _solve_regularized,
     "sqdist": _sqdist,
 }
+
+
+DTYPES = ("float64", "float32")
+
+
+def notice(enabled: bool | None) -> bool | None:
+    """Turn the compile notice on (``True``), off (``False``) or back to the default
+    (``None``: on, unless ``FASTRBF_QUIET=1`` or running under pytest).
+
+    Returns the previous setting.
+
+    Examples
+    --------
+    >>> from fastrbf.compile import notice
+    >>> prev = notice(False)
+    >>> notice(prev)
+    False
+    """
+    from . import _notice
+
+    return _notice.set_enabled(enabled)
+
+
+def select(only: list[str] | None) -> list[str]:
+    """The names of ``TARGETS`` that ``--only`` selects: a target name selects it and
+    its solver variants (``kernel_ridge`` also ``kernel_ridge[nystrom-pcg]``), any other
+    name the targets it is a prefix of (``gp``: both GP targets).
+
+    Raises
+    ------
+    ValueError
+        A name that selects nothing.
+
+    Examples
+    --------
+    >>> from fastrbf.compile import select
+    >>> select(["gp", "gram", "kernel_ridge"])
+    ['gp_log_marginal_likelihood', 'gp_regression', 'gram', 'kernel_ridge', 'kernel_ridge[nystrom-pcg]']
+    """
+    if not only:
+        return list(TARGETS)
+    chosen = set()
+    for name in only:
+        if name in TARGETS:
+            hit = [t for t in TARGETS if t == name or t.startswith(name + "[")]
+        else:
+            hit = [t for t in TARGETS if t.startswith(name)]
+        if not hit:
+            raise ValueError(f"`--only` must name targets or prefixes of them ({', '.join(TARGETS)}); got {name!r}.")
+        chosen.update(hit)
+    return [t for t in TARGETS if t in chosen]
+
+
+def _cache_problem():
+    """Why there is no on-disk cache to fill, or None."""
+    import numba
+
+    from ._jit import _decorators
+    from ._jit import distances as _jd
+
+    if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
+        return "numba's JIT is disabled (NUMBA_DISABLE_JIT=1): there is nothing to compile"
+    if not _decorators._cache_enabled():
+        return "the on-disk cache is turned off (FASTRBF_CACHE=0): compiled kernels would not be kept"
+    if type(_jd.pairwise_rows.kernel._cache).__name__ == "NullCache":
+        return ("no writable cache directory for numba (a read-only install?): set NUMBA_CACHE_DIR to a writable "
+                "directory")
+    return None
+
+
+def _cache_dir():
+    from ._jit import distances as _jd
+
+    return os.path.dirname(_jd.pairwise_rows.kernel._cache._cache_path)
+
+
+def _serialise_cache_writes(lock_path):
+    """Make numba's cache writes in this process wait for a lock file shared with the
+    other compiling processes: numba picks the name of a new cache entry from the index
+    it read, so two processes adding entries for one function at the same moment could
+    otherwise give two entries one file."""
+    import fcntl
+
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+
+    def locked_save(self, key, data):
+        with open(lock_path, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    caching.IndexDataCacheFile.save = locked_save  # type: ignore[method-assign]
+
+
+def _worker_init(lock_path):
+    os.environ["FASTRBF_QUIET"] = "1"
+    if lock_path is not None:
+        _serialise_cache_writes(lock_path)
+
+
+def _run_one(job):
+    """Run one target for one dtype; returns (name, dtype, seconds, error or None)."""
+    import numpy as np
+
+    name, dtype = job
+    t0 = time.perf_counter()
+    try:
+        TARGETS[name](np.dtype(dtype).type)
+    except Exception as exc:  # reported, and the exit status says so
+        return name, dtype, time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"
+    return name, dtype, time.perf_counter() - t0, None
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python -m fastrbf.compile",
+                                description="Compile fastrbf's numba kernels into the on-disk cache ahead of use.")
+    p.add_argument("--dtype", nargs="+", choices=DTYPES, default=list(DTYPES), metavar="DTYPE",
+                   help="float64 and/or float32 (default: both)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="targets (or prefixes of target names) to compile")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes compiling at once (default: the number of cores)")
+    p.add_argument("--list", action="store_true", help="list the targets and exit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fill numba's on-disk cache with fastrbf's kernels (``python -m fastrbf.compile``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``): ``--dtype float64 float32``,
+        ``--only NAME ...`` (names of :data:`TARGETS` or prefixes of them), ``--jobs N``
+        (processes at once; default all cores, 1 compiles in this process), ``--list``.
+
+    Returns
+    -------
+    status : int
+        0 when every target compiled, 1 when one failed, 2 on a usage error or when
+        there is no cache to fill (``FASTRBF_CACHE=0``, no writable cache directory).
+
+    Examples
+    --------
+    >>> from fastrbf.compile import main
+    >>> main(["--only", "sqdist", "--dtype", "float32", "--jobs", "1"])  # doctest: +ELLIPSIS
+    [1/1] sqdist float32 ... s
+    1 of 1 compiled in ... s into ...
+    0
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the message naming the argument
+        return int(exc.code or 0)
+    try:
+        names = select(args.only)
+    except ValueError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    if args.jobs is not None and args.jobs < 1:
+        print(f"{parser.prog}: error: `--jobs` must be an int >= 1; got {args.jobs}.", file=sys.stderr)
+        return 2
+    if args.list:
+        print("\n".join(names))
+        return 0
+    problem = _cache_problem()
+    if problem is not None:
+        print(f"{parser.prog}: {problem}.", file=sys.stderr)
+        return 2
+    dtypes = list(dict.fromkeys(args.dtype))
+    jobs = [(name, dt) for dt in dtypes for name in names]
+    n_jobs = min(len(jobs), args.jobs or os.cpu_count() or 1)
+    try:
+        import fcntl  # noqa: F401  (the lock that makes parallel cache writes safe)
+    except ImportError:  # pragma: no cover - not POSIX
+        n_jobs = 1
+    width = len(str(len(jobs)))
+    failed = []
+    t0 = time.perf_counter()
+
+    def report(k, res):
+        name, dt, secs, err = res
+        status = f"{secs:5.1f} s" if err is None else f"FAILED ({err})"
+        print(f"[{k:{width}d}/{len(jobs)}] {name} {dt}  {status}", flush=True)
+        if err is not None:
+            failed.append((name, dt))
+
+    if n_jobs == 1:
+        from . import _notice
+
+        prev = _notice.set_enabled(False)
+        try:
+            for k, job in enumerate(jobs, 1):
+                report(k, _run_one(job))
+        finally:
+            _notice.set_enabled(prev)
+    else:
+        import multiprocessing
+
+        from fastrbf import compile as this  # picklable by name also when run as __main__
+
+        fd, lock_path = tempfile.mkstemp(prefix="fastrbf-compile-", suffix=".lock")
+        os.close(fd)
+        try:
+            ctx = multiprocessing.get_context("spawn")
+            with ctx.Pool(n_jobs, initializer=this._worker_init, initargs=(lock_path,)) as pool:
+                for k, res in enumerate(pool.imap_unordered(this._run_one, jobs), 1):
+                    report(k, res)
+        finally:
+            os.unlink(lock_path)
+    total = time.perf_counter() - t0
+    done = len(jobs) - len(failed)
+    print(f"{done} of {len(jobs)} compiled in {total:.1f} s into {_cache_dir()}"
+          + (f"; failed: {', '.join(f'{n} {d}' for n, d in failed)}" if failed else ""), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -24,6 +24,7 @@ import numpy as np
 from . import _threads
 from . import _validation as _v
 from ._jit import distances as _jd
+from ._jit import kernels as _jk
 from ._typing import ArrayLike, FloatArray, Threads
 
 #: from this many features on, float64 distances go through the certified GEMM path
@@ -85,11 +86,11 @@ def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
         return out
     Yt = np.ascontiguousarray(Y.T)
     if symmetric:
-        _threads.run(_jd.pairwise_upper, n_threads, X, Yt, False, code, g, c, degree, out)
+        _jd.pairwise_upper.run(n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
         if mirror:
-            _threads.run(_jd.mirror_upper, n_threads, out)
+            _jd.mirror_upper.run(n_threads, out)
     else:
-        _threads.run(_jd.pairwise_rows, n_threads, X, Yt, False, code, g, c, degree, out)
+        _jd.pairwise_rows.run(n_threads, X, Yt, False, _jk.phi(code), g, c, degree, out)
     return out
 
 
@@ -113,6 +114,7 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
     # float32 ones through a float64 scratch block.
     rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
     direct = dtype == np.float64
+    phi = _jk.phi(code)
 
     def work(lo, hi):
         G = None if direct else np.empty((min(rows, hi - lo), m), dtype=np.float64)
@@ -120,12 +122,12 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
             r1 = min(hi, r0 + rows)
             Gb = out[r0:r1] if G is None else G[: r1 - r0]
             np.matmul(Xc[r0:r1], Yc.T, out=Gb)
-            _jd.finalize_block(Gb, nx, ny, X, Y, r0, tau, code, g, c, degree, symmetric, out[r0:r1])
+            _jd.finalize_block(Gb, nx, ny, X, Y, r0, tau, phi, g, c, degree, symmetric, out[r0:r1])
 
     with _threads.serial_blas():
         _threads.map_ranges(work, n, nt, align=rows)
     if symmetric and mirror:
-        _threads.run(_jd.mirror_upper, nt, out)
+        _jd.mirror_upper.run(nt, out)
 
 
 def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,

@@ -156,7 +156,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     else:
         nt = _threads.for_work(Xc.shape[0] * m * (Xc.shape[1] + 8), n_threads)
         _dense.gemm(Xc, Yc.T, out, nt)  # fixed row blocks: the same bits for any thread count
-        _threads.run(_jg.apply_rows, nt, spec.code, g, c, deg, out)
+        _jg.apply_rows.run(nt, _jk.phi(spec.code), g, c, deg, out)
         names = "`X`, `Y`, `gamma`, `degree` and `coef0`"
     if spec.code not in _BOUNDED:
         _v.check_result(out, "gram", names)
@@ -219,7 +219,6 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
     out = np.empty((n, k), dtype=dtype)
     Yt = np.ascontiguousarray(Yc.T)
-    nt = _threads.for_work(n * m * (Yt.shape[0] + 8 + k), n_threads)
-    _threads.run(_jg.gram_matvec, nt, Xc, Yt, Vt, not spec.radial, spec.code, g, c, deg, out)
+    _jg.gram_matvec.run(n_threads, Xc, Yt, Vt, not spec.radial, _jk.phi(spec.code), g, c, deg, out)
     _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

@@ -250,7 +250,7 @@ def _native_float(Ka, fdtype, name="K"):
 def _check_symmetric(A, name, n_threads):
     n = A.shape[0]
     part = np.empty((n + _jl.SB - 1) // _jl.SB, dtype=np.float64)
-    _threads.run(_jl.asymmetry, _threads.for_work(n * n, n_threads), A, part)
+    _jl.asymmetry.run(n_threads, A, part)
     worst = float(part.max())
     scale = float(np.abs(A).max()) if worst > 0 else 0.0
     tol = _SYM_RTOL * np.finfo(A.dtype).eps * scale
@@ -286,13 +286,13 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
         ladder = (j,)
     nt = _threads.resolve(n_threads)
     if len(ladder) > 1 and not whole:
-        _threads.run(_jd.mirror_upper, nt, B)  # keep a copy of K for the retries
+        _jd.mirror_upper.run(nt, B)  # keep a copy of K for the retries
     eps = np.finfo(A.dtype).eps
     n = B.shape[0]
     singular = False
     for t, jit_value in enumerate(ladder):
         if t > 0:  # undo the failed try: upper triangle := lower, diagonal := K's
-            _threads.run(_jl.mirror_lower, nt, B)
+            _jl.mirror_lower.run(nt, B)
         full = d0 + alpha + jit_value
         d[:] = full
         info = _dense.potrf(A, nt)  # in place: the factor is A's lower triangle

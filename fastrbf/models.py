@@ -53,6 +53,7 @@ import numpy as np
 
 from . import _dense, _progress, _threads
 from . import _validation as _v
+from ._jit import kernels as _jk
 from ._jit import linalg as _jla
 from ._lazy import lapack, scipy
 from ._progress import ProgressArg
@@ -838,6 +839,7 @@ def _tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
     Tc = np.ascontiguousarray(T)
     rows = TSQR_CHUNK * TSQR_GROUP_CHUNKS
     ng = -(-n // rows)
+    phi = _jk.phi(code)
     Rts = np.zeros((ng, p, p))  # Rts[i] = R_i^T, C-ordered (R_i Fortran-ordered)
 
     def work(g0, g1):
@@ -846,7 +848,7 @@ def _tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
             for r0 in range(i * rows, min(n, (i + 1) * rows), TSQR_CHUNK):
                 r1 = min(n, r0 + TSQR_CHUNK)
                 Bt = w.Bt if r1 - r0 == TSQR_CHUNK else np.empty((p, r1 - r0))
-                _jla.design_chunk(C, Xt, r0, r1, dot, code, g, c, degree, Tc, w.gbuf, Bt)
+                _jla.design_chunk(C, Xt, r0, r1, dot, phi, g, c, degree, Tc, w.gbuf, Bt)
                 w.fold(Rts[i], Bt)
 
     with _threads.serial_blas():

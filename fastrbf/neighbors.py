@@ -112,7 +112,7 @@ def _knn(Xa, Qa, k, dtype, n_threads):
     idx = np.empty((m, k), dtype=np.int64)
     dist = np.empty((m, k), dtype=dtype)
     Xt = np.ascontiguousarray(Xc.T)
-    _threads.run(_jn.knn_rows, _threads.for_work(n * m * (d + 8), n_threads), Qc, Xt, k, idx, dist)
+    _jn.knn_rows.run(n_threads, Qc, Xt, k, idx, dist)
     return idx, dist, t
 
 
@@ -259,8 +259,7 @@ def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
     dmin = np.empty(m, dtype=dtype)
     Xt = np.ascontiguousarray(Xc.T)
     Tt = np.ascontiguousarray(_ldexp(T, -tT).T, dtype=np.float64)
-    nt = _threads.for_work(Xt.shape[1] * m * (Xt.shape[0] + 8), n_threads)
-    _threads.run(_jn.shifted_sums, nt, Qc, Xt, Tt, dtype.type(gm), s1, s2, laplacian, num, den, dmin)
+    _jn.shifted_sums.run(n_threads, Qc, Xt, Tt, dtype.type(gm), s1, s2, laplacian, num, den, dmin)
     d64 = np.sqrt(dmin.astype(np.float64)) if laplacian else dmin.astype(np.float64)
     f1, f2 = _split_pow2(E, np.dtype(np.float64))
     with np.errstate(over="ignore", under="ignore"):

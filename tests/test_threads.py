@@ -88,7 +88,7 @@ import numpy as np, fastrbf, numba
 from concurrent.futures import ThreadPoolExecutor
 X = np.random.default_rng(0).standard_normal((500, 6))
 ref = fastrbf.sqdist(X)
-assert numba.threading_layer() == "workqueue", numba.threading_layer()
+assert numba.config.THREADING_LAYER == "workqueue", numba.config.THREADING_LAYER
 with ThreadPoolExecutor(8) as ex:
     res = list(ex.map(lambda _: fastrbf.gram(X, gamma=0.3), range(32)))
 refg = fastrbf.gram(X, gamma=0.3)
@@ -234,13 +234,13 @@ def test_nothing_compiles_at_import_and_cache_can_be_off():
     import fastrbf
     from fastrbf._jit import distances, gram, lloyd
     kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec]
-    assert all(len(k.parallel.signatures) == 0 for k in kernels)
+    assert all(len(k.signatures) == 0 for k in kernels)
     kernels = (lloyd.assign_rows, lloyd.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32)
     assert all(len(k.signatures) == 0 for k in kernels)
     import numpy as np
     D = fastrbf.sqdist(np.ones((3, 2), np.float32))
-    assert distances.pairwise_upper.parallel.signatures and not distances.pairwise_rows.parallel.signatures
-    assert distances.pairwise_upper.parallel._cache.__class__.__name__ == "NullCache"
+    assert distances.pairwise_upper.signatures and not distances.pairwise_rows.signatures
+    assert distances.pairwise_upper.kernel._cache.__class__.__name__ == "NullCache"
     print("ok")
     """
     res = _run_python(code, {"FASTRBF_CACHE": "0"})

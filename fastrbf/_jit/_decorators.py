@@ -1,10 +1,28 @@
 """One decorator factory for every numba kernel of fastrbf.
 
 ``jit`` is for helpers that are called from other jitted code (inlined by LLVM);
-``pjit`` makes a top-level parallel kernel: a :class:`ParallelKernel` that holds the
-``parallel=True`` dispatcher and, built lazily and only when it is needed, a serial
-twin (used where a parallel region would be unsafe: numba's ``workqueue`` layer under
-concurrent calls, or a child forked from a process that already used GNU OpenMP).
+``pjit(tasks=...)`` makes a top-level kernel: a :class:`BlockKernel`, a serial
+``nogil`` function over a range ``lo:hi`` of independent tasks (its first two
+arguments; each task owns its own part of the output), and ``kernel.run(n_threads,
+*args)`` cuts ``range(tasks(*args))`` into blocks that fastrbf's worker threads run
+(:func:`fastrbf._threads.run_tasks`).
+
+Why not numba ``prange`` (``parallel=True``): the parallel compilation of one
+``prange`` kernel costs about as much CPU time as everything it calls (a second or
+more per kernel on a small machine), on the first call of every function, while the
+serial kernel run on Python threads is as fast for large inputs (a block is
+thousands of rows; the GIL is released inside).  It also needs no serial twin: a
+serial kernel is safe under concurrent calls from several Python threads and in a
+child forked from a process that used OpenMP, which a parallel region is not under
+numba's ``workqueue`` and GNU OpenMP layers.  Results do not depend on the thread
+count or on the blocks, because tasks do not share outputs.
+
+Compile only what a call runs:
+
+- the kernel function is a compile-time type (:class:`fastrbf._jit.kernels.Phi`),
+  so a kernel holds the one function it applies (none for plain distances);
+- helpers are called with variables, not literal numbers, where the same helper is
+  also called with a variable (numba compiles one more copy per literal value).
 
 Flags are the same everywhere:
 
@@ -20,13 +38,15 @@ Flags are the same everywhere:
 
 Nothing compiles at import: dispatchers are lazy and compile once per dtype on the
 first call (the public wrappers always pass C-contiguous, writeable arrays, so there
-is exactly one signature per dtype).
+is exactly one signature per dtype and kernel function).
 """
 
 import functools
 import os
 
 import numba
+
+from .. import _notice  # noqa: F401  (the notice while kernels compile)
 
 FASTMATH = frozenset({"contract", "nsz", "arcp"})
 
@@ -74,30 +94,49 @@ def _reduce_njit(func, fastmath):
     return numba.njit(cache=False, **opts)(func)
 
 
-class ParallelKernel:
-    """A ``parallel=True`` numba kernel with a lazily built serial twin.
+#: blocks per thread of a :class:`BlockKernel` run: several, so that a thread that the
+#: machine deschedules delays only a small block (the others take the rest)
+BLOCKS_PER_THREAD = 4
 
-    The serial twin is not cached on disk: numba's cache key does not include the
-    ``parallel`` flag, so caching both from one function would let one overwrite the
-    other.  It is only built in the rare situations described in the module docstring.
-    """
 
-    def __init__(self, func):
+class BlockKernel:
+    """A serial ``nogil`` numba kernel over tasks ``lo:hi`` (its first two arguments),
+    run in parallel by :meth:`run`; ``tasks(*args)`` is the number of tasks for the
+    other arguments and ``work(*args)`` about the flops of all of them (small work runs
+    on the calling thread, see :func:`fastrbf._threads.for_work`).  Calling it directly
+    runs ``kernel(lo, hi, *args)`` on this thread."""
+
+    def __init__(self, func, tasks, work):
         functools.update_wrapper(self, func)
         self.py_func = func
-        self.parallel = _njit(func, parallel=True, cache=_cache_enabled())
-        self._serial = None
+        self.tasks = tasks
+        self.work = work
+        self.kernel = _njit(func, parallel=False, cache=_cache_enabled())
 
     @property
-    def serial(self):
-        if self._serial is None:
-            self._serial = _njit(self.py_func, parallel=False, cache=False)
-        return self._serial
+    def signatures(self):
+        """The compiled signatures (numba's ``Dispatcher.signatures``)."""
+        return self.kernel.signatures
 
-    def __call__(self, *args):
-        return self.parallel(*args)
+    def __call__(self, lo, hi, *args):
+        return self.kernel(lo, hi, *args)
+
+    def run(self, n_threads, *args):
+        """All tasks on up to ``n_threads`` threads (``None``, ``-1``: as in fastrbf)."""
+        from .. import _threads
+
+        n = int(self.tasks(*args))
+        nt = _threads.for_work(self.work(*args), n_threads)
+        nb = min(n, nt * BLOCKS_PER_THREAD) if nt > 1 else 1
+        if nb <= 1:
+            self.kernel(0, n, *args)
+            return
+        step = -(-n // nb)
+        _threads.run_tasks([functools.partial(self.kernel, lo, min(n, lo + step), *args) for lo in range(0, n, step)],
+                           nt)
 
 
-def pjit(func):
-    """Compile a top-level parallel kernel (see :class:`ParallelKernel`)."""
-    return ParallelKernel(func)
+def pjit(*, tasks, work):
+    """Compile a top-level kernel over ``tasks(*args)`` independent tasks of
+    ``work(*args)`` flops in all (see :class:`BlockKernel`)."""
+    return lambda func: BlockKernel(func, tasks, work)

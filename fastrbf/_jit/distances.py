@@ -5,16 +5,17 @@ columns in chunks of ``JB`` so that a chunk of the output row and of ``Yt`` stay
 while the ``d`` passes run over them; the loop over ``j`` is the vectorised one.  A sum
 of non-negative terms has a relative error of at most ``(d + 2) eps`` whatever the
 offset of the data, identical rows give exactly 0, and ``D[i, j]`` is bitwise
-``D[j, i]``.  With ``code >= 0`` the kernel function is applied to the chunk while it
-is in cache (fused Gram matrix); ``dot=True`` accumulates ``X[i, k] * Yt[k, j]``
-instead (dot-product kernels).
+``D[j, i]``.  The kernel function ``phi`` (a :class:`~.kernels.Phi`, fixed at compile
+time; ``phi(-1)`` for plain distances) is applied to the chunk while it is in cache
+(fused Gram matrix); ``dot=True`` accumulates ``X[i, k] * Yt[k, j]`` instead
+(dot-product kernels).
 
-Each ``prange`` task owns whole output rows: no races, no reductions across threads,
-so results do not depend on the thread count.
+Each task (``lo:hi`` of the top-level kernels, see :func:`~._decorators.pjit`) owns
+whole output rows: no races, no reductions across threads, so results do not depend on
+the thread count or on how tasks are grouped into blocks.
 """
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit, pjit
 from .kernels import apply_kernel
@@ -140,73 +141,72 @@ def chunk_row2(X, i, i2, Yt, j0, j1, o, p):
 
 
 @jit
-def fill_rows(X, i, i2, Yt, j_start, j_end, dot, code, g, c, degree, o_row, p_row):
+def fill_rows(X, i, i2, Yt, j_start, j_end, dot, phi, g, c, degree, o_row, p_row):
     """Rows i and i2 (i2 < 0: row i only) of the result for columns
     [j_start, j_end), written to o_row / p_row at offset ``j - j_start``, then the
-    kernel function (code >= 0) while each chunk is in cache."""
+    kernel function while each chunk is in cache.  Callers pass variables, never
+    literal numbers, for the int arguments: a literal would compile another copy."""
     for j0 in range(j_start, j_end, JB):
         j1 = min(j_end, j0 + JB)
         o = o_row[j0 - j_start : j1 - j_start]
         if i2 >= 0 and not dot:
             p = p_row[j0 - j_start : j1 - j_start]
             chunk_row2(X, i, i2, Yt, j0, j1, o, p)
-            if code >= 0:
-                apply_kernel(code, o, g[j0:j1], c, degree)
-                apply_kernel(code, p, g[j0:j1], c, degree)
+            apply_kernel(phi, o, g[j0:j1], c, degree)
+            apply_kernel(phi, p, g[j0:j1], c, degree)
         else:
             chunk_row(X, i, Yt, j0, j1, dot, o)
-            if code >= 0:
-                apply_kernel(code, o, g[j0:j1], c, degree)
+            apply_kernel(phi, o, g[j0:j1], c, degree)
             if i2 >= 0:
                 p = p_row[j0 - j_start : j1 - j_start]
                 chunk_row(X, i2, Yt, j0, j1, dot, p)
-                if code >= 0:
-                    apply_kernel(code, p, g[j0:j1], c, degree)
+                apply_kernel(phi, p, g[j0:j1], c, degree)
 
 
-@pjit
-def pairwise_rows(X, Yt, dot, code, g, c, degree, out):
-    # IN: X (n, d), Yt (d, m), dot, code, g (m,), c (4,), degree
-    # OUT: out (n, m).  A task owns the row pair (2t, 2t + 1).
+@pjit(tasks=lambda X, *_: (X.shape[0] + 1) // 2,
+      work=lambda X, Yt, *_: X.shape[0] * Yt.shape[1] * (Yt.shape[0] + 4))
+def pairwise_rows(lo, hi, X, Yt, dot, phi, g, c, degree, out):
+    # IN: tasks lo:hi, X (n, d), Yt (d, m), dot, phi, g (m,), c (4,), degree
+    # OUT: out (n, m).  Task t owns the row pair (2t, 2t + 1).
     n = X.shape[0]
     m = Yt.shape[1]
-    for t in prange((n + 1) // 2):
+    j_start = np.int64(0)
+    for t in range(lo, hi):
         i = 2 * t
-        if i + 1 < n:
-            fill_rows(X, i, i + 1, Yt, 0, m, dot, code, g, c, degree, out[i], out[i + 1])
-        else:
-            fill_rows(X, i, -1, Yt, 0, m, dot, code, g, c, degree, out[i], out[i])
+        i2 = i + 1 if i + 1 < n else np.int64(-1)
+        fill_rows(X, i, i2, Yt, j_start, m, dot, phi, g, c, degree, out[i], out[max(i, i2)])
 
 
-@pjit
-def pairwise_upper(X, Xt, dot, code, g, c, degree, out):
-    # IN: X (n, d), Xt (d, n), ...; OUT: out (n, n), at least the upper triangle and
+@pjit(tasks=lambda X, *_: ((X.shape[0] + 1) // 2 + 1) // 2,
+      work=lambda X, Xt, *_: X.shape[0] * Xt.shape[1] * (Xt.shape[0] + 4) // 2)
+def pairwise_upper(lo, hi, X, Xt, dot, phi, g, c, degree, out):
+    # IN: tasks lo:hi, X (n, d), Xt (d, n), ...; OUT: out (n, n), at least the upper triangle and
     # the diagonal.  Row pair r = (2r, 2r + 1) computes columns 2r..n-1 (so the entry
     # (2r + 1, 2r) below the diagonal too, the same value the mirror will write).
     # Task t takes pairs t and P - 1 - t so that every task has the same work.
     n = X.shape[0]
     P = (n + 1) // 2
-    for t in prange((P + 1) // 2):
+    for t in range(lo, hi):
         for rep in range(2):
             r = np.int64(t) if rep == 0 else np.int64(P - 1 - t)
             if rep == 1 and r == t:
                 break
             i = 2 * r
-            if i + 1 < n:
-                fill_rows(X, i, i + 1, Xt, i, n, dot, code, g, c, degree, out[i, i:], out[i + 1, i:])
-            else:
-                fill_rows(X, i, -1, Xt, i, n, dot, code, g, c, degree, out[i, i:], out[i, i:])
+            i2 = i + 1 if i + 1 < n else np.int64(-1)
+            fill_rows(X, i, i2, Xt, i, n, dot, phi, g, c, degree, out[i, i:], out[max(i, i2), i:])
 
 
 MB = 64  # block edge of the mirror copy
 
 
-@pjit
-def mirror_upper(out):
-    # IN/OUT: out (n, n); copies the upper triangle onto the lower one, in blocks.
+@pjit(tasks=lambda out: ((out.shape[0] + MB - 1) // MB + 1) // 2,
+      work=lambda out: out.size)
+def mirror_upper(lo, hi, out):
+    # IN: tasks lo:hi; IN/OUT: out (n, n); copies the upper triangle onto the lower
+    # one, in blocks; task p takes block rows p and nb - 1 - p.
     n = out.shape[0]
     nb = (n + MB - 1) // MB
-    for p in prange((nb + 1) // 2):
+    for p in range(lo, hi):
         for rep in range(2):
             b = np.int64(p) if rep == 0 else np.int64(nb - 1 - p)
             if rep == 1 and b == p:
@@ -222,8 +222,8 @@ def mirror_upper(out):
 
 
 @jit
-def finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
-    # Row r of a block: see finalize_gemm.
+def finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
+    # Row r of a block: see finalize_block.
     m = G.shape[1]
     d = X.shape[1]
     i = row0 + r
@@ -252,22 +252,15 @@ def finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
                 gr[j] = acc
     for j in range(L):
         o[j] = gr[j]
-    if code >= 0:
-        apply_kernel(code, o, g[j_start:m], c, degree)
+    apply_kernel(phi, o, g[j_start:m], c, degree)
 
 
-@pjit
-def finalize_gemm(G, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
+@jit
+def finalize_block(G, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
     # IN: G (b, m) float64 dot products of the centred rows row0:row0+b against Y,
     #     nx (n,) ny (m,) float64 squared norms of the centred rows,
     #     X (n, d), Y (m, d) the original (uncentred) data, tau the certification ratio.
     # OUT: out (b, m); may be G itself.  With upper, only j >= i is written.
-    for r in prange(G.shape[0]):
-        finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out)
-
-
-@jit
-def finalize_block(G, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out):
-    # finalize_gemm, serially (called from several Python threads at once)
+    # Serial: called from several Python threads at once, one block each.
     for r in range(G.shape[0]):
-        finalize_row(G, r, nx, ny, X, Y, row0, tau, code, g, c, degree, upper, out)
+        finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out)

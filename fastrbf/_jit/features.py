@@ -10,8 +10,6 @@ limit (``max ||x|| * max ||w|| + 2 pi <= LIMIT``): then there is no scan.
 
 import math
 
-from numba import prange
-
 from ._decorators import jit, pjit
 from .trig import fcos, fcossin, limit
 
@@ -68,12 +66,13 @@ def _cossin_chunk(p, scale, checked, oc, os):
                 os[j] = scale * sv
 
 
-@pjit
-def cos_all(b, scale, checked, P):
-    # IN: b (D,), scale, checked; IN/OUT: P (n, D) projections -> scale * cos(P + b),
+@pjit(tasks=lambda b, scale, checked, P: P.shape[0],
+      work=lambda b, scale, checked, P: 16 * P.size)
+def cos_all(lo, hi, b, scale, checked, P):
+    # IN: rows lo:hi, b (D,), scale, checked; IN/OUT: P (n, D) projections -> scale * cos(P + b),
     # one row per task
     D = P.shape[1]
-    for i in prange(P.shape[0]):
+    for i in range(lo, hi):
         for j0 in range(0, D, CB):
             j1 = min(D, j0 + CB)
             p = P[i, j0:j1]
@@ -81,12 +80,13 @@ def cos_all(b, scale, checked, P):
             _cos_chunk(p, scale, checked)
 
 
-@pjit
-def cossin_all(P, scale, checked, out):
-    # IN: P (n, D') projections, scale, checked; OUT: out (n, 2 D') =
+@pjit(tasks=lambda P, scale, checked, out: P.shape[0],
+      work=lambda P, scale, checked, out: 16 * out.size)
+def cossin_all(lo, hi, P, scale, checked, out):
+    # IN: rows lo:hi, P (n, D') projections, scale, checked; OUT: out (n, 2 D') =
     # [scale cos P, scale sin P], one row per task
     D = P.shape[1]
-    for i in prange(P.shape[0]):
+    for i in range(lo, hi):
         for j0 in range(0, D, CB):
             j1 = min(D, j0 + CB)
             _cossin_chunk(P[i, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])

@@ -2,22 +2,22 @@
 BLAS product, and the matrix-free product ``K(X, Y) @ V``."""
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit_reduce, pjit
 from .distances import JB, fill_rows
 from .kernels import apply_kernel
 
 
-@pjit
-def apply_rows(code, g, c, degree, out):
-    # IN: code, g (m,), c (4,), degree; IN/OUT: out (n, m) dot products -> kernel values
-    n = out.shape[0]
+@pjit(tasks=lambda phi, g, c, degree, out: out.shape[0],
+      work=lambda phi, g, c, degree, out: 8 * out.size)
+def apply_rows(lo, hi, phi, g, c, degree, out):
+    # IN: rows lo:hi, phi, g (m,), c (4,), degree
+    # IN/OUT: out (n, m) dot products -> kernel values
     m = out.shape[1]
-    for i in prange(n):
+    for i in range(lo, hi):
         for j0 in range(0, m, JB):
             j1 = min(m, j0 + JB)
-            apply_kernel(code, out[i, j0:j1], g[j0:j1], c, degree)
+            apply_kernel(phi, out[i, j0:j1], g[j0:j1], c, degree)
 
 
 @jit_reduce
@@ -32,17 +32,17 @@ def _dot(a, b):
 RB = 16  # rows per task of gram_matvec
 
 
-@pjit
-def gram_matvec(X, Yt, Vt, dot, code, g, c, degree, out):
-    # IN: X (n, d), Yt (d, m), Vt (k, m), dot, code, g (m,), c (4,), degree
+@pjit(tasks=lambda X, *_: (X.shape[0] + RB - 1) // RB,
+      work=lambda X, Yt, Vt, *_: X.shape[0] * Yt.shape[1] * (Yt.shape[0] + 2 * Vt.shape[0] + 4))
+def gram_matvec(lo, hi, X, Yt, Vt, dot, phi, g, c, degree, out):
+    # IN: tasks lo:hi, X (n, d), Yt (d, m), Vt (k, m), dot, phi, g (m,), c (4,), degree
     # OUT: out (n, k) = K(X, Y) @ V.  Each task owns RB rows of out and a private
     # 2 x JB tile; K is never held.  Sums: one float64 partial per column chunk,
     # added in chunk order.
     n = X.shape[0]
     m = Yt.shape[1]
     k = Vt.shape[0]
-    nb = (n + RB - 1) // RB
-    for b in prange(nb):
+    for b in range(lo, hi):
         i0 = b * RB
         i1 = min(n, i0 + RB)
         acc = np.zeros((i1 - i0, k), dtype=np.float64)
@@ -53,7 +53,7 @@ def gram_matvec(X, Yt, Vt, dot, code, g, c, degree, out):
             t1 = tile[1, : j1 - j0]
             for i in range(i0, i1, 2):
                 i2 = i + 1 if i + 1 < i1 else -1
-                fill_rows(X, i, i2, Yt, j0, j1, dot, code, g, c, degree, t0, t1)
+                fill_rows(X, i, i2, Yt, j0, j1, dot, phi, g, c, degree, t0, t1)
                 for q in range(k):
                     acc[i - i0, q] += _dot(t0, Vt[q, j0:j1])
                 if i2 >= 0:

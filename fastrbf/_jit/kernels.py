@@ -6,15 +6,26 @@ SciPy's ``RBFInterpolator`` notation, ``phi(epsilon * r)``); dot-product kernels
 constants in the tile's dtype: ``c = [1, 1/2, coef0, 0]`` (typed constants keep float32
 arithmetic in float32).  The registry that names these codes is
 :data:`fastrbf.kernels.KERNELS`.
+
+The kernel function is a compile-time constant: kernels receive a :class:`Phi` (made by
+:func:`phi` from a code; ``phi(-1)`` applies nothing, for plain distances), whose numba
+type is one type per kernel.  :func:`apply_kernel` is resolved from that type, so a
+compiled kernel holds the one function it applies and a call compiles only that one
+(a kernel code passed as a number would compile all twelve branches into every
+caller).  The type is an ordinary, picklable numba type: kernels specialised on it are
+cached on disk like any other signature.
 """
 
 import math
 
 import numpy as np
+from numba import types
+from numba.core.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from ._decorators import jit
+from ._decorators import FASTMATH
 from .exp import fexp
 
+NONE = -1
 GAUSSIAN = 0
 LAPLACIAN = 1
 MULTIQUADRIC = 2
@@ -30,56 +41,154 @@ TANH = 11
 N_RADIAL = 10  # codes below this act on squared distances
 
 
-@jit
-def apply_kernel(code, o, g, c, degree):
-    """o[j] <- phi(o[j]) for one tile row ``o`` with per-column gammas ``g``."""
+class Phi:
+    """A kernel function as an argument of a numba kernel (its code, fixed at compile time)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code):
+        self.code = code
+
+    def __repr__(self):
+        return f"Phi({self.code})"
+
+
+class PhiType(types.Type):
+    """numba type of a :class:`Phi`: one type per kernel code, no runtime data."""
+
+    def __init__(self, code):
+        self.code = code
+        super().__init__(name=f"Phi({code})")
+
+
+@typeof_impl.register(Phi)
+def _typeof_phi(val, c):
+    return PhiType(val.code)
+
+
+register_model(PhiType)(models.OpaqueModel)
+
+
+@unbox(PhiType)
+def _unbox_phi(typ, obj, c):
+    return NativeValue(c.context.get_dummy_value())
+
+
+_PHIS = {code: Phi(code) for code in range(NONE, TANH + 1)}
+
+
+def phi(code):
+    """The :class:`Phi` that kernels take for kernel ``code`` (``-1``: none)."""
+    return _PHIS[int(code)]
+
+
+def _none(phi, o, g, c, degree):
+    return None
+
+
+def _gaussian(phi, o, g, c, degree):
+    for j in range(o.shape[0]):
+        o[j] = fexp(-(g[j] * o[j]))
+
+
+def _laplacian(phi, o, g, c, degree):
+    for j in range(o.shape[0]):
+        o[j] = fexp(-np.sqrt(g[j] * o[j]))
+
+
+def _multiquadric(phi, o, g, c, degree):
     one = c[0]
+    for j in range(o.shape[0]):
+        o[j] = -np.sqrt(one + g[j] * o[j])
+
+
+def _inverse_multiquadric(phi, o, g, c, degree):
+    one = c[0]
+    for j in range(o.shape[0]):
+        o[j] = one / np.sqrt(one + g[j] * o[j])
+
+
+def _inverse_quadratic(phi, o, g, c, degree):
+    one = c[0]
+    for j in range(o.shape[0]):
+        o[j] = one / (one + g[j] * o[j])
+
+
+def _thin_plate_spline(phi, o, g, c, degree):
     half = c[1]
-    coef0 = c[2]
     zero = c[3]
-    n = o.shape[0]
-    if code == GAUSSIAN:
-        for j in range(n):
-            o[j] = fexp(-(g[j] * o[j]))
-    elif code == LAPLACIAN:
-        for j in range(n):
-            o[j] = fexp(-np.sqrt(g[j] * o[j]))
-    elif code == MULTIQUADRIC:
-        for j in range(n):
-            o[j] = -np.sqrt(one + g[j] * o[j])
-    elif code == INVERSE_MULTIQUADRIC:
-        for j in range(n):
-            o[j] = one / np.sqrt(one + g[j] * o[j])
-    elif code == INVERSE_QUADRATIC:
-        for j in range(n):
-            o[j] = one / (one + g[j] * o[j])
-    elif code == THIN_PLATE_SPLINE:
-        for j in range(n):
-            s = g[j] * o[j]
-            o[j] = half * s * math.log(s) if s > zero else zero
-    elif code == CUBIC:
-        for j in range(n):
-            s = g[j] * o[j]
-            o[j] = s * np.sqrt(s)
-    elif code == QUINTIC:
-        for j in range(n):
-            s = g[j] * o[j]
-            o[j] = -(s * s * np.sqrt(s))
-    elif code == LINEAR:
-        for j in range(n):
-            o[j] = -np.sqrt(g[j] * o[j])
-    elif code == TRUNCATED:
-        for j in range(n):
-            r = np.sqrt(g[j] * o[j])
-            t = one - r
-            o[j] = t * t if r <= one else zero
-    elif code == POLYNOMIAL:
-        for j in range(n):
-            b = coef0 + g[j] * o[j]
-            p = one
-            for _ in range(degree):
-                p = p * b
-            o[j] = p
-    elif code == TANH:
-        for j in range(n):
-            o[j] = math.tanh(g[j] * o[j] + coef0)
+    for j in range(o.shape[0]):
+        s = g[j] * o[j]
+        o[j] = half * s * math.log(s) if s > zero else zero
+
+
+def _cubic(phi, o, g, c, degree):
+    for j in range(o.shape[0]):
+        s = g[j] * o[j]
+        o[j] = s * np.sqrt(s)
+
+
+def _quintic(phi, o, g, c, degree):
+    for j in range(o.shape[0]):
+        s = g[j] * o[j]
+        o[j] = -(s * s * np.sqrt(s))
+
+
+def _linear(phi, o, g, c, degree):
+    for j in range(o.shape[0]):
+        o[j] = -np.sqrt(g[j] * o[j])
+
+
+def _truncated(phi, o, g, c, degree):
+    one = c[0]
+    zero = c[3]
+    for j in range(o.shape[0]):
+        r = np.sqrt(g[j] * o[j])
+        t = one - r
+        o[j] = t * t if r <= one else zero
+
+
+def _polynomial(phi, o, g, c, degree):
+    one = c[0]
+    coef0 = c[2]
+    for j in range(o.shape[0]):
+        b = coef0 + g[j] * o[j]
+        p = one
+        for _ in range(degree):
+            p = p * b
+        o[j] = p
+
+
+def _tanh(phi, o, g, c, degree):
+    coef0 = c[2]
+    for j in range(o.shape[0]):
+        o[j] = math.tanh(g[j] * o[j] + coef0)
+
+
+_IMPLS = {
+    NONE: _none,
+    GAUSSIAN: _gaussian,
+    LAPLACIAN: _laplacian,
+    MULTIQUADRIC: _multiquadric,
+    INVERSE_MULTIQUADRIC: _inverse_multiquadric,
+    INVERSE_QUADRATIC: _inverse_quadratic,
+    THIN_PLATE_SPLINE: _thin_plate_spline,
+    CUBIC: _cubic,
+    QUINTIC: _quintic,
+    LINEAR: _linear,
+    TRUNCATED: _truncated,
+    POLYNOMIAL: _polynomial,
+    TANH: _tanh,
+}
+
+
+def apply_kernel(phi, o, g, c, degree):
+    """o[j] <- phi(o[j]) for one tile row ``o`` with per-column gammas ``g``."""
+    _IMPLS[phi.code](phi, o, g, c, degree)
+
+
+@overload(apply_kernel, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True))
+def _apply_kernel_overload(phi, o, g, c, degree):
+    if isinstance(phi, PhiType):
+        return _IMPLS[phi.code]
+    return None

@@ -1,25 +1,24 @@
-"""LAPACK called from numba (SciPy's ``cython_lapack`` function pointers), for the
-routines whose SciPy Python wrappers hold the GIL (``?tpqrt``): called from a ``nogil``
-numba function, worker threads run them in parallel.
+"""LAPACK called from numba (SciPy's ``cython_lapack`` functions), for the routines
+whose SciPy Python wrappers hold the GIL (``?tpqrt``): called from a ``nogil`` numba
+function, worker threads run them in parallel.
 
-The functions here are compiled without the on-disk cache: they hold the address of a
-LAPACK routine, which is only valid in the process that looked it up.  They are small
-(a fraction of a second to compile, once per process, on first use).
+The routine is registered with LLVM under a symbol name at import and called through
+that name (a numba ``ExternalFunction``), so the compiled code holds no address that
+is only valid in one process, and it is cached on disk like every other kernel.
 """
 
-import ctypes
-
-import numba
+from llvmlite import binding as _llvm
+from numba import types
 from numba.extending import get_cython_function_address
 
-_ip = ctypes.POINTER(ctypes.c_int)
-_dp = ctypes.POINTER(ctypes.c_double)
-_dtpqrt = ctypes.CFUNCTYPE(None, _ip, _ip, _ip, _ip, _dp, _ip, _dp, _ip, _dp, _ip, _dp, _ip)(
-    get_cython_function_address("scipy.linalg.cython_lapack", "dtpqrt")
-)
+from ._decorators import jit
+
+_SYMBOL = "fastrbf_scipy_dtpqrt"
+_llvm.add_symbol(_SYMBOL, get_cython_function_address("scipy.linalg.cython_lapack", "dtpqrt"))
+_dtpqrt = types.ExternalFunction(_SYMBOL, types.void(*([types.voidptr] * 12)))
 
 
-@numba.njit(nogil=True, cache=False)
+@jit
 def tpqrt(Rt, Bt, T, work, iw):
     """QR of ``[R; B]`` (``R`` p x p upper triangular, ``B`` m x p) into ``R``: LAPACK
     ``dtpqrt`` with ``L = 0``.  Arrays are passed transposed and C-ordered (that is,

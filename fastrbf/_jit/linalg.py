@@ -2,7 +2,6 @@
 transposed design block of an RBF network (one row per centre) for the TSQR pass."""
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit, pjit
 from .distances import JB, chunk_row
@@ -12,12 +11,12 @@ from .kernels import apply_kernel
 SB = 64  # tile size of the symmetry check
 
 
-@pjit
-def asymmetry(B, part):
-    # IN: B (n, n); OUT: part (nb,) = max |B[i, j] - B[j, i]| over the tiles of block row b
+@pjit(tasks=lambda B, part: part.shape[0],
+      work=lambda B, part: B.size)
+def asymmetry(lo, hi, B, part):
+    # IN: block rows lo:hi, B (n, n); OUT: part (nb,) = max |B[i, j] - B[j, i]| over the tiles of block row b
     n = B.shape[0]
-    nb = part.shape[0]
-    for b in prange(nb):
+    for b in range(lo, hi):
         i0 = b * SB
         i1 = min(n, i0 + SB)
         worst = 0.0
@@ -30,12 +29,13 @@ def asymmetry(B, part):
         part[b] = worst
 
 
-@pjit
-def mirror_lower(B):
-    # IN/OUT: B (n, n); copies the strict lower triangle onto the upper one, in tiles
+@pjit(tasks=lambda B: (B.shape[0] + SB - 1) // SB,
+      work=lambda B: B.size)
+def mirror_lower(lo, hi, B):
+    # IN: block rows lo:hi; IN/OUT: B (n, n); copies the strict lower triangle onto
+    # the upper one, in tiles
     n = B.shape[0]
-    nb = (n + SB - 1) // SB
-    for b in prange(nb):
+    for b in range(lo, hi):
         i0 = b * SB
         i1 = min(n, i0 + SB)
         for j0 in range(i0, n, SB):  # tiles right of the diagonal block
@@ -46,7 +46,7 @@ def mirror_lower(B):
 
 
 @jit
-def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
+def design_chunk(C, Xt, lo, hi, dot, phi, g, c, degree, Y, gbuf, Bt):
     # IN: C (K, d) centres, Xt (d, n) the data as columns, rows lo:hi, kernel spec,
     #     g (K,) one gamma per centre, Y (n, k) targets; gbuf (JB,) scratch
     # OUT: Bt (K + 1 + k, hi - lo): Bt[j, r] = phi_j(x_{lo+r}) for the centres, then a
@@ -62,7 +62,7 @@ def design_chunk(C, Xt, lo, hi, dot, code, g, c, degree, Y, gbuf, Bt):
             chunk_row(C, j, Xt, j0, j1, dot, o)
             gb = gbuf[:L]
             gb[:] = g[j]
-            apply_kernel(code, o, gb, c, degree)
+            apply_kernel(phi, o, gb, c, degree)
     L = hi - lo
     for r in range(L):
         Bt[K, r] = 1.0

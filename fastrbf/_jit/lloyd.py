@@ -382,7 +382,8 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
         if shift <= tol_abs:
             converged = True
             break
-        labels_old[:] = labels
+        for i in range(n):  # a loop: a slice assignment compiles numba's shape-error message (2 s)
+            labels_old[i] = labels[i]
     if not strict or moved:
         # the final labels and distances are those of the final centres (the centres
         # can move while the labels stay: the sums of a relocation are rounded)
@@ -403,16 +404,31 @@ def relocate_empty(X, w, labels, mind, sums, wsum):
     counts = np.zeros(K, dtype=np.int64)
     for i in range(n):
         counts[labels[i]] += 1
-    order = np.argsort(-mind, kind="mergesort")
+    # the points are visited in the order of a stable argsort of -mind, found by scans
+    # (a sort would compile numba's mergesort, a second on the first call); between two
+    # takes nothing changes, so the next eligible point after the last one taken is the
+    # one the sorted walk would reach
     e = 0
-    for idx in order:
+    last_d = np.inf
+    last_i = -1
+    while True:
         while e < K and wsum[e] != 0:
             e += 1
         if e == K:
             break
+        idx = -1
+        best = -np.inf
+        for i in range(n):
+            di = mind[i]
+            after = di < last_d or (di == last_d and i > last_i)
+            if after and di > best and counts[labels[i]] > 1 and w[i] != 0:
+                best = di
+                idx = i
+        if idx < 0:
+            break
+        last_d = best
+        last_i = idx
         old = labels[idx]
-        if counts[old] <= 1 or w[idx] == 0:
-            continue
         for k in range(d):
             sums[old, k] -= w[idx] * X[idx, k]
             sums[e, k] = w[idx] * X[idx, k]

@@ -3,12 +3,11 @@ nearest training point (Nadaraya-Watson, the RBF vote), never an n_query x n mat
 
 Distances are those of :func:`fastrbf._jit.distances.chunk_row` (the arithmetic of
 ``sqdist``), computed in tiles of ``JB`` training points per query row and consumed
-while in cache.  Each ``prange`` task owns whole query rows: results do not depend on
-the thread count.
+while in cache.  Each task (``lo:hi`` of the top-level kernels) owns whole query rows:
+results do not depend on the thread count.
 """
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit, jit_reduce, pjit
 from .distances import JB, chunk_row, chunk_row2
@@ -37,14 +36,14 @@ def _push(o, j0, idx, dist):
             thr = dist[k - 1]
 
 
-@pjit
-def knn_rows(Xq, Xt, k, idx, dist):
-    # IN: Xq (m, d) queries, Xt (d, n) training points as columns, k
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, k, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2))
+def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
+    # IN: tasks lo:hi, Xq (m, d) queries, Xt (d, n) training points as columns, k
     # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
     m = Xq.shape[0]
     n = Xt.shape[1]
-    nb = (m + QB - 1) // QB
-    for b in prange(nb):
+    for b in range(lo, hi):
         i0 = b * QB
         i1 = min(m, i0 + QB)
         o = np.empty(JB, dtype=Xt.dtype)
@@ -109,19 +108,19 @@ def _rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
     return np.exp(-(((g * (m_old - m_new)) * s1) * s2))
 
 
-@pjit
-def shifted_sums(Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
-    # IN: Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g * s1 * s2 = gamma (sqrt
+@pjit(tasks=lambda Xq, *_: Xq.shape[0],
+      work=lambda Xq, Xt, Tt, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2 * Tt.shape[0] + 16))
+def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
+    # IN: rows lo:hi, Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g * s1 * s2 = gamma (sqrt
     #     of gamma with laplacian) in the units of the distances (see _weights), laplacian
     # OUT: num (m, k) = sum_j w_j T[j], den (m,) = sum_j w_j, dmin (m,) the smallest
     #      squared distance, with w_j = k(x, x_j) / k(x, x_nearest): the common factor
     #      k(x, x_nearest) of numerator and denominator is left out (no underflow).
     #      float64 sums, one partial per chunk, added in order (an online rescaling
     #      when a chunk brings a nearer point).
-    m = Xq.shape[0]
     n = Xt.shape[1]
     k = Tt.shape[0]
-    for i in prange(m):
+    for i in range(lo, hi):
         o = np.empty(JB, dtype=Xt.dtype)
         e = np.empty(JB, dtype=Xt.dtype)
         cur = np.inf

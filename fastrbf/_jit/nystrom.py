@@ -10,7 +10,6 @@ the same for any thread count.
 """
 
 import numpy as np
-from numba import prange
 
 from ._decorators import jit, pjit
 from .distances import fill_rows
@@ -18,15 +17,16 @@ from .gram import _dot
 
 
 @jit
-def _rows(X, r0, r1, Lt, Wt, cross, dot, code, g, c, degree, t0, t1, Pt):
+def _rows(X, r0, r1, Lt, Wt, cross, dot, phi, g, c, degree, t0, t1, Pt):
     # rows r0:r1 of X, two at a time: Pt (k, m) += K(X[r0:r1], L)^T A with the row
     # coefficients A = K(X[r0:r1], L) @ V (Wt = V^T, (k, m)) or, with cross, A = Y[r0:r1]
     # (Wt = Y^T, (k, n))
     m = Lt.shape[1]
     k = Wt.shape[0]
+    j_start = np.int64(0)  # a variable: a literal 0 would compile another fill_rows
     for i in range(r0, r1, 2):
         i2 = i + 1 if i + 1 < r1 else -1
-        fill_rows(X, i, i2, Lt, 0, m, dot, code, g, c, degree, t0, t1)
+        fill_rows(X, i, i2, Lt, j_start, m, dot, phi, g, c, degree, t0, t1)
         for q in range(k):
             row = Pt[q]
             a = Wt[q, i] if cross else _dot(t0, Wt[q])
@@ -39,18 +39,18 @@ def _rows(X, r0, r1, Lt, Wt, cross, dot, code, g, c, degree, t0, t1, Pt):
                     row[j] += a * t0[j]
 
 
-@pjit
-def nm_pass(X, Lt, Wt, cross, chunk, dot, code, g, c, degree, partial):
-    # IN: X (n, d), Lt (d, m), Wt float64: V^T (k, m) for K_nm^T (K_nm V), or with cross
-    #     Y^T (k, n) for K_nm^T Y; chunk (rows per partial, even), dot, code, g (m,),
+@pjit(tasks=lambda *args: args[-1].shape[0],
+      work=lambda X, Lt, Wt, *_: X.shape[0] * Lt.shape[1] * (Lt.shape[0] + 4 * Wt.shape[0] + 4))
+def nm_pass(lo, hi, X, Lt, Wt, cross, chunk, dot, phi, g, c, degree, partial):
+    # IN: chunks lo:hi, X (n, d), Lt (d, m), Wt float64: V^T (k, m) for K_nm^T (K_nm V), or with cross
+    #     Y^T (k, n) for K_nm^T Y; chunk (rows per partial, even), dot, phi, g (m,),
     #     c (4,), degree
     # OUT: partial (nch, k, m) float64, zeroed by the caller; partial[c] gets the rows
     #      c*chunk:(c+1)*chunk.  One task per chunk: no races.
     n = X.shape[0]
     m = Lt.shape[1]
-    nch = partial.shape[0]
-    for ch in prange(nch):
+    for ch in range(lo, hi):
         r0 = ch * chunk
         r1 = min(n, r0 + chunk)
         tile = np.empty((2, m), dtype=X.dtype)
-        _rows(X, r0, r1, Lt, Wt, cross, dot, code, g, c, degree, tile[0], tile[1], partial[ch])
+        _rows(X, r0, r1, Lt, Wt, cross, dot, phi, g, c, degree, tile[0], tile[1], partial[ch])

@@ -1,0 +1,101 @@
+"""A one-line notice on stderr while fastrbf's kernels compile for a first call.
+
+numba fires ``numba:compile`` events for real compilations only (loading from the
+on-disk cache fires none).  When the outermost compilation of a fastrbf kernel has
+run for :data:`DELAY` seconds, one line is printed, once per process.  Silenced by
+``FASTRBF_QUIET=1`` or ``fastrbf.compile.notice(False)``; by default also silent
+under pytest (``PYTEST_CURRENT_TEST``) unless a test turns it on.
+"""
+
+import os
+import sys
+import threading
+
+from numba import types
+from numba.core import event
+
+#: seconds of compilation before the notice is printed
+DELAY = 1.0
+
+MESSAGE = ('fastrbf: compiling numba kernels for the first call{with_dtype} (cached afterwards; '
+           'run "python -m fastrbf.compile" to do this ahead)')
+
+_lock = threading.Lock()
+_local = threading.local()
+_enabled: bool | None = None  # None: automatic (see allowed())
+_printed = False
+_timer: threading.Timer | None = None
+
+
+def set_enabled(enabled):
+    """``True``/``False`` turns the notice on/off; ``None`` restores the default.
+    Returns the previous setting."""
+    global _enabled
+    with _lock:
+        prev = _enabled
+        _enabled = enabled
+    return prev
+
+
+def allowed():
+    """Whether the notice may be printed now."""
+    if _enabled is not None:
+        return _enabled
+    if os.environ.get("FASTRBF_QUIET", "").strip().lower() not in ("", "0", "false", "no", "off"):
+        return False
+    return "PYTEST_CURRENT_TEST" not in os.environ
+
+
+def _dtype_of(args):
+    for a in args or ():
+        if isinstance(a, types.Array):
+            return str(a.dtype)
+    return None
+
+
+def _fire(with_dtype):
+    global _printed, _timer
+    with _lock:
+        _timer = None
+        if _printed or not allowed():
+            return
+        _printed = True
+    try:
+        print(MESSAGE.format(with_dtype=with_dtype), file=sys.stderr, flush=True)
+    except Exception:  # pragma: no cover - a closed stderr must not break a compile
+        pass
+
+
+class _Listener(event.Listener):
+    def on_start(self, ev):
+        disp = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+        module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
+        depth = getattr(_local, "depth", 0)
+        if depth == 0 and not module.startswith("fastrbf."):
+            return  # another library's compilation (or the user's own)
+        _local.depth = depth + 1
+        if depth == 0:
+            global _timer
+            with _lock:
+                if _printed or _timer is not None or not allowed():
+                    return
+                dt = _dtype_of(ev.data.get("args"))
+                _timer = threading.Timer(DELAY, _fire, (f" with {dt}" if dt else "",))
+                _timer.daemon = True
+                _timer.start()
+
+    def on_end(self, ev):
+        global _timer
+        depth = getattr(_local, "depth", 0)
+        if depth == 0:
+            return
+        _local.depth = depth - 1
+        if depth == 1:
+            with _lock:
+                t, _timer = _timer, None
+            if t is not None:
+                t.cancel()
+
+
+_listener = _Listener()
+event.register("numba:compile", _listener)

@@ -1,0 +1,171 @@
+"""Ahead-of-time compilation (``python -m fastrbf.compile``), compile-on-demand
+specialisation, and the notice printed while a first call compiles.
+
+Cold compilations need fresh processes with an empty numba cache: each test here
+starts a few, on tiny inputs."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from fastrbf import KERNELS, _notice
+from fastrbf.compile import TARGETS, main, select
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# prints the names of the fastrbf functions that numba compiles (not loads) while the
+# snippet runs, one per line, prefixed with "COMPILED "
+LISTEN = """
+import numpy as np
+from numba.core import event
+
+class _L(event.Listener):
+    def on_start(self, ev):
+        f = ev.data["dispatcher"].py_func
+        if f.__module__.startswith("fastrbf."):
+            print("COMPILED", f.__name__, flush=True)
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", _L())
+import fastrbf
+X = np.random.default_rng(0).random((40, 3))
+"""
+
+
+def _env(cache_dir, **extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_CURRENT_TEST", "FASTRBF_QUIET", "FASTRBF_CACHE")}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["NUMBA_CACHE_DIR"] = str(cache_dir)
+    env.update(extra)
+    return env
+
+
+def _python(code, cache_dir, **extra):
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=_env(cache_dir, **extra), cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def _compiled(stdout):
+    return [line.split()[1] for line in stdout.splitlines() if line.startswith("COMPILED ")]
+
+
+def test_cli_fills_the_cache(tmp_path):
+    cmd = [sys.executable, "-m", "fastrbf.compile", "--only", "sqdist", "lloyd_update", "--dtype", "float32",
+           "--jobs", "2"]
+    res = subprocess.run(cmd, env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.splitlines()
+    assert sorted(line.split()[1:3] for line in lines[:2]) == [["lloyd_update", "float32"], ["sqdist", "float32"]]
+    assert lines[0].startswith("[1/2] ") and lines[1].startswith("[2/2] ")
+    assert lines[2].startswith("2 of 2 compiled in ")
+    # a fresh process finds every kernel of sqdist (both forms) in the cache
+    res = _python(LISTEN + """
+Xf = X.astype(np.float32)
+fastrbf.sqdist(Xf)
+fastrbf.sqdist(Xf, Xf[:7])
+print("ok")
+""", tmp_path)
+    assert "ok" in res.stdout
+    assert _compiled(res.stdout) == []
+    # float64 was not asked for: it compiles (so the check above can fail)
+    res = _python(LISTEN + "fastrbf.sqdist(X)\n", tmp_path, FASTRBF_QUIET="1")
+    assert "pairwise_upper" in _compiled(res.stdout)
+
+
+def test_a_call_compiles_only_the_kernel_it_applies(tmp_path):
+    res = _python(LISTEN + """
+fastrbf.sqdist(X, X[:7])
+print("GRAM")
+fastrbf.gram(X, X[:7], kernel="gaussian")
+""", tmp_path, FASTRBF_QUIET="1")
+    before, after = res.stdout.split("GRAM")
+    impls = {"_" + name for name in KERNELS} | {"_none"}
+    # sqdist compiles the distance kernel and no kernel function
+    assert "pairwise_rows" in _compiled(before)
+    assert set(_compiled(before)) & impls == {"_none"}
+    # gram with the gaussian kernel compiles the gaussian and nothing of the other kernels
+    assert set(_compiled(after)) & impls == {"_gaussian"}
+    # no helper is compiled twice for one kernel function (a literal argument would
+    # make a second specialisation)
+    names = _compiled(before)
+    assert all(names.count(h) == 1 for h in ("fill_rows", "chunk_row", "chunk_row2", "pairwise_rows")), names
+
+
+NOTICE = "fastrbf: compiling numba kernels for the first call with float32"
+
+
+def test_notice_once_on_a_cold_call_not_when_warm(tmp_path):
+    code = LISTEN + """
+Xf = X.astype(np.float32)
+fastrbf.sqdist(Xf, Xf[:7])
+fastrbf.gram(Xf, Xf[:7], kernel="laplacian")
+"""
+    res = _python(code, tmp_path)
+    assert res.stderr.count("fastrbf: compiling numba kernels") == 1, res.stderr
+    assert NOTICE in res.stderr
+    assert 'run "python -m fastrbf.compile" to do this ahead' in res.stderr
+    res = _python(code, tmp_path)  # warm: loaded from the cache, nothing compiles
+    assert _compiled(res.stdout) == []
+    assert "fastrbf: compiling" not in res.stderr
+
+
+@pytest.mark.parametrize("how", ["environment", "python"])
+def test_notice_can_be_silenced(tmp_path, how):
+    extra = {"FASTRBF_QUIET": "1"} if how == "environment" else {}
+    pre = "" if how == "environment" else "import fastrbf.compile\nfastrbf.compile.notice(False)\n"
+    res = _python(LISTEN + pre + "fastrbf.sqdist(X.astype(np.float32))\n", tmp_path, **extra)
+    assert "pairwise_upper" in _compiled(res.stdout)  # it did compile
+    assert "fastrbf: compiling" not in res.stderr
+
+
+def test_notice_setting(monkeypatch):
+    prev = _notice.set_enabled(None)
+    try:
+        monkeypatch.delenv("FASTRBF_QUIET", raising=False)
+        assert not _notice.allowed()  # default: silent under pytest
+        monkeypatch.delenv("PYTEST_CURRENT_TEST")
+        assert _notice.allowed()
+        monkeypatch.setenv("FASTRBF_QUIET", "1")
+        assert not _notice.allowed()
+        _notice.set_enabled(True)
+        assert _notice.allowed()
+    finally:
+        _notice.set_enabled(prev)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--dtype", "float16"], "--dtype"),
+    (["--only", "no_such_function"], "`--only` must name targets"),
+    (["--jobs", "0"], "`--jobs` must be an int >= 1; got 0"),
+    (["--jobs", "two"], "--jobs"),
+    (["--frobnicate"], "--frobnicate"),
+])
+def test_bad_arguments_exit_2_naming_the_argument(capsys, argv, match):
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_select_rejects_unknown_names():
+    with pytest.raises(ValueError, match=r"`--only` must name targets or prefixes of them \(.*\); got 'nope'\."):
+        select(["nope"])
+    assert select(["kernel_ridge"]) == ["kernel_ridge", "kernel_ridge[nystrom-pcg]"]
+    assert select(None) == list(TARGETS)
+
+
+def test_no_cache_to_fill_exits_2(monkeypatch, capsys):
+    monkeypatch.setenv("FASTRBF_CACHE", "0")
+    assert main(["--only", "sqdist"]) == 2
+    assert "FASTRBF_CACHE=0" in capsys.readouterr().err
+
+
+def test_targets_take_a_dtype():
+    for dtype in (np.float32, np.float64):
+        assert TARGETS["lloyd_update"](dtype) is None

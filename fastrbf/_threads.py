@@ -3,14 +3,15 @@
 - ``n_threads``: ``None`` means the ambient default (the innermost :func:`threads`
   context of this Python thread, else all cores); ``-1`` all cores; ``-2`` all but one
   (scikit-learn's rule); ``0`` is an error.  Never more than numba's thread pool.
-- numba threads and BLAS threads never multiply: fastrbf kernels never call BLAS
-  inside a parallel region, and fastrbf's own BLAS calls run on one BLAS thread each
-  (see below), ``n_threads`` of them at once.
-- Safe from several Python threads at once: the OpenMP and TBB layers are; numba's
-  ``workqueue`` layer aborts the process on concurrent use, so under it only one
-  fastrbf call at a time runs the parallel kernel and the others run its serial twin.
-  A child forked from a process that already used GNU OpenMP would be terminated by
-  the next parallel region, so such a child runs every kernel serially.
+- Parallel work runs on fastrbf's own worker threads (:func:`run_tasks`), never in a
+  numba parallel region: the kernels are serial ``nogil`` functions over fixed blocks
+  (:class:`fastrbf._jit._decorators.BlockKernel`).  So no OpenMP or TBB pool is
+  started, nothing spins while idle (GNU OpenMP's threads spin about 8 ms after every
+  region by default, which stalled small fits on a busy machine), calls from several
+  Python threads at once are safe under any numba threading layer, and a child forked
+  at any moment can run every kernel.
+- BLAS threads never multiply with fastrbf's: fastrbf's own BLAS calls run on one BLAS
+  thread each (see below), ``n_threads`` of them at once.
 - Fork at any moment: a fork waits (up to :data:`FORK_WAIT` seconds) until no other
   thread is inside numba's compiler, so the child never inherits the compiler lock
   held by a thread that does not exist in it, and fastrbf's own locks are made anew
@@ -19,30 +20,13 @@
   BLAS rounds differently for each thread count.  Parallel dense work is cut into
   fixed blocks instead (:mod:`fastrbf._dense`), run by :func:`run_tasks` or
   :func:`map_ranges` on fastrbf's worker threads.
-- Idle OpenMP threads sleep instead of spinning.  GNU OpenMP's default is to spin at
-  each barrier and after each parallel region (300000 ``pause`` instructions, about
-  8 ms here) before it sleeps: a small fit of many short parallel regions then keeps
-  every core busy for nothing, and on a machine where another process holds a core a
-  thread that waits its turn stalls the others at every barrier (a 4-fold
-  cross-validation of kernel ridge at n = 300 took 4-8 times as long as on one
-  thread).  So fastrbf loads numba's threading layer itself, at its first parallel
-  call, with ``OMP_WAIT_POLICY=PASSIVE`` in the environment when none of
-  ``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT`` and ``KMP_BLOCKTIME`` is set (a value the user
-  set is left alone: ``OMP_WAIT_POLICY=ACTIVE`` keeps spinning), and takes the variable
-  out of the environment again right after: the OpenMP runtime reads it once, when it
-  loads, and other OpenMP runtimes of the process (scikit-learn and faiss ship their
-  own) and child processes keep their defaults.  A layer that was already loaded (by
-  other numba code run before) keeps its policy.
-  Waking a sleeping thread costs some microseconds per parallel region, nothing next
-  to the work of a region that is worth threads.
 - Small work runs on the calling thread alone: every parallel call site asks
   :func:`for_work` (or :func:`for_dense`), which gives one thread below
-  :data:`SERIAL_WORK`, so a small call wakes neither numba's threads nor fastrbf's
-  worker threads.  Where fastrbf hands BLAS work to other code (SciPy's L-BFGS-B in
-  the GP optimiser), that runs in :func:`serial_blas` too: OpenBLAS's threads, once
-  woken, spin for up to about 0.1 s.  :func:`run_tasks` and :func:`map_ranges` run tasks on
-  the calling thread as well, so a worker waiting for a core never holds up the
-  tasks it has not started.
+  :data:`SERIAL_WORK`, so a small call wakes no worker thread.  Where fastrbf hands
+  BLAS work to other code (SciPy's L-BFGS-B in the GP optimiser), that runs in
+  :func:`serial_blas` too: OpenBLAS's threads, once woken, spin for up to about 0.1 s.
+  :func:`run_tasks` and :func:`map_ranges` run tasks on the calling thread as well, so
+  a worker waiting for a core never holds up the tasks it has not started.
 """
 
 import contextlib
@@ -50,35 +34,17 @@ import functools
 import numbers
 import os
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-#: the OpenMP wait policy numba's threading layer loads with when the environment names none
-WAIT_POLICY = "PASSIVE"
-#: variables by which a user chooses how idle OpenMP threads wait (GNU, Intel, LLVM runtimes)
-WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
-
-
-def _default_wait_policy(environ: MutableMapping[str, str]) -> bool:
-    """Set ``OMP_WAIT_POLICY`` to :data:`WAIT_POLICY` in ``environ`` unless one of
-    :data:`WAIT_VARIABLES` is set; returns whether it was set."""
-    if any(v in environ for v in WAIT_VARIABLES):
-        return False
-    environ["OMP_WAIT_POLICY"] = WAIT_POLICY
-    return True
-
-
-import numba  # noqa: E402  (importing numba does not load its threading layer)
+import numba
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 _local = threading.local()
 _controller = None
-_serial_only = False
 # made by _fresh_state() below
-_workqueue_lock: threading.Lock
-_first_call_lock: threading.Lock
 _serial_lock: threading.Lock
 _executor_lock: threading.Lock
 _serial_depth: int
@@ -89,9 +55,7 @@ _executor: "ThreadPoolExecutor | None"
 def _fresh_state():
     """fastrbf's locks and per-process state, made at import and anew in a forked child
     (another thread of the parent may have held a lock at the fork)."""
-    global _workqueue_lock, _first_call_lock, _serial_lock, _executor_lock, _serial_depth, _serial_limiter, _executor
-    _workqueue_lock = threading.Lock()
-    _first_call_lock = threading.Lock()
+    global _serial_lock, _executor_lock, _serial_depth, _serial_limiter, _executor
     _serial_lock = threading.Lock()
     _executor_lock = threading.Lock()
     _serial_depth = 0
@@ -123,13 +87,6 @@ def resolve(n_threads):
     return min(n, max_threads())
 
 
-def _active_layer():
-    try:
-        return numba.threading_layer()
-    except ValueError:  # no parallel region has run in this process yet
-        return None
-
-
 #: seconds a fork waits for another thread to finish compiling a kernel
 FORK_WAIT = 120.0
 _fork_held_compiler = False
@@ -147,7 +104,7 @@ def _compiler_lock():
 def _before_fork():
     # no thread may be inside numba's compiler when the process forks: the child would
     # inherit the lock held by a thread that does not exist there, and hang on its
-    # first compilation (a serial twin, say)
+    # first compilation
     global _fork_held_compiler
     lock = _compiler_lock()
     _fork_held_compiler = bool(lock is not None and lock.acquire(timeout=FORK_WAIT))
@@ -161,20 +118,11 @@ def _after_fork_in_parent():
 
 
 def _after_fork_in_child():
-    global _serial_only, _fork_held_compiler
+    global _fork_held_compiler
     if _fork_held_compiler:  # the forking thread holds it in the child too
         _fork_held_compiler = False
         _compiler_lock().release()
     _fresh_state()
-    if _active_layer() == "omp":
-        try:
-            from numba.np.ufunc import omppool  # type: ignore[attr-defined]
-
-            gnu = omppool.openmp_vendor == "GNU"
-        except Exception:  # pragma: no cover - layer present but not introspectable
-            gnu = True
-        if gnu:
-            _serial_only = True
 
 
 if hasattr(os, "register_at_fork"):
@@ -190,47 +138,6 @@ def _numba_threads(n):
         yield
     finally:
         numba.set_num_threads(prev)
-
-
-def _launch_layer():
-    """Load numba's threading layer with :data:`WAIT_POLICY` unless the user chose a
-    wait policy; the environment is as before afterwards (see the module docstring)."""
-    added = _default_wait_policy(os.environ)
-    try:
-        from numba.np.ufunc.parallel import _launch_threads
-
-        _launch_threads()
-    except ImportError:  # pragma: no cover - another numba layout: the first region loads it
-        pass
-    finally:
-        if added:
-            os.environ.pop("OMP_WAIT_POLICY", None)
-
-
-def run(kernel, n_threads, *args):
-    """Call a :class:`~fastrbf._jit._decorators.ParallelKernel` with ``n_threads``."""
-    n = resolve(n_threads)
-    if _serial_only:
-        return kernel.serial(*args)
-    layer = _active_layer()
-    if layer is None:
-        # the first parallel region of the process picks the layer; let one thread do it
-        with _first_call_lock:
-            layer = _active_layer()
-            if layer is None:
-                _launch_layer()
-                with _numba_threads(n):
-                    return kernel.parallel(*args)
-    if layer == "workqueue":
-        if not _workqueue_lock.acquire(blocking=False):
-            return kernel.serial(*args)
-        try:
-            with _numba_threads(n):
-                return kernel.parallel(*args)
-        finally:
-            _workqueue_lock.release()
-    with _numba_threads(n):
-        return kernel.parallel(*args)
 
 
 #: below this much work (roughly flops) a call runs on one thread: waking the pool costs
@@ -263,7 +170,7 @@ def map_ranges(func, n, n_threads, align=1):
     The ranges run as :func:`run_tasks`: the calling thread runs ranges too, so one
     range wakes no worker, and a range no worker has started yet (a worker waiting for
     a core on a busy machine) is run by the caller instead of waited for."""
-    nt = 1 if _serial_only else max(1, min(resolve(n_threads), -(-n // align)))
+    nt = max(1, min(resolve(n_threads), -(-n // align)))
     step = -(-n // nt)
     step = max(1, -(-step // align) * align)
     run_tasks([functools.partial(func, lo, min(n, lo + step)) for lo in range(0, n, step)], nt)
@@ -275,7 +182,7 @@ def run_tasks(tasks, n_threads):
     the result does not depend on which thread ran what.  Exceptions propagate."""
     global _executor
     tasks = list(tasks)
-    nt = 1 if _serial_only else max(1, min(resolve(n_threads), len(tasks)))
+    nt = max(1, min(resolve(n_threads), len(tasks)))
     if nt == 1:
         for t in tasks:
             t()

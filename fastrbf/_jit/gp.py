@@ -26,12 +26,12 @@ def _cov_row(X, i, Yt, j_start, t0, g, t2, t3, dotk, t, out_row):
         j1 = min(m, j0 + JB)
         L = j1 - j0
         o = out_row[j0:j1]
-        chunk_row(X, i, Yt, j0, j1, False, o)
+        chunk_row(X, i, Yt, j0, j1, np.bool_(False), o)
         for j in range(L):
             o[j] = t0 * fexp(-(g * o[j])) + t2
         if dotk:
             tt = t[:L]
-            chunk_row(X, i, Yt, j0, j1, True, tt)
+            chunk_row(X, i, Yt, j0, j1, np.bool_(True), tt)
             for j in range(L):
                 o[j] += t3 * tt[j]
 
@@ -70,9 +70,9 @@ def _grad_row(X, i, Xt, Cinv, alpha, t0, g, dotk, r, t, part):
         j1 = min(n, j0 + JB)
         L = j1 - j0
         rr = r[:L]
-        chunk_row(X, i, Xt, j0, j1, False, rr)
+        chunk_row(X, i, Xt, j0, j1, np.bool_(False), rr)
         if dotk:
-            chunk_row(X, i, Xt, j0, j1, True, t[:L])
+            chunk_row(X, i, Xt, j0, j1, np.bool_(True), t[:L])
         for j in range(L):
             w = ai * alpha[j0 + j] - Cinv[i, j0 + j]
             if j0 + j != i:

@@ -91,7 +91,7 @@ def gamma_pass(C, Xt, lo, hi, g, W, b, T, want_grad, D, P, R, err, grad):
         for j in range(K):
             dj = D[j, :L]
             pj = P[j, :L]
-            chunk_row(C, j, Xt, j0, j1, False, dj)
+            chunk_row(C, j, Xt, j0, j1, np.bool_(False), dj)
             gj = g[j]
             for r in range(L):
                 pj[r] = fexp(-(gj * dj[r]))

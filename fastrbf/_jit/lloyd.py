@@ -71,7 +71,7 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
         lb[:] = 0
         # the distance kernel with the roles swapped: centres as rows, X as columns
         # ((c - x)^2 == (x - c)^2 exactly, so the values are those of sqdist)
-        chunk_row(C, 0, Xt, r0, r1, False, bl)
+        chunk_row(C, 0, Xt, r0, r1, np.bool_(False), bl)
         j = 1
         while j + 2 <= K:
             chunk_row2(C, j, j + 1, Xt, r0, r1, dist[:L], dist2[:L])
@@ -79,7 +79,7 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
             _running_min(dist2[:L], j + 1, bl, lb)
             j += 2
         if j < K:
-            chunk_row(C, j, Xt, r0, r1, False, dist[:L])
+            chunk_row(C, j, Xt, r0, r1, np.bool_(False), dist[:L])
             _running_min(dist[:L], j, bl, lb)
         for r in range(L):
             labels[r0 + r] = lb[r]

@@ -62,7 +62,7 @@ def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
                 _push(p[:L], j0, idx[i + 1], dist[i + 1])
                 i += 2
             if i < i1:
-                chunk_row(Xq, i, Xt, j0, j1, False, o)
+                chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), o)
                 _push(o[:L], j0, idx[i], dist[i])
 
 
@@ -132,7 +132,7 @@ def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
             L = j1 - j0
             oo = o[:L]
             ee = e[:L]
-            chunk_row(Xq, i, Xt, j0, j1, False, oo)
+            chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
             cm = _min(oo)
             if cm < cur:
                 cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances

@@ -46,7 +46,7 @@ def candidate_potentials(Xt, cand, closest, w, c0, c1, part):
             j1 = min(hi, j0 + JB)
             L = j1 - j0
             for c in range(t):
-                chunk_row(cand, c, Xt, j0, j1, False, o)
+                chunk_row(cand, c, Xt, j0, j1, np.bool_(False), o)
                 part[b, c] += _wmin_sum(w[j0:j1], closest[j0:j1], o[:L])
 
 
@@ -61,7 +61,7 @@ def update_closest(Xt, cand, c, closest, w, c0, c1, wc):
         o = np.empty(JB, dtype=Xt.dtype)
         for j0 in range(lo, hi, JB):
             j1 = min(hi, j0 + JB)
-            chunk_row(cand, c, Xt, j0, j1, False, o)
+            chunk_row(cand, c, Xt, j0, j1, np.bool_(False), o)
             for j in range(j1 - j0):
                 v = np.float64(o[j])
                 m = v if v < closest[j0 + j] else closest[j0 + j]

@@ -1369,14 +1369,15 @@ def format_table(rows):
                 best = r["contender"] == next((x.get("best_peer") for x in g if x.get("best_peer")), None)
                 time_cell = (_time_pair(r.get("min_s"), r["median_s"]) if r.get("median_s") is not None
                              else r.get("note") or "-")
-                cells.append(["  " + r["contender"] + tag, time_cell, _iqr(r),
+                cells.append([("  " + r["contender"], tag), time_cell, _iqr(r),
                               "best peer" if best else _vs_peer(r), _fmt_x(r.get("ratio_vs_numpy")),
                               _fmt_x(r.get("ratio_vs_baseline", r.get("ratio_vs_floor"))), mem])
         rest = sum(max(len(str(c[i])) for c in [*cells, head]) + 2 for i in range(1, len(head)))
         room = TABLE_WIDTH - rest
         for c in cells:
-            if len(c[0]) > room:
-                c[0] = c[0][: room - 3] + "..."
+            if isinstance(c[0], tuple):  # a contender: its label shortened to fit, its kind tag kept
+                label, tag = c[0]
+                c[0] = (label if len(label) + len(tag) <= room else label[: room - len(tag) - 3] + "...") + tag
         lines, _ = _align(head, cells, right={1, 2, 4, 5, 6})
         # group headers: the name alone, not padded
         out += [ln.rstrip() for ln in lines]

@@ -12,16 +12,17 @@ functional call a scikit-learn wrapper makes, in-memory k-means under dask).
 fastrbf's kernels on a cold cache), then timed in *rounds*: one call of every contender
 per round, in an order shuffled each round (seeded), so a burst of load from other
 processes falls on all contenders alike instead of on whichever was being timed.  Rounds
-go on up to :data:`QUICK_ROUNDS` / :data:`FULL_ROUNDS`; a contender takes part in the
-first rounds only, as many as fit its time budget (:data:`QUICK_BUDGET_S` /
-:data:`FULL_BUDGET_S`, judged from its last warm-up call) but at least
-:data:`MIN_ROUNDS` (:data:`SLOW_ROUNDS` when a call takes over :data:`SLOW_CALL_S`), so
-a slow NumPy reference does not cut the rounds of the fast contenders short.  Paired
-ratios use the rounds both contenders took part in.  Each row
+go on up to :data:`QUICK_ROUNDS` / :data:`FULL_ROUNDS`; a contender sits out the
+remaining rounds once its timed calls add up to its time budget (:data:`QUICK_BUDGET_S`
+/ :data:`FULL_BUDGET_S`) and :data:`MIN_ROUNDS` are done (after :data:`SLOW_ROUNDS`
+when its warm-up call took over :data:`SLOW_CALL_S`), so a slow NumPy reference does
+not cut the rounds of the fast contenders short.  Paired ratios use the rounds both
+contenders took part in.  Each row
 reports the minimum, the median and the quartiles of its per-round times (quartiles
 by linear interpolation, ``numpy.percentile``); the *spread* is the interquartile range.
-Each contender then runs once more under ``tracemalloc`` for its *peak traced memory*
-(NumPy's allocations are traced; numba's small per-thread tiles are not).
+One warm-up call of each contender (the second for fastrbf, the first may compile) runs
+under ``tracemalloc`` for its *peak traced memory* (NumPy's allocations are traced;
+numba's small per-thread tiles are not).
 
 **Ratios and verdicts.**  Ratios are *paired*: for each round, the other contender's
 time over this row's time in the same round; a row's ratio is the median over the
@@ -728,8 +729,7 @@ WARMUP_S = 0.5
 WARMUP_QUICK_S = 0.25
 #: timed rounds per workload at most (quick, full sizes) and at least (unless slow)
 QUICK_ROUNDS, FULL_ROUNDS, MIN_ROUNDS = 15, 9, 5
-#: seconds of timed calls per contender: a contender takes part in as many rounds as fit
-#: (from its warm-up call), between MIN_ROUNDS and the rounds at most
+#: seconds of timed calls per contender: once spent (and MIN_ROUNDS done) it sits out the remaining rounds
 QUICK_BUDGET_S, FULL_BUDGET_S = 0.8, 10.0
 #: a verdict needs the paired ratio's quartiles beyond 1 by this relative margin
 VERDICT_MARGIN = 0.05
@@ -744,23 +744,50 @@ def _call(fn, data):
     return float(r) if getattr(fn, "self_timed", False) else t
 
 
-def warm_up(fn, data, warmup_s=WARMUP_S):
-    """Call ``fn(data)`` untimed until ``warmup_s`` seconds are spent (at least once).
+def warm_up(fn, data, warmup_s=WARMUP_S, min_calls=1, trace_call=None):
+    """Call ``fn(data)`` untimed until ``warmup_s`` seconds are spent and ``min_calls`` are made.
+
+    Parameters
+    ----------
+    trace_call : int, optional
+        Run this call (1: the first) under :mod:`tracemalloc` for the peak traced
+        memory (one call after ``min_calls`` is made if the warm-up ended before).
 
     Returns
     -------
-    tuple of float
-        Wall seconds of the first call (which compiles on a cold cache) and of the last.
+    first, last : float
+        Wall seconds of the first call (which compiles on a cold cache) and of the last
+        (the steady state when more than one call was made).
+    peak : int or None
+        Peak traced bytes of the traced call (None without ``trace_call``).
+
+    Examples
+    --------
+    >>> first, last, peak = warm_up(lambda a: [0] * 1000, {}, warmup_s=0.0, min_calls=2, trace_call=2)
+    >>> first > 0 and last > 0 and peak >= 8000
+    True
     """
     t_start = time.perf_counter()
     first = None
+    calls = 0
+    peak = None
     while True:
-        t0 = time.perf_counter()
-        fn(data)
-        t1 = time.perf_counter()
+        calls += 1
+        traced = calls == trace_call
+        if traced:
+            tracemalloc.start()
+            tracemalloc.reset_peak()
+        try:
+            t0 = time.perf_counter()
+            fn(data)
+            t1 = time.perf_counter()
+        finally:
+            if traced:
+                peak = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
         first = t1 - t0 if first is None else first
-        if t1 - t_start >= warmup_s:
-            return first, t1 - t0
+        if t1 - t_start >= warmup_s and calls >= max(min_calls, trace_call or 0):
+            return first, t1 - t0, peak
 
 
 def time_rounds(fns, data, *, rounds, budget_s=float("inf"), min_rounds=MIN_ROUNDS, seed=0, caps=None):
@@ -778,10 +805,11 @@ def time_rounds(fns, data, *, rounds, budget_s=float("inf"), min_rounds=MIN_ROUN
     rounds : int
         Rounds at most.
     budget_s : float
-        No new round starts once this many seconds of rounds are spent and
-        ``min_rounds`` are done.
+        Seconds per callable: once its timed calls add up to this much, and
+        ``min_rounds`` are done, a callable sits out the remaining rounds (so a slow
+        NumPy reference does not cut the rounds of the fast contenders short).
     min_rounds : int
-        Rounds at least (capped by ``rounds``).
+        Rounds at least (unless capped).
     seed : int
         Seed of the shuffled orders.
     caps : list of int, optional
@@ -801,30 +829,15 @@ def time_rounds(fns, data, *, rounds, budget_s=float("inf"), min_rounds=MIN_ROUN
     order = list(range(len(fns)))
     shuffle = random.Random(seed).shuffle
     times: list = [[] for _ in fns]
-    t_start = time.perf_counter()
     for r in range(max(1, rounds)):
         shuffle(order)
-        for i in order:
-            if caps is None or r < max(1, caps[i]):
-                times[i].append(_call(fns[i], data))
-        if r + 1 >= min(min_rounds, rounds) and time.perf_counter() - t_start >= budget_s:
+        active = [i for i in order if (caps is None or r < max(1, caps[i]))
+                  and (r < min_rounds or sum(times[i]) < budget_s) and len(times[i]) == r]
+        if not active:
             break
+        for i in active:
+            times[i].append(_call(fns[i], data))
     return times
-
-
-def rounds_for(call_s, budget_s, max_rounds):
-    """Rounds a contender whose call takes ``call_s`` seconds takes part in: as many as fit
-    ``budget_s``, at least :data:`MIN_ROUNDS` (:data:`SLOW_ROUNDS` beyond
-    :data:`SLOW_CALL_S`), at most ``max_rounds``.
-
-    Examples
-    --------
-    >>> rounds_for(0.01, 0.8, 15), rounds_for(0.5, 0.8, 15), rounds_for(3.0, 0.8, 15), rounds_for(0.5, 0.8, 1)
-    (15, 5, 3, 1)
-    """
-    least = SLOW_ROUNDS if call_s > SLOW_CALL_S else MIN_ROUNDS
-    fit = int(budget_s / call_s) if call_s > 0 else max_rounds
-    return max(1, min(max_rounds, max(least, fit)))
 
 
 def time_call(fn, data, repeats, budget_s=20.0, warmup_s=WARMUP_S):
@@ -835,7 +848,7 @@ def time_call(fn, data, repeats, budget_s=20.0, warmup_s=WARMUP_S):
     >>> time_call(lambda a: sum(a["x"]), {"x": [1, 2]}, 3, warmup_s=0.0) > 0
     True
     """
-    first, last = warm_up(fn, data, warmup_s)
+    first, last, _ = warm_up(fn, data, warmup_s)
     if last > SLOW_CALL_S:
         repeats = min(repeats, SLOW_ROUNDS)
     return float(np.median(time_rounds([fn], data, rounds=repeats, budget_s=budget_s, min_rounds=1)[0]))
@@ -1043,13 +1056,18 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False):
             f"rounds; {_fmt_duration(time.perf_counter() - t_run)} elapsed, {left}")
         first_excess = 0.0
         caps = []
+        peaks = {}
         for c in active:
-            first, last = warm_up(c.fn, data, warmup_s)
+            # fastrbf's first call may compile (cold cache): a second call gives the steady time
+            # and the peak memory (compilation's own allocations would be traced too)
+            n_first = 2 if c.kind == FASTRBF else 1
+            first, last, peaks[c.label] = warm_up(c.fn, data, warmup_s, min_calls=n_first,
+                                                  trace_call=None if getattr(c.fn, "self_timed", False) else n_first)
             first_excess += max(0.0, first - max(last, warmup_s))
-            caps.append(rounds_for(last, budget, max_rounds))
-            if first > 5.0:
-                say(f"  {c.label}: first call {first:.1f} s (compiling), then {_fmt_s(last)}")
-        times = time_rounds([c.fn for c in active], data, rounds=max(caps), seed=k, caps=caps)
+            caps.append(min(max_rounds, SLOW_ROUNDS) if last > SLOW_CALL_S else max_rounds)
+            if c.kind == FASTRBF and first > 5.0 and first > 3 * last:
+                say(f"  {c.label}: first call {first:.1f} s (compiling kernels), then {_fmt_s(last)}")
+        times = time_rounds([c.fn for c in active], data, rounds=max(caps), budget_s=budget, seed=k, caps=caps)
         by_label = dict(zip([c.label for c in active], times, strict=True))
         wl_rows = []
         for c in wl.contenders:
@@ -1063,7 +1081,7 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False):
             else:
                 row.update(summarize(t), times_s=[float(v) for v in t])
                 row["throughput"] = work / row["median_s"] if row["median_s"] > 0 else None
-                row["peak_mem_bytes"] = None if getattr(c.fn, "self_timed", False) else peak_memory(c.fn, data)
+                row["peak_mem_bytes"] = peaks[c.label]
             wl_rows.append(row)
         if wl.accuracy is not None:
             acc = wl.accuracy(data)
@@ -1355,7 +1373,7 @@ def format_table(rows):
     legend = []
     if timed:
         head = ["workload / contender", "time min / median", "IQR", "vs best peer", "vs NumPy", "vs base", "peak mem"]
-        cells = []
+        cells: list = []
         for k, ((w, shape), g) in enumerate(_groups(timed).items(), 1):
             cells.append([f"[{k}] {w}", "", "", "", "", "", ""])
             note = "; ".join(x for x in (shape, g[0].get("accuracy", "")) if x)

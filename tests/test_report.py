@@ -366,10 +366,22 @@ def test_time_rounds_caps_and_self_timed():
     assert calls.count("s") == 2 and calls.count("f") == 5
 
 
-@pytest.mark.parametrize("call_s, want", [(0.001, 15), (0.1, 8), (0.5, benchmarks.MIN_ROUNDS),
-                                          (3.0, benchmarks.SLOW_ROUNDS)])
-def test_rounds_for_fits_the_budget(call_s, want):
-    assert benchmarks.rounds_for(call_s, 0.8, 15) == want
+def test_time_rounds_budget_per_contender():
+    """A contender sits out once its calls add up to the budget (after the minimum
+    rounds); the others go on, so a slow reference does not cut their rounds short."""
+    class Clock:
+        self_timed = True
+
+        def __init__(self, t):
+            self.t = t
+
+        def __call__(self, a):
+            return self.t
+
+    times = benchmarks.time_rounds([Clock(0.3), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
+    assert len(times[0]) == 5 and len(times[1]) == 15
+    times = benchmarks.time_rounds([Clock(0.125), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
+    assert len(times[0]) == 7  # 0.875 s >= 0.8 s spent after 7 calls
 
 
 def test_paired_ratio_uses_common_rounds():

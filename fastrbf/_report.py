@@ -336,7 +336,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
     any_ticks = False
     ncols = min(ncols, len(workloads))
     nrows = -(-len(workloads) // ncols)
-    wrap = 62 if ncols > 1 else 130
+    wrap = 80 if ncols > 1 else 160
     titles = {}
     for k, w in enumerate(workloads, 1):
         g = groups[w]
@@ -385,6 +385,9 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
                 if r.get("ratio_vs_best_peer") is not None:
                     label += f"  {r['ratio_vs_best_peer']:.2f}x vs best peer"
                     label += f": {r['verdict']}" if r.get("verdict") else ""
+                if r.get("ratio_vs_baseline") is not None:
+                    kind = "hardware floor" if r.get("baseline_kind") == "floor" else "baseline"
+                    label += f"  {r['ratio_vs_baseline']:.2f}x vs {kind}"
                 if abs(pct) >= 0.5:
                     label += f"  ({pct:+.0f}% time)"
                 right = max(v, r.get("q3_s") or 0.0, old_v or 0.0)

@@ -285,10 +285,13 @@ def test_cli_only_filters_saved_rows(tmp_path, capsys):
     (["--from", "{missing}"], r"--from: .*No such file"),
     (["--compare", "{bad}"], r"--compare: .*must hold a benchmark run as written by"),
     (["--from", "{new}", "--only", "zzz", "--plot", "r.png"], r"--plot: no benchmark rows to draw"),
+    (["--from", "{comp}", "--plot", "r.png"], r"--plot: no benchmark rows to draw .*the compile rows are not drawn"),
 ])
 def test_cli_errors(tmp_path, capsys, argv, match):
     paths = dict(missing=str(tmp_path / "missing.json"), bad=_write(tmp_path / "bad.json", {"a": 1}),
-                 new=_write(tmp_path / "new.json", NEW))
+                 new=_write(tmp_path / "new.json", NEW),
+                 comp=_write(tmp_path / "comp.json", [dict(workload="compile", contender="sqdist", kind="compile",
+                                                           median_s=1.0)]))
     argv = [a.format(**paths) for a in argv]
     with pytest.raises(SystemExit) as exc:
         bench.main(argv)
@@ -582,3 +585,26 @@ def test_plot_workload_with_only_skipped_rows(tmp_path):
     rows = [_row("skipped", "numpy reference", None, "numpy"), _row("a", "fastrbf", 1.0)]
     _report.plot(rows, tmp_path / "r.png", baseline=rows)
     _png_size(tmp_path / "r.png")
+
+
+def test_cli_only_compile_runs_just_the_compile_rows(tmp_path, capsys, monkeypatch):
+    """``--only compile``: no workload, the compile and import rows in their own section
+    and in the JSON (the fresh processes are stood in for here; they are timed for real
+    in test_measure_compile_one_target_in_fresh_processes)."""
+    seen = {}
+
+    def fake(quick=True, log=None):
+        seen["quick"] = quick
+        return [dict(workload="compile", contender="sqdist", kind="compile", median_s=1.5, cold_cpu_s=1.4,
+                     float32_extra_s=0.5, warm_extra_s=0.01, shape="tiny float64 call, fresh process"),
+                dict(workload="compile", contender="import fastrbf (after numba)", kind="import",
+                     **benchmarks.summarize([0.1, 0.12, 0.14]))]
+
+    monkeypatch.setattr(benchmarks, "measure_compile", fake)
+    rows = bench.main(["--only", "compile", "--json", str(tmp_path / "c.json")])
+    out = capsys.readouterr().out
+    assert seen == {"quick": True} and [r["kind"] for r in rows] == ["compile", "import"]
+    assert "workload / contender" not in out  # no timing table
+    assert "compile: first call of a public function" in out and "met" in out
+    assert "import fastrbf after import numba: 120 ms" in out
+    assert _report.load_rows(tmp_path / "c.json") == rows

@@ -118,6 +118,11 @@ def _check_threshold(threshold):
     return float(threshold)
 
 
+def _shape(r):
+    """The size description of a row (older versions appended the accuracy note after "; ")."""
+    return r.get("shape", "").split("; ")[0]
+
+
 def _spread(r):
     return (r["q1_s"], r["q3_s"]) if r.get("q1_s") is not None and r.get("q3_s") is not None else None
 
@@ -179,15 +184,15 @@ def compare(old_rows, new_rows, *, threshold=10.0):
     by_wc: dict = {}
     for j, r in enumerate(old_rows):
         by_wc.setdefault((r["workload"], r["contender"]), []).append(j)
-    exact = {(r["workload"], r["contender"], r.get("shape", "")): j for j, r in enumerate(old_rows)}
+    exact = {(r["workload"], r["contender"], _shape(r)): j for j, r in enumerate(old_rows)}
     used: set = set()
     out = []
     for r in new_rows:
         key = (r["workload"], r["contender"])
-        i: int | None = exact.get((*key, r.get("shape", "")))
+        i: int | None = exact.get((*key, _shape(r)))
         if i is None:  # another size of the same (workload, contender) not matched exactly
-            shapes = {x.get("shape", "") for x in new_rows if (x["workload"], x["contender"]) == key}
-            i = next((j for j in by_wc.get(key, []) if j not in used and old_rows[j].get("shape", "") not in shapes),
+            shapes = {_shape(x) for x in new_rows if (x["workload"], x["contender"]) == key}
+            i = next((j for j in by_wc.get(key, []) if j not in used and _shape(old_rows[j]) not in shapes),
                      None)
         o = old_rows[i] if i is not None else None
         if i is not None:
@@ -198,7 +203,7 @@ def compare(old_rows, new_rows, *, threshold=10.0):
             row["status"] = "only in new"
         elif not o["median_s"] or not r["median_s"]:
             row["status"] = "not measured"
-        elif o.get("shape", "") != r.get("shape", ""):
+        elif _shape(o) != _shape(r):
             row["status"] = "size differs"
         else:
             row["change_pct"] = 100.0 * (r["median_s"] / o["median_s"] - 1.0)
@@ -374,7 +379,7 @@ def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
         for yi, r, v in zip(y, g, vals, strict=True):
             o = base.get((w, r["contender"]))
             old_v = None
-            if o and o.get("median_s") and v > 0 and o.get("shape", "") == r.get("shape", ""):
+            if o and o.get("median_s") and v > 0 and _shape(o) == _shape(r):
                 old_v = o["median_s"]
             if old_v:
                 ticks.append((old_v, yi))

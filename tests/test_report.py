@@ -608,3 +608,10 @@ def test_cli_only_compile_runs_just_the_compile_rows(tmp_path, capsys, monkeypat
     assert "compile: first call of a public function" in out and "met" in out
     assert "import fastrbf after import numba: 120 ms" in out
     assert _report.load_rows(tmp_path / "c.json") == rows
+
+
+def test_compare_reads_the_size_of_older_rows_with_an_accuracy_note():
+    """Older versions appended the accuracy note to the size description."""
+    old = [_row("w", "fastrbf", 1.0, shape="N=10; test RMSE 0.5")]
+    new = [dict(_row("w", "fastrbf", 1.05, shape="N=10"), accuracy="test RMSE 0.5")]
+    assert _report.compare(old, new)[0]["status"] == "same"

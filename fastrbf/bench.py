@@ -2,15 +2,16 @@
 
 One size per workload by default (``--quick``: about two minutes on 2 cores once the
 kernels are compiled); ``--full`` runs every size of each workload up to the sizes of
-the design document and adds how the time grows with N.  ``--json PATH`` writes the run
+the design document and adds how the time grows with N. ``--json PATH`` writes the run
 (header and rows), ``--only NAME`` keeps the workloads whose name contains NAME
 (``--only compile``: just the compile and import times), ``--repeats N`` sets the timed
-rounds at most.  The contenders of a workload are timed in interleaved rounds; the
-table gives minimum / median, the interquartile range and paired ratios with a verdict
-("faster", "slower" or "within noise"; see :mod:`fastrbf.benchmarks`).  The header gives
-the versions, the BLAS (threadpoolctl) and the load average, which is recorded again
-after the run; a warning says when it is above the core count.  A progress line per
-workload (with an estimate of the time left) goes to standard error.
+rounds at most, ``--threads N`` limits every contender to N threads. The contenders of a
+workload are timed in interleaved rounds; the table gives minimum / median, the
+interquartile range and paired ratios with a verdict ("faster", "slower" or "within
+noise"; see :mod:`fastrbf.benchmarks`). The header gives the versions, the BLAS
+(threadpoolctl) and the load average, which is recorded again after the run; a warning
+says when it is above the core count. A progress line per workload (with an estimate of
+the time left) goes to standard error.
 
 The report (see :mod:`fastrbf._report`): ``--plot PATH`` draws the time per call of
 every contender with its spread, one panel per workload (matplotlib, in the extra
@@ -54,7 +55,7 @@ def main(argv=None):
     ----------
     argv : list of str, optional
         Command-line arguments (default: ``sys.argv[1:]``).  ``--quick`` (default) or
-        ``--full``, ``--json PATH``, ``--only NAME``, ``--repeats N`` (rounds); ``--from PATH``
+        ``--full``, ``--json PATH``, ``--only NAME``, ``--repeats N`` (rounds), ``--threads N``; ``--from PATH``
         (rows of a saved run instead of running), ``--compare OLD``, ``--threshold PCT``,
         ``--fail-on-regression``, ``--plot PATH``.
 
@@ -86,6 +87,9 @@ def main(argv=None):
     size.add_argument("--full", action="store_true", help="the full sizes of the design document")
     p.add_argument("--json", metavar="PATH", help="write the run (header and rows) as JSON")
     p.add_argument("--only", metavar="NAME", help="only workloads whose name contains NAME")
+    p.add_argument("--threads", type=_positive_int, metavar="N",
+                   help="limit every contender to N threads (fastrbf, BLAS, OpenMP); on a busy machine 1 gives verdicts "
+                        "that hold better from run to run (default: all cores)")
     p.add_argument("--repeats", type=_positive_int,
                    help="timed rounds per workload at most (default 15 quick, 9 full; fewer once its time budget is spent)")
     r = p.add_argument_group("report")
@@ -97,8 +101,8 @@ def main(argv=None):
                    help="percent slower that counts as a regression when also beyond the noise (default 10)")
     r.add_argument("--fail-on-regression", action="store_true", help="exit with status 1 if --compare finds a regression")
     args = p.parse_args(argv)
-    if args.from_json and (args.full or args.repeats):
-        p.error("--from reports on a saved run: --full and --repeats do not apply")
+    if args.from_json and (args.full or args.repeats or args.threads):
+        p.error("--from reports on a saved run: --full, --repeats and --threads do not apply")
     if args.fail_on_regression and not args.compare:
         p.error("--fail-on-regression needs --compare OLD")
 
@@ -179,13 +183,15 @@ def _run(args):
     quick = not args.full
     meta = dict(fastrbf=fastrbf.__version__, numba=numba.__version__, numpy=np.__version__,
                 python=platform.python_version(), cores=os.cpu_count(), numba_threads=numba.get_num_threads(),
-                blas=_threads.blas_info(), sizes="quick" if quick else "full", load_before=benchmarks.load_average())
+                blas=_threads.blas_info(), sizes="quick" if quick else "full", thread_limit=args.threads,
+                load_before=benchmarks.load_average())
     print(f"fastrbf {meta['fastrbf']} | numba {meta['numba']} | numpy {meta['numpy']} | python {meta['python']} | "
-          f"cores {meta['cores']} | numba threads {meta['numba_threads']}")
+          f"cores {meta['cores']} | numba threads {meta['numba_threads']}"
+          + (f" | every contender limited to {args.threads} thread(s)" if args.threads else ""))
     print(f"BLAS (threadpoolctl): {meta['blas']} | sizes: {meta['sizes']} | load average (1, 5, 15 min) before: "
           f"{_fmt_load(meta['load_before'])}")
     _warn(benchmarks.busy_warning(meta["load_before"]))
-    rows = benchmarks.run(quick=quick, repeats=args.repeats, only=args.only, progress=True)
+    rows = benchmarks.run(quick=quick, repeats=args.repeats, only=args.only, progress=True, n_threads=args.threads)
     meta["load_after"] = benchmarks.load_average()
     try:
         layer: str = numba.threading_layer()

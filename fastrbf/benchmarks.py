@@ -41,6 +41,7 @@ functions (:data:`fastrbf.compile.TARGETS`), each in a fresh process with an emp
 numba cache, and ``import fastrbf`` after ``import numba``; see :data:`COMPILE_GOALS`.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -180,8 +181,13 @@ def _reference_lloyd_iteration(X, C):
 
 
 class _PerIteration:
-    """Time per Lloyd iteration of a peer: (time of 1 + ITERS iterations - time of 1) / ITERS,
-    which removes the peer's set-up (validation, copies, init) from the figure."""
+    """Time per Lloyd iteration: (time of 1 + ITERS iterations - time of 1) / ITERS, which
+    removes the set-up (validation, copies, init) from the figure.
+
+    The 1-iteration fit runs before and after the long one and the faster of the two is
+    subtracted, so a burst of load during one of them does not make the difference
+    negative; should it still not be positive, the long fit's time per iteration (an
+    upper bound, set-up included) is returned."""
 
     ITERS = 4
     self_timed = True  # returns its own time; tracemalloc of it is not meaningful
@@ -195,7 +201,10 @@ class _PerIteration:
         t1 = time.perf_counter()
         self.fit(a, 1 + self.ITERS)
         t2 = time.perf_counter()
-        return ((t2 - t1) - (t1 - t0)) / self.ITERS
+        self.fit(a, 1)
+        t3 = time.perf_counter()
+        per_iter = ((t2 - t1) - min(t1 - t0, t3 - t2)) / self.ITERS
+        return per_iter if per_iter > 0 else (t2 - t1) / (1 + self.ITERS)
 
 
 def _fastrbf_lloyd(a, n_iter):
@@ -947,7 +956,8 @@ def busy_warning(load):
     cores = os.cpu_count() or 1
     if load and load[0] > cores:
         return (f"warning: load average {load[0]:.2f} is above the {cores} cores: other processes compete for the "
-                f"CPU; verdicts may be unreliable")
+                f"CPU; verdicts may be unreliable (--threads 1 compares single-threaded speed, which a busy machine "
+                f"disturbs less)")
     return None
 
 
@@ -979,7 +989,19 @@ def _select(only):
     return [wl for wl in workloads() if not only or only in wl.name]
 
 
-def run(quick=True, repeats=None, only=None, log=None, progress=False):
+@contextlib.contextmanager
+def _limit_threads(n_threads):
+    """Limit fastrbf (numba), BLAS and OpenMP (scikit-learn) threads for the block; None: no limit."""
+    if n_threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with _threads.threads(n_threads) as n, threadpool_limits(limits=n, user_api="openmp"):
+        yield
+
+
+def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads=None):
     """Run the workloads; return one dict per (workload, size, contender).
 
     Parameters
@@ -999,6 +1021,12 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False):
         left, one per contender with its times).
     progress : bool
         Print the progress lines to standard error (when ``log`` is not given).
+    n_threads : int, optional
+        Limit every contender to this many threads (fastrbf's numba threads, BLAS and
+        the OpenMP threads of scikit-learn); None: each uses all cores.  On a busy
+        machine parallel code on oversubscribed cores slows down by amounts that differ
+        from one implementation to the next and from one minute to the next, so
+        ``n_threads=1`` gives verdicts that hold better from run to run.
 
     Returns
     -------
@@ -1043,63 +1071,64 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False):
     rows = []
     t_run = time.perf_counter()
     steady: list = []  # seconds per workload without the first calls (compilation) beyond the warm-up budget
-    for k, (wl, size) in enumerate(todo):
-        t_wl = time.perf_counter()
-        left = (f"about {_fmt_duration(float(np.median(steady)) * (len(todo) - k))} left" if steady
-                else "time left known after the first workload")
-        load_before = load_average()
-        data = wl.setup(size)
-        work = wl.work(data)
-        shape = wl.describe(data) if wl.describe else ""
-        active = [c for c in wl.contenders if quick or c.full or size == wl.sizes[0]]
-        say(f"[{k + 1}/{len(todo)}] {wl.name} ({shape}): warming up {len(active)} contenders, then timing them in "
-            f"rounds; {_fmt_duration(time.perf_counter() - t_run)} elapsed, {left}")
-        first_excess = 0.0
-        caps = []
-        peaks = {}
-        for c in active:
-            # fastrbf's first call may compile (cold cache): a second call gives the steady time
-            # and the peak memory (compilation's own allocations would be traced too)
-            n_first = 2 if c.kind == FASTRBF else 1
-            first, last, peaks[c.label] = warm_up(c.fn, data, warmup_s, min_calls=n_first,
-                                                  trace_call=None if getattr(c.fn, "self_timed", False) else n_first)
-            first_excess += max(0.0, first - max(last, warmup_s))
-            caps.append(min(max_rounds, SLOW_ROUNDS) if last > SLOW_CALL_S else max_rounds)
-            if c.kind == FASTRBF and first > 5.0 and first > 3 * last:
-                say(f"  {c.label}: first call {first:.1f} s (compiling kernels), then {_fmt_s(last)}")
-        times = time_rounds([c.fn for c in active], data, rounds=max(caps), budget_s=budget, seed=k, caps=caps)
-        by_label = dict(zip([c.label for c in active], times, strict=True))
-        wl_rows = []
-        for c in wl.contenders:
-            row = dict(workload=wl.name, size=list(size) if isinstance(size, tuple) else size, n=_n_of(size),
-                       shape=shape, accuracy="", dtype=str(data["X"].dtype), contender=c.label, kind=c.kind,
-                       unit=wl.unit, threads=numba.get_num_threads(), blas=_threads.blas_info(), note="")
-            t = by_label.get(c.label)
-            if t is None:
-                row.update(rounds=0, times_s=None, min_s=None, median_s=None, q1_s=None, q3_s=None, throughput=None,
-                           peak_mem_bytes=None, note="skipped above the quick size (too slow)")
-            else:
-                row.update(summarize(t), times_s=[float(v) for v in t])
-                row["throughput"] = work / row["median_s"] if row["median_s"] > 0 else None
-                row["peak_mem_bytes"] = peaks[c.label]
-            wl_rows.append(row)
-        if wl.accuracy is not None:
-            acc = wl.accuracy(data)
-            say(f"  {wl.name}: {acc}")
+    with _limit_threads(n_threads):  # fastrbf, BLAS and OpenMP peers alike
+        for k, (wl, size) in enumerate(todo):
+            t_wl = time.perf_counter()
+            left = (f"about {_fmt_duration(float(np.median(steady)) * (len(todo) - k))} left" if steady
+                    else "time left known after the first workload")
+            load_before = load_average()
+            data = wl.setup(size)
+            work = wl.work(data)
+            shape = wl.describe(data) if wl.describe else ""
+            active = [c for c in wl.contenders if quick or c.full or size == wl.sizes[0]]
+            say(f"[{k + 1}/{len(todo)}] {wl.name} ({shape}): warming up {len(active)} contenders, then timing them in "
+                f"rounds; {_fmt_duration(time.perf_counter() - t_run)} elapsed, {left}")
+            first_excess = 0.0
+            caps = []
+            peaks = {}
+            for c in active:
+                # fastrbf's first call may compile (cold cache): a second call gives the steady time
+                # and the peak memory (compilation's own allocations would be traced too)
+                n_first = 2 if c.kind == FASTRBF else 1
+                first, last, peaks[c.label] = warm_up(c.fn, data, warmup_s, min_calls=n_first,
+                                                      trace_call=None if getattr(c.fn, "self_timed", False) else n_first)
+                first_excess += max(0.0, first - max(last, warmup_s))
+                caps.append(min(max_rounds, SLOW_ROUNDS) if last > SLOW_CALL_S else max_rounds)
+                if c.kind == FASTRBF and first > 5.0 and first > 3 * last:
+                    say(f"  {c.label}: first call {first:.1f} s (compiling kernels), then {_fmt_s(last)}")
+            times = time_rounds([c.fn for c in active], data, rounds=max(caps), budget_s=budget, seed=k, caps=caps)
+            by_label = dict(zip([c.label for c in active], times, strict=True))
+            wl_rows = []
+            for c in wl.contenders:
+                row = dict(workload=wl.name, size=list(size) if isinstance(size, tuple) else size, n=_n_of(size),
+                           shape=shape, accuracy="", dtype=str(data["X"].dtype), contender=c.label, kind=c.kind,
+                           unit=wl.unit, threads=numba.get_num_threads(), blas=_threads.blas_info(), note="")
+                t = by_label.get(c.label)
+                if t is None:
+                    row.update(rounds=0, times_s=None, min_s=None, median_s=None, q1_s=None, q3_s=None, throughput=None,
+                               peak_mem_bytes=None, note="skipped above the quick size (too slow)")
+                else:
+                    row.update(summarize(t), times_s=[float(v) for v in t])
+                    row["throughput"] = work / row["median_s"] if row["median_s"] > 0 else None
+                    row["peak_mem_bytes"] = peaks[c.label]
+                wl_rows.append(row)
+            if wl.accuracy is not None:
+                acc = wl.accuracy(data)
+                say(f"  {wl.name}: {acc}")
+                for r in wl_rows:
+                    r["accuracy"] = acc
+            _add_ratios(wl_rows)
+            if wl.teardown is not None:  # a dask cluster (left to the interpreter's exit if a contender raised)
+                wl.teardown(data)
+            del data
+            load_after = load_average()
             for r in wl_rows:
-                r["accuracy"] = acc
-        _add_ratios(wl_rows)
-        if wl.teardown is not None:  # a dask cluster (left to the interpreter's exit if a contender raised)
-            wl.teardown(data)
-        del data
-        load_after = load_average()
-        for r in wl_rows:
-            r.update(load_before=load_before, load_after=load_after)
-            if r["median_s"] is not None:
-                say(f"  {r['contender'][:44]:44s} min {_fmt_s(r['min_s']):>9} median {_fmt_s(r['median_s']):>9} "
-                    f"({r['rounds']} rounds)")
-        rows.extend(wl_rows)
-        steady.append(max(0.0, time.perf_counter() - t_wl - first_excess))
+                r.update(load_before=load_before, load_after=load_after)
+                if r["median_s"] is not None:
+                    say(f"  {r['contender'][:44]:44s} min {_fmt_s(r['min_s']):>9} median {_fmt_s(r['median_s']):>9} "
+                        f"({r['rounds']} rounds)")
+            rows.extend(wl_rows)
+            steady.append(max(0.0, time.perf_counter() - t_wl - first_excess))
     if not only or only in "compile":
         rows.extend(measure_compile(quick=quick, log=say))
     return rows

@@ -279,6 +279,8 @@ def test_cli_only_filters_saved_rows(tmp_path, capsys):
 @pytest.mark.parametrize("argv, match", [
     (["--from", "X", "--full"], r"--from reports on a saved run"),
     (["--from", "X", "--repeats", "2"], r"--from reports on a saved run"),
+    (["--from", "X", "--threads", "1"], r"--from reports on a saved run: --full, --repeats and --threads"),
+    (["--threads", "0"], r"--threads: must be an int >= 1; got '0'"),
     (["--fail-on-regression"], r"--fail-on-regression needs --compare"),
     (["--threshold", "-1"], r"--threshold: must be a finite number >= 0"),
     (["--threshold", "abc"], r"--threshold: must be a finite number >= 0"),
@@ -520,7 +522,7 @@ def test_workload_sizes_ascend_and_quick_is_first():
 
 def test_busy_warning_when_load_exceeds_cores():
     cores = os.cpu_count()
-    assert benchmarks.busy_warning([cores + 0.5, 0, 0]).endswith("verdicts may be unreliable")
+    assert "verdicts may be unreliable (--threads 1" in benchmarks.busy_warning([cores + 0.5, 0, 0])
     assert benchmarks.busy_warning([cores - 0.5, 0, 0]) is None
     assert benchmarks.busy_warning(None) is None
 
@@ -616,3 +618,30 @@ def test_compare_reads_the_size_of_older_rows_with_an_accuracy_note():
     old = [_row("w", "fastrbf", 1.0, shape="N=10; test RMSE 0.5")]
     new = [dict(_row("w", "fastrbf", 1.05, shape="N=10"), accuracy="test RMSE 0.5")]
     assert _report.compare(old, new)[0]["status"] == "same"
+
+
+def test_per_iteration_time_is_positive_under_a_burst_of_load(monkeypatch):
+    """A burst of load during the first 1-iteration fit must not make the per-iteration
+    time negative: the faster of the two 1-iteration fits is subtracted."""
+    clock = [0.0]
+    monkeypatch.setattr(benchmarks.time, "perf_counter", lambda: clock[0])
+    costs = iter([0.5, 0.05, 0.01])  # 1 iteration under load, 1 + 4 iterations, 1 iteration
+
+    def fit(a, n_iter):
+        clock[0] += next(costs)
+
+    per_iter = benchmarks._PerIteration(fit)({})
+    assert per_iter == pytest.approx((0.05 - 0.01) / 4)
+    costs = iter([0.5, 0.05, 0.2])  # both 1-iteration fits slower than the long one
+    assert benchmarks._PerIteration(fit)({}) == pytest.approx(0.05 / 5)
+
+
+def test_run_limited_to_one_thread():
+    """``n_threads=1`` (``--threads 1``): every contender runs single-threaded, and the
+    rows say so; the limit ends with the run."""
+    import numba
+
+    before = numba.get_num_threads()
+    rows = benchmarks.run(quick=True, repeats=1, only="gram-matvec", n_threads=1)
+    assert rows and all(r["threads"] == 1 and r["median_s"] > 0 for r in rows)
+    assert numba.get_num_threads() == before

@@ -11,7 +11,8 @@ Decisions:
   change is beyond the measured noise of both runs: the new run's lower quartile is
   above the old run's upper quartile (the interquartile ranges of the rounds do not
   overlap).  ``faster`` mirrors it.  A change beyond the threshold whose ranges overlap
-  is ``within noise``.  Rows without quartiles (saved by an older version, or the
+  is ``within noise``.  The cold-compile rows are compared by their CPU time, which
+  other processes disturb much less than the wall time.  Rows without quartiles (saved by an older version, or the
   compile rows, measured once) are judged by the threshold alone.  Rows whose size
   description differs (a ``--quick`` run against a ``--full`` one) are marked ``size
   differs`` and never called a regression; rows present on one side only, or not
@@ -197,6 +198,10 @@ def compare(old_rows, new_rows, *, threshold=10.0):
         o = old_rows[i] if i is not None else None
         if i is not None:
             used.add(i)
+        if o is not None and r.get("kind") == "compile" and o.get("cold_cpu_s") and r.get("cold_cpu_s"):
+            # a cold compile is CPU work: its CPU time, which other processes disturb much less
+            o = dict(o, median_s=o["cold_cpu_s"])
+            r = dict(r, median_s=r["cold_cpu_s"])
         row = dict(workload=key[0], contender=key[1], old_s=o["median_s"] if o else None, new_s=r["median_s"],
                    change_pct=None)
         if o is None:

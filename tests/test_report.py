@@ -645,3 +645,12 @@ def test_run_limited_to_one_thread():
     rows = benchmarks.run(quick=True, repeats=1, only="gram-matvec", n_threads=1)
     assert rows and all(r["threads"] == 1 and r["median_s"] > 0 for r in rows)
     assert numba.get_num_threads() == before
+
+
+def test_compare_compile_rows_by_cpu_time():
+    old = [dict(workload="compile", contender="sqdist", kind="compile", median_s=2.0, cold_cpu_s=1.9)]
+    busy = [dict(old[0], median_s=4.0, cold_cpu_s=2.0)]  # wall time doubled by other processes, CPU time not
+    res = _report.compare(old, busy)[0]
+    assert res["status"] == "same" and res["old_s"] == 1.9 and res["new_s"] == 2.0
+    slower = [dict(old[0], median_s=4.0, cold_cpu_s=3.8)]
+    assert _report.compare(old, slower)[0]["status"] == "REGRESSION"

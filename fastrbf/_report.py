@@ -8,10 +8,13 @@ Decisions:
 - **Compare times, not throughputs**, per (workload, contender, size): the change is
   ``new / old - 1`` of the median time, so +25% means 25% slower.  A row is a
   ``REGRESSION`` only when it is more than ``threshold`` percent slower *and* the
-  change is beyond the measured noise of both runs: the new run's lower quartile is
-  above the old run's upper quartile (the interquartile ranges of the rounds do not
-  overlap).  ``faster`` mirrors it.  A change beyond the threshold whose ranges overlap
-  is ``within noise``.  The cold-compile rows are compared by their CPU time, which
+  change is beyond the measured noise of both runs: the new run's fastest round is
+  slower than the old run's slowest (the ranges of the rounds do not overlap; rows
+  saved with quartiles but without their rounds use the interquartile ranges).  On a
+  shared machine the load moves between two runs by more than within one run, and the
+  full range of the rounds flagged far fewer rows of unchanged code than the
+  interquartile range.  ``faster`` mirrors it.  A change beyond the threshold whose
+  ranges overlap is ``within noise``.  The cold-compile rows are compared by their CPU time, which
   other processes disturb much less than the wall time.  Rows without quartiles (saved by an older version, or the
   compile rows, measured once) are judged by the threshold alone.  Rows whose size
   description differs (a ``--quick`` run against a ``--full`` one) are marked ``size
@@ -125,6 +128,10 @@ def _shape(r):
 
 
 def _spread(r):
+    """The measured noise of a row: the range (min, max) of its rounds; the interquartile
+    range for a row saved without its rounds; None when neither is known."""
+    if r.get("times_s"):
+        return min(r["times_s"]), max(r["times_s"])
     return (r["q1_s"], r["q3_s"]) if r.get("q1_s") is not None and r.get("q3_s") is not None else None
 
 
@@ -168,7 +175,7 @@ def compare(old_rows, new_rows, *, threshold=10.0):
         ``workload``, ``contender``, ``old_s``, ``new_s`` (median seconds or None),
         ``change_pct`` (``100 (new / old - 1)``, None when not comparable) and
         ``status``: ``"REGRESSION"``, ``"faster"``, ``"within noise"`` (beyond the
-        threshold, but the interquartile ranges of the two runs overlap), ``"same"``
+        threshold, but the ranges of the rounds of the two runs overlap), ``"same"``
         (within the threshold), ``"size differs"``, ``"only in old"``, ``"only in new"``
         or ``"not measured"``.
 

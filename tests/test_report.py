@@ -335,8 +335,11 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
     assert ours["best_peer"] == best["contender"]
     assert ours["ratio_vs_best_peer"] == pytest.approx(best["median_s"] / ours["median_s"])
     _png_size(tmp_path / "run.png")
-    slow = [dict(r, median_s=2 * r["median_s"], q1_s=2 * r["q1_s"], q3_s=2 * r["q3_s"]) for r in rows]
-    fast = [dict(r, median_s=r["median_s"] / 2, q1_s=r["q1_s"] / 2, q3_s=r["q3_s"] / 2) for r in rows]
+    def scaled(f):
+        return [dict(r, median_s=f * r["median_s"], min_s=f * r["min_s"], q1_s=f * r["q1_s"], q3_s=f * r["q3_s"],
+                     times_s=[f * t for t in r["times_s"]]) for r in rows]
+
+    slow, fast = scaled(2.0), scaled(0.5)
     capsys.readouterr()
     bench.main(["--from", _write(tmp_path / "slow.json", slow), "--compare", str(run)])
     out = capsys.readouterr().out
@@ -654,3 +657,13 @@ def test_compare_compile_rows_by_cpu_time():
     assert res["status"] == "same" and res["old_s"] == 1.9 and res["new_s"] == 2.0
     slower = [dict(old[0], median_s=4.0, cold_cpu_s=3.8)]
     assert _report.compare(old, slower)[0]["status"] == "REGRESSION"
+
+
+def test_compare_uses_the_range_of_the_rounds():
+    """Rows with their rounds: beyond the noise means the ranges of the rounds do not
+    overlap (the interquartile ranges would: one slow round in the old run)."""
+    old = [dict(_row("w", "fastrbf", 1.0), times_s=[0.9, 1.0, 1.0, 1.1, 1.6])]
+    new = [dict(_row("w", "fastrbf", 1.5), times_s=[1.4, 1.5, 1.5, 1.6, 1.7])]
+    assert _report.compare(old, new)[0]["status"] == "within noise"  # 1.4 < 1.6
+    new = [dict(_row("w", "fastrbf", 1.8), times_s=[1.7, 1.8, 1.8, 1.9, 2.0])]
+    assert _report.compare(old, new)[0]["status"] == "REGRESSION"

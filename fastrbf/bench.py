@@ -1,8 +1,8 @@
 """``python -m fastrbf.bench``: the benchmark suite against the NumPy reference and peers.
 
 One size per workload by default (``--quick``: about two minutes on 2 cores once the
-kernels are compiled); ``--full`` runs every size of each workload up to the sizes of
-the design document and adds how the time grows with N. ``--json PATH`` writes the run
+kernels are compiled); ``--full`` runs every size of each workload, up to millions of
+points, and adds how the time grows with N. ``--json PATH`` writes the run
 (header and rows), ``--only NAME`` keeps the workloads whose name contains NAME
 (``--only compile``: just the compile and import times), ``--repeats N`` sets the timed
 rounds at most, ``--threads N`` limits every contender to N threads. The contenders of a
@@ -84,7 +84,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m fastrbf.bench", description=__doc__.splitlines()[0])
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", default=True, help="small sizes (default)")
-    size.add_argument("--full", action="store_true", help="the full sizes of the design document")
+    size.add_argument("--full", action="store_true", help="every size of each workload (up to millions of points) and how time grows with N")
     p.add_argument("--json", metavar="PATH", help="write the run (header and rows) as JSON")
     p.add_argument("--only", metavar="NAME", help="only workloads whose name contains NAME")
     p.add_argument("--threads", type=_positive_int, metavar="N",

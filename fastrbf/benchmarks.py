@@ -92,7 +92,7 @@ class Workload:
     describe: object = None  # describe(data) -> str
     accuracy: object = None  # accuracy(data) -> str, after the contenders ran (a note in the legend)
     teardown: object = None  # teardown(data): release what setup started (a dask cluster)
-    sizes: tuple = ()  # ascending; the first is the quick size, --full runs them all (the last: the design size)
+    sizes: tuple = ()  # ascending; the first is the quick size, --full runs them all
 
 
 def _try_import(name):
@@ -1008,7 +1008,7 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
     ----------
     quick : bool
         The quick size of each workload (about two minutes on 2 cores once kernels are
-        compiled); False: every size of each workload, up to the design sizes.
+        compiled); False: every size of each workload, up to the largest.
     repeats : int, optional
         Timed rounds at most (default :data:`QUICK_ROUNDS` / :data:`FULL_ROUNDS`; a
         contender takes part in fewer when they would not fit its time budget, see

@@ -84,7 +84,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m fastrbf.bench", description=__doc__.splitlines()[0])
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", default=True, help="small sizes (default)")
-    size.add_argument("--full", action="store_true", help="every size of each workload (up to millions of points) and how time grows with N")
+    size.add_argument("--full", action="store_true", help="every size of each workload and how time grows with N")
     p.add_argument("--json", metavar="PATH", help="write the run (header and rows) as JSON")
     p.add_argument("--only", metavar="NAME", help="only workloads whose name contains NAME")
     p.add_argument("--threads", type=_positive_int, metavar="N",

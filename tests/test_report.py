@@ -58,7 +58,7 @@ def test_compare_statuses_and_changes():
             assert r["change_pct"] == pytest.approx(100 * (new["median_s"] / old["median_s"] - 1))
     assert res[("a", "fastrbf")]["status"] == "REGRESSION"  # +25%
     assert res[("a", "numpy reference")]["status"] == "same"  # +5%
-    assert res[("a", "peer")]["status"] == "faster"  # -50%
+    assert res[("a", "peer")]["status"] == "peer faster"  # -50%: the machine, not fastrbf
     assert res[("b", "fastrbf")]["status"] == "same"
     assert res[("b", "gone")]["status"] == "only in old"
     assert res[("b", "added")]["status"] == "only in new"
@@ -68,9 +68,9 @@ def test_compare_statuses_and_changes():
 
 def test_compare_threshold_moves_the_line():
     pct = {r["contender"]: r["status"] for r in _report.compare(OLD[:3], NEW[:3], threshold=30)}
-    assert pct == {"fastrbf": "same", "numpy reference": "same", "peer": "faster"}
+    assert pct == {"fastrbf": "same", "numpy reference": "same", "peer": "peer faster"}
     pct = {r["contender"]: r["status"] for r in _report.compare(OLD[:3], NEW[:3], threshold=0)}
-    assert pct == {"fastrbf": "REGRESSION", "numpy reference": "REGRESSION", "peer": "faster"}
+    assert pct == {"fastrbf": "REGRESSION", "numpy reference": "peer slower", "peer": "peer faster"}
 
 
 def test_compare_order_new_then_old_only():
@@ -140,11 +140,12 @@ def test_format_compare_lists_every_row_and_counts():
     res = _report.compare(OLD, NEW, threshold=10)
     text = _report.format_compare(res, threshold=10)
     lines = text.splitlines()
-    assert len(lines) == 2 + len(res) + 1
-    assert sum("REGRESSION" in ln for ln in lines[2:-1]) == 1
+    assert len(lines) == 2 + len(res) + 2
+    assert sum("REGRESSION" in ln for ln in lines[2:-2]) == 1
     assert "+25.0%" in text and "-50.0%" in text
-    assert lines[-1] == ("1 regression (> 10% slower, beyond the noise of both runs), 1 faster, 0 within noise, "
+    assert lines[-2] == ("1 regression (> 10% slower, beyond the noise of both runs), 0 faster, 0 within noise, "
                          "2 within 10%; 4 not comparable")
+    assert lines[-1].startswith("0 other row(s) slower and 1 faster beyond the noise")
 
 
 # ---------------------------------------------------------------- load_rows
@@ -343,7 +344,9 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
     capsys.readouterr()
     bench.main(["--from", _write(tmp_path / "slow.json", slow), "--compare", str(run)])
     out = capsys.readouterr().out
-    assert out.count("REGRESSION") == len(rows) and "+100.0%" in out
+    ours = sum(r["kind"] == "fastrbf" for r in rows)
+    assert ours and out.count("REGRESSION") == ours and out.count("peer slower") == len(rows) - ours
+    assert "+100.0%" in out
     bench.main(["--from", _write(tmp_path / "fast.json", fast), "--compare", str(run)])
     out = capsys.readouterr().out
     assert out.count(" faster") >= len(rows) + 1 and "REGRESSION" not in out and "-50.0%" in out
@@ -667,3 +670,15 @@ def test_compare_uses_the_range_of_the_rounds():
     assert _report.compare(old, new)[0]["status"] == "within noise"  # 1.4 < 1.6
     new = [dict(_row("w", "fastrbf", 1.8), times_s=[1.7, 1.8, 1.8, 1.9, 2.0])]
     assert _report.compare(old, new)[0]["status"] == "REGRESSION"
+
+
+def test_compare_compile_rows_need_more_than_the_threshold():
+    # one cold compile per run, no rounds: a change is a regression only beyond COMPILE_THRESHOLD
+    def row(cpu):
+        return dict(workload="compile", contender="sqdist", kind="compile", median_s=cpu, cold_cpu_s=cpu)
+
+    assert _report.COMPILE_THRESHOLD > 10
+    within = 1 + (10 + _report.COMPILE_THRESHOLD) / 200  # between the threshold and COMPILE_THRESHOLD
+    beyond = 1 + (_report.COMPILE_THRESHOLD + 5) / 100
+    assert _report.compare([row(1.0)], [row(within)], threshold=10)[0]["status"] == "same"
+    assert _report.compare([row(1.0)], [row(beyond)], threshold=10)[0]["status"] == "REGRESSION"

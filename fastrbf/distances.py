@@ -80,8 +80,7 @@ def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
     """
     dtype = out.dtype
     d = X.shape[1]
-    n_threads = _threads.for_work(X.shape[0] * Y.shape[0] * (d + 8), n_threads)
-    if _use_gemm(dtype, d):
+    if _use_gemm(dtype, d):  # (the block kernels below apply the work threshold themselves)
         _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror)
         return out
     Yt = np.ascontiguousarray(Y.T)
@@ -98,7 +97,7 @@ def _gemm_path(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True)
     dtype = out.dtype
     n, d = X.shape
     m = Y.shape[0]
-    nt = _threads.resolve(n_threads)
+    nt = _threads.for_work(n * m * (d + 8), n_threads)
     mu = Y.mean(axis=0, dtype=np.float64)
     Xc = np.subtract(X, mu, dtype=np.float64)
     Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)

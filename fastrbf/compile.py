@@ -284,22 +284,22 @@ def _cache_problem():
     import numba
 
     from ._jit import _decorators
-    from ._jit import distances as _jd
+    from ._jit import pairwise as _jp
 
     if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
         return "numba's JIT is disabled (NUMBA_DISABLE_JIT=1): there is nothing to compile"
     if not _decorators._cache_enabled():
         return "the on-disk cache is turned off (FASTRBF_CACHE=0): compiled kernels would not be kept"
-    if type(_jd.pairwise_rows.kernel._cache).__name__ == "NullCache":
+    if type(_jp.pairwise_rows.kernel._cache).__name__ == "NullCache":
         return ("no writable cache directory for numba (a read-only install?): set NUMBA_CACHE_DIR to a writable "
                 "directory")
     return None
 
 
 def _cache_dir():
-    from ._jit import distances as _jd
+    from ._jit import pairwise as _jp
 
-    return os.path.dirname(_jd.pairwise_rows.kernel._cache._cache_path)
+    return os.path.dirname(_jp.pairwise_rows.kernel._cache._cache_path)
 
 
 def _serialise_cache_writes(lock_path):

@@ -16,18 +16,35 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _dense, _threads
+from . import _pairwise as _pw
 from . import _validation as _v
-from ._jit import gram as _jg
 from ._jit import kernels as _jk
+from ._pairwise import KernelSpec
 from ._typing import ArrayLike, FloatArray, Threads
-from .distances import _allocate, _consts, _prepare, pairwise
 
-Kernel = namedtuple("Kernel", "name code radial formula min_degree scale_invariant")
-Kernel.__doc__ = """Properties of a kernel: its code in the numba layer, whether it is radial
-(a function of ``r``), its formula, the minimum degree of the polynomial tail it needs to
-be (conditionally) positive definite (-1: none, as in SciPy), and whether ``gamma``
-only rescales it."""
+
+class Kernel(namedtuple("Kernel", "name code radial formula min_degree scale_invariant")):
+    """Properties of a kernel: its code in the numba layer, whether it is radial
+    (a function of ``r``), its formula, the minimum degree of the polynomial tail it needs to
+    be (conditionally) positive definite (-1: none, as in SciPy), and whether ``gamma``
+    only rescales it.  :meth:`spec` builds what the kernels need to evaluate it."""
+
+    __slots__ = ()
+
+    def spec(self, g: np.ndarray, coef0: float = 0.0, degree: int = 1) -> KernelSpec:
+        """The :class:`~fastrbf._pairwise.KernelSpec` of this kernel with per-column
+        gammas ``g`` (their dtype is the result dtype) and already checked ``coef0`` and
+        ``degree`` (see :func:`check_params`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import KERNELS
+        >>> s = KERNELS["polynomial"].spec(np.full(3, 0.5), coef0=1.0, degree=2)  # one gamma per column
+        >>> s.dot, s.degree, s.c.tolist()
+        (True, 2, [1.0, 0.5, 1.0, 0.0])
+        """
+        return KernelSpec(_jk.phi(self.code), not self.radial, g, _pw.consts(g.dtype, coef0), int(degree))
 
 #: name -> :class:`Kernel`; drives validation, dispatch and the tests
 KERNELS = {
@@ -58,13 +75,16 @@ _BOUNDED = frozenset({_jk.GAUSSIAN, _jk.LAPLACIAN, _jk.INVERSE_MULTIQUADRIC, _jk
                       _jk.TANH})
 
 
-def _check_kernel(kernel):
+def check_kernel(kernel):
+    """The registry entry of a kernel name (ValueError naming `kernel` otherwise)."""
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ValueError(f"`kernel` must be one of {sorted(KERNELS)}; got {kernel!r}.")
     return KERNELS[kernel]
 
 
-def _check_params(spec, degree, coef0):
+def check_params(spec, degree, coef0):
+    """Checked ``(degree, coef0)`` of registry entry ``spec`` (``degree`` is 1 where the
+    kernel has none)."""
     if spec.code == _jk.POLYNOMIAL:
         if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
             raise TypeError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
@@ -77,7 +97,7 @@ def _check_params(spec, degree, coef0):
     return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
 
 
-def _coef0_in(spec, coef0, dtype):
+def coef0_in(spec, coef0, dtype):
     """``coef0`` for a kernel of ``dtype``: 0 where the kernel does not use it, else
     checked to be finite in the result dtype."""
     if spec.code not in (_jk.POLYNOMIAL, _jk.TANH):
@@ -85,6 +105,19 @@ def _coef0_in(spec, coef0, dtype):
     if abs(coef0) > float(np.finfo(dtype).max):
         raise ValueError(f"`coef0` must be a finite number in {np.dtype(dtype)} (the result dtype); got {coef0!r}.")
     return coef0
+
+
+def make_spec(entry, gamma, m, dtype, degree=3, coef0=1.0, name="gamma"):
+    """Check the kernel parameters of registry ``entry`` for a result of ``m`` columns of
+    ``dtype`` and return ``(KernelSpec, gamma_is_scalar)``."""
+    deg, coef0 = check_params(entry, degree, coef0)
+    g, scalar = _v.check_gamma(gamma, m, dtype, name)
+    return entry.spec(g, coef0_in(entry, coef0, dtype), deg), scalar
+
+
+# kept for callers that still use the old names
+_check_kernel = check_kernel
+_check_params = check_params
 
 
 def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
@@ -137,28 +170,24 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
            [-1.414, -1.   ],
            [-3.162, -4.123]])
     """
-    spec = _check_kernel(kernel)
-    Xc, Yc, dtype = _prepare(X, Y)
+    entry = check_kernel(kernel)
+    Xc, Yc, dtype = _pw.prepare(X, Y)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
         _v.check_magnitude(Yc, "Y")
-    deg, coef0 = _check_params(spec, degree, coef0)
     m = Xc.shape[0] if Yc is None else Yc.shape[0]
-    g, scalar = _v.check_gamma(gamma, m, dtype)
-    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
+    spec, scalar = make_spec(entry, gamma, m, dtype, degree, coef0)
     symmetric = Yc is None and scalar
     Yc = Xc if Yc is None else Yc
     # every array argument, and what was made of it, must be apart from `out`
-    out = _allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, g), "gram")
-    if spec.radial:
-        pairwise(Xc, Yc, spec.code, g, c, deg, symmetric, out, n_threads)
+    out = _pw.allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, spec.g), "gram")
+    if entry.radial:
+        _pw.pairwise(Xc, Yc, spec, symmetric, out, n_threads)
         names = "`X`, `Y` and `gamma`"
     else:
-        nt = _threads.for_work(Xc.shape[0] * m * (Xc.shape[1] + 8), n_threads)
-        _dense.gemm(Xc, Yc.T, out, nt)  # fixed row blocks: the same bits for any thread count
-        _jg.apply_rows.run(nt, _jk.phi(spec.code), g, c, deg, out)
+        _pw.dot_products(Xc, Yc, spec, out, n_threads)
         names = "`X`, `Y`, `gamma`, `degree` and `coef0`"
-    if spec.code not in _BOUNDED:
+    if entry.code not in _BOUNDED:
         _v.check_result(out, "gram", names)
     return out
 
@@ -192,7 +221,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     >>> bool(np.allclose(gram_matvec(X, Y, v, gamma=2.0), gram(X, Y, gamma=2.0) @ v))
     True
     """
-    spec = _check_kernel(kernel)
+    entry = check_kernel(kernel)
     Xa = _v.check_data(X, "X")
     Ya = _v.check_data(Y, "Y")
     _v.check_features(Xa, Ya)
@@ -202,12 +231,12 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
         raise ValueError(
             f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}."
         )
-    deg, coef0 = _check_params(spec, degree, coef0)
+    deg, coef0 = check_params(entry, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
     _v.check_magnitude(Xa, "X", dtype)
     _v.check_magnitude(Ya, "Y", dtype)
     g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
-    c = _consts(dtype, _coef0_in(spec, coef0, dtype))
+    spec = entry.spec(g, coef0_in(entry, coef0, dtype), deg)
     vec = Va.ndim == 1
     n, m, k = Xa.shape[0], Ya.shape[0], 1 if vec else Va.shape[1]
     # the result, the transposed copies of Y and V, and any converted copy of X and Y
@@ -218,7 +247,6 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
     Xc, Yc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ya, dtype)
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
     out = np.empty((n, k), dtype=dtype)
-    Yt = np.ascontiguousarray(Yc.T)
-    _jg.gram_matvec.run(n_threads, Xc, Yt, Vt, not spec.radial, _jk.phi(spec.code), g, c, deg, out)
+    _pw.matvec(Xc, Yc, Vt, spec, out, n_threads)
     _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

@@ -55,8 +55,8 @@ import numpy as np
 
 from . import _dense, _threads
 from . import _validation as _v
-from ._jit import distances as _jd
 from ._jit import linalg as _jl
+from ._jit import pairwise as _jp
 from ._lazy import blas, lapack, scipy
 from ._typing import ArrayLike, DTypeLike, FloatArray, Threads
 
@@ -286,7 +286,7 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
         ladder = (j,)
     nt = _threads.resolve(n_threads)
     if len(ladder) > 1 and not whole:
-        _jd.mirror_upper.run(nt, B)  # keep a copy of K for the retries
+        _jp.mirror_upper.run(nt, B)  # keep a copy of K for the retries
     eps = np.finfo(A.dtype).eps
     n = B.shape[0]
     singular = False

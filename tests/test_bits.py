@@ -22,7 +22,7 @@ SCRIPT = r'''
 import hashlib, sys
 import numpy as np
 import fastrbf
-from fastrbf import _dense, distances
+from fastrbf import _dense, _pairwise
 
 rng = np.random.default_rng(5)
 
@@ -118,7 +118,7 @@ def run_all(tag):
 assert fastrbf._threads.max_threads() == 3
 first = run_all("library block sizes")
 # small blocks: many more boundaries at the same sizes
-distances.GEMM_BLOCK_ELEMENTS = 3000
+_pairwise.GEMM_BLOCK_ELEMENTS = 3000
 _dense.NB, _dense.TRSM_ROWS, _dense.SOLVE_COLS, _dense.GEMM_BLOCK, _dense.DIRECT_N = 48, 100, 1, 2000, 0
 second = run_all("small block sizes")
 print("DIGEST", first, second)

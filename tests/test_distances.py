@@ -7,7 +7,7 @@ from numpy.testing import assert_array_equal
 from scipy.spatial.distance import cdist
 
 import fastrbf
-from fastrbf import distances, reference
+from fastrbf import _pairwise, reference
 
 DTYPES = [np.float64, np.float32]
 SHAPES = [(1, 1, 1), (3, 1, 5), (257, 2, 31), (40, 16, 513), (65, 70, 9)]
@@ -17,10 +17,10 @@ SHAPES = [(1, 1, 1), (3, 1, 5), (257, 2, 31), (40, 16, 513), (65, 70, 9)]
 def path(request, monkeypatch):
     """Run a test on both code paths (the GEMM one forced for any d)."""
     if request.param == "gemm":
-        monkeypatch.setattr(distances, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 1, np.dtype(np.float32): 1})
-        monkeypatch.setattr(distances, "GEMM_BLOCK_ELEMENTS", 64)  # several row blocks
+        monkeypatch.setattr(_pairwise, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 1, np.dtype(np.float32): 1})
+        monkeypatch.setattr(_pairwise, "GEMM_BLOCK_ELEMENTS", 64)  # several row blocks
     else:
-        monkeypatch.setattr(distances, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 10**9, np.dtype(np.float32): 10**9})
+        monkeypatch.setattr(_pairwise, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 10**9, np.dtype(np.float32): 10**9})
     return request.param
 
 

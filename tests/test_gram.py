@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastrbf
-from fastrbf import KERNELS, distances, reference
+from fastrbf import KERNELS, _pairwise, reference
 
 DTYPES = [np.float64, np.float32]
 RADIAL = [k for k, v in KERNELS.items() if v.radial]
@@ -19,7 +19,7 @@ def _tol(dtype, kernel):
 @pytest.fixture(params=["direct", "gemm"])
 def path(request, monkeypatch):
     big = 1 if request.param == "gemm" else 10**9
-    monkeypatch.setattr(distances, "GEMM_MIN_FEATURES", {np.dtype(np.float64): big, np.dtype(np.float32): big})
+    monkeypatch.setattr(_pairwise, "GEMM_MIN_FEATURES", {np.dtype(np.float64): big, np.dtype(np.float32): big})
     return request.param
 
 

@@ -3,12 +3,12 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 
 from fastrbf import knn, knn_predict, nadaraya_watson, rbf_vote, reference
-from fastrbf._jit import distances as _jd
 from fastrbf._jit import neighbors as _jn
+from fastrbf._jit import tiles as _jt
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n, m, d, k", [(1, 1, 1, 1), (_jd.JB + 1, _jn.QB * 3 + 1, 3, 5), (700, 33, 16, 700), (300, 20, 70, 10)])
+@pytest.mark.parametrize("n, m, d, k", [(1, 1, 1, 1), (_jt.JB + 1, _jn.QB * 3 + 1, 3, 5), (700, 33, 16, 700), (300, 20, 70, 10)])
 def test_knn_matches_reference(rng, dtype, n, m, d, k):
     X = rng.standard_normal((n, d)).astype(dtype)
     Q = rng.standard_normal((m, d)).astype(dtype)
@@ -98,7 +98,7 @@ def test_rbf_vote_matches_reference(rng):
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_nadaraya_watson_matches_reference(rng, kernel, dtype):
-    X = rng.random((_jd.JB * 2 + 7, 3)).astype(dtype)
+    X = rng.random((_jt.JB * 2 + 7, 3)).astype(dtype)
     Y = np.c_[np.sin(4 * X[:, 0]), X[:, 1]].astype(dtype)
     Q = rng.random((61, 3)).astype(dtype)
     ours = nadaraya_watson(X, Y, Q, gamma=20.0, kernel=kernel)

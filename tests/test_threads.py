@@ -233,15 +233,15 @@ def test_import_does_not_pull_scipy_optimize():
 def test_nothing_compiles_at_import_and_cache_can_be_off():
     code = """
     import fastrbf
-    from fastrbf._jit import distances, gram, lloyd
-    kernels = [distances.pairwise_rows, distances.pairwise_upper, distances.mirror_upper, gram.gram_matvec]
+    from fastrbf._jit import lloyd, pairwise
+    kernels = [pairwise.pairwise_rows, pairwise.pairwise_upper, pairwise.mirror_upper, pairwise.gram_matvec]
     assert all(len(k.signatures) == 0 for k in kernels)
     kernels = (lloyd.assign_rows, lloyd.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32)
     assert all(len(k.signatures) == 0 for k in kernels)
     import numpy as np
     D = fastrbf.sqdist(np.ones((3, 2), np.float32))
-    assert distances.pairwise_upper.signatures and not distances.pairwise_rows.signatures
-    assert distances.pairwise_upper.kernel._cache.__class__.__name__ == "NullCache"
+    assert pairwise.pairwise_upper.signatures and not pairwise.pairwise_rows.signatures
+    assert pairwise.pairwise_upper.kernel._cache.__class__.__name__ == "NullCache"
     print("ok")
     """
     res = _run_python(code, {"FASTRBF_CACHE": "0"})

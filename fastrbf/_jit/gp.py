@@ -15,8 +15,8 @@ not depend on the thread count.
 import numpy as np
 
 from ._decorators import jit
-from .distances import JB, chunk_row
 from .exp import fexp
+from .tiles import JB, chunk_row
 
 
 @jit

@@ -4,9 +4,9 @@ transposed design block of an RBF network (one row per centre) for the TSQR pass
 import numpy as np
 
 from ._decorators import jit, pjit
-from .distances import JB, chunk_row
 from .exp import fexp
 from .kernels import apply_kernel
+from .tiles import JB, chunk_row
 
 SB = 64  # tile size of the symmetry check
 

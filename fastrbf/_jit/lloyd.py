@@ -27,8 +27,8 @@ in chunk order, so the result is bitwise the same for any thread count.
 import numpy as np
 
 from ._decorators import jit
-from .distances import chunk_row, chunk_row2
 from .exp import _bits_to_f32, _f32_to_bits
+from .tiles import chunk_row, chunk_row2
 
 
 @jit

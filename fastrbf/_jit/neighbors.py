@@ -1,7 +1,7 @@
 """Fused neighbour kernels: k nearest neighbours, and kernel sums relative to the
 nearest training point (Nadaraya-Watson, the RBF vote), never an n_query x n matrix.
 
-Distances are those of :func:`fastrbf._jit.distances.chunk_row` (the arithmetic of
+Distances are those of :func:`fastrbf._jit.tiles.chunk_row` (the arithmetic of
 ``sqdist``), computed in tiles of ``JB`` training points per query row and consumed
 while in cache.  Each task (``lo:hi`` of the top-level kernels) owns whole query rows:
 results do not depend on the thread count.
@@ -10,9 +10,8 @@ results do not depend on the thread count.
 import numpy as np
 
 from ._decorators import jit, jit_reduce, pjit
-from .distances import JB, chunk_row, chunk_row2
 from .exp import fexp
-from .gram import _dot
+from .tiles import JB, chunk_row, chunk_row2, dot64
 
 QB = 8  # query rows per task
 
@@ -147,7 +146,7 @@ def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
             _weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
             W += _sum(ee)
             for q in range(k):
-                S[q] += _dot(ee, Tt[q, j0:j1])
+                S[q] += dot64(ee, Tt[q, j0:j1])
         den[i] = W
         dmin[i] = cur
         for q in range(k):

@@ -12,8 +12,7 @@ the same for any thread count.
 import numpy as np
 
 from ._decorators import jit, pjit
-from .distances import fill_rows
-from .gram import _dot
+from .tiles import dot64, fill_rows
 
 
 @jit
@@ -29,9 +28,9 @@ def _rows(X, r0, r1, Lt, Wt, cross, dot, phi, g, c, degree, t0, t1, Pt):
         fill_rows(X, i, i2, Lt, j_start, m, dot, phi, g, c, degree, t0, t1)
         for q in range(k):
             row = Pt[q]
-            a = Wt[q, i] if cross else _dot(t0, Wt[q])
+            a = Wt[q, i] if cross else dot64(t0, Wt[q])
             if i2 >= 0:
-                b = Wt[q, i2] if cross else _dot(t1, Wt[q])
+                b = Wt[q, i2] if cross else dot64(t1, Wt[q])
                 for j in range(m):
                     row[j] += a * t0[j] + b * t1[j]
             else:

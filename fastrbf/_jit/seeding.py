@@ -1,7 +1,7 @@
 """k-means++ seeding kernels: one pass over the data per step, never a t x n matrix.
 
 The data are read as columns (``Xt``, d x n) so that the distance loop runs over points
-(vectorised); distances are those of :func:`fastrbf._jit.distances.chunk_row` (the
+(vectorised); distances are those of :func:`fastrbf._jit.tiles.chunk_row` (the
 arithmetic of ``sqdist``).  Sums are per fixed chunk of ``SEED_CHUNK`` points, so the
 result does not depend on the thread count.  Serial ``nogil`` kernels over ranges of
 chunks: the caller runs them on Python worker threads (``_threads.map_ranges``), which
@@ -11,7 +11,7 @@ costs nothing for small data (one range, called directly).
 import numpy as np
 
 from ._decorators import jit, jit_reduce
-from .distances import JB, chunk_row
+from .tiles import JB, chunk_row
 
 SEED_CHUNK = 8192  # points per partial sum
 

@@ -1,0 +1,207 @@
+"""The pairwise engine: every dense pass over pairs (row of ``X``, row of ``Y``).
+
+``sqdist``, ``gram``, ``gram_matvec`` and the models' Gram blocks all go through here;
+the numba kernels are in :mod:`fastrbf._jit.pairwise` (built from the tiles of
+:mod:`fastrbf._jit.tiles`).
+
+What a kernel needs travels as one value, a :class:`KernelSpec` (the kernel function as
+a compile-time :class:`~fastrbf._jit.kernels.Phi`, whether it acts on dot products, one
+gamma per column, the typed constants, the polynomial degree).  The registry in
+:mod:`fastrbf.kernels` builds it from a name and the user's parameters
+(``KERNELS[name].spec(...)``); :data:`DISTANCES` applies nothing.
+
+Squared distances take one of two exact-enough paths, chosen by the number of features
+``d``:
+
+- **direct** (``d`` below :data:`GEMM_MIN_FEATURES`): numba kernels summing
+  ``(x_k - y_k)**2``; relative error at most ``(d + 2) eps`` for every entry, whatever
+  the offset of the data.
+- **certified GEMM** (large ``d``, where the flops belong in BLAS): the rows are
+  centred on the mean of ``Y`` (in float64), ``||x||^2 + ||y||^2 - 2 x.y`` comes from
+  DGEMM, and every entry whose cancellation could exceed the error target is
+  recomputed by direct differences from the original data.  The test is the rigorous
+  floating-point bound of the expansion: the computed value ``D`` is kept only when
+  ``D > tau (||x||^2 + ||y||^2)`` with ``tau = (2 d + 8) eps64 / rtol_target``,
+  ``rtol_target = 2.5e-13`` (float64 result) or ``2.5e-6`` (float32 result, for which
+  the GEMM runs in float64 on an upcast copy).  So both paths meet the same accuracy:
+  1e-12 relative (float64), 1e-5 (float32), identical rows exactly 0.
+
+A symmetric pass (``Y`` is ``X``, one gamma) computes one triangle and mirrors it: the
+result is exactly symmetric with exact zeros (or ``phi(0)``) on the diagonal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _dense, _threads
+from . import _validation as _v
+from ._jit import kernels as _jk
+from ._jit import pairwise as _jp
+
+#: from this many features on, float64 distances go through the certified GEMM path
+GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
+
+#: row-block budget (float64 elements) of the float64 scratch used for float32 results
+GEMM_BLOCK_ELEMENTS = 1 << 21
+
+RTOL_TARGET = {np.dtype(np.float64): 2.5e-13, np.dtype(np.float32): 2.5e-6}
+
+
+def consts(dtype, coef0=0.0):
+    """The kernels' typed constants ``[1, 1/2, coef0, 0]`` (typed constants keep float32
+    arithmetic in float32)."""
+    return np.array([1.0, 0.5, coef0, 0.0], dtype=dtype)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What the numba kernels need to evaluate one kernel, as one value.
+
+    ``phi`` is the kernel function (fixed at compile time; ``phi(-1)``: none), ``dot``
+    whether it acts on dot products ``x . y`` rather than on squared distances, ``g``
+    one gamma per column, ``c`` the constants of :func:`consts` and ``degree`` the
+    polynomial degree.  :attr:`args` is the tail every kernel of :mod:`fastrbf._jit`
+    takes, in its order.
+    """
+
+    phi: _jk.Phi
+    dot: bool
+    g: np.ndarray
+    c: np.ndarray
+    degree: int
+
+    @property
+    def args(self):
+        """``(dot, phi, g, c, degree)``, as the numba kernels take them."""
+        return (self.dot, self.phi, self.g, self.c, self.degree)
+
+    @property
+    def code(self):
+        """The kernel code (:mod:`fastrbf._jit.kernels`; -1: plain distances)."""
+        return self.phi.code
+
+    @property
+    def dtype(self):
+        return self.c.dtype
+
+    def with_gamma(self, g):
+        """The same kernel with other per-column gammas ``g`` (already checked, typed)."""
+        return KernelSpec(self.phi, self.dot, g, self.c, self.degree)
+
+
+def distances_spec(dtype, m=1):
+    """The spec that applies nothing: plain squared distances (``g`` is unused)."""
+    dtype = np.dtype(dtype)
+    return KernelSpec(_jk.phi(_jk.NONE), False, np.ones(m, dtype=dtype), consts(dtype), 1)
+
+
+def prepare(X, Y, name_x="X", name_y="Y"):
+    """Validate ``X`` (and ``Y``) and return them converted to the common result dtype."""
+    Xa = _v.check_data(X, name_x)
+    Ya = None if Y is None else _v.check_data(Y, name_y)
+    if Ya is not None:
+        _v.check_features(Xa, Ya, name_x, name_y)
+    dtype = _v.result_dtype(Xa, Ya)
+    Xc = _v.to_dtype(Xa, dtype)
+    Yc = None if Ya is None else _v.to_dtype(Ya, dtype)
+    return Xc, Yc, dtype
+
+
+def allocate(out, shape, dtype, inputs, what):
+    """The checked ``out=``, or a new result array after the memory check."""
+    out = _v.check_out(out, shape, dtype, inputs)
+    if out is None:
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        _v.check_memory(
+            nbytes,
+            f"{what}: the {shape[0]} x {shape[1]} {dtype} result",
+            "process `X` in row chunks (each call with a slice of the rows), pass a "
+            "preallocated `out=`, or use `gram_matvec` if you only need K @ V.",
+        )
+        out = np.empty(shape, dtype=dtype)
+    return out
+
+
+def use_gemm(dtype, d):
+    """Whether ``d`` features of ``dtype`` take the certified GEMM path."""
+    return d >= GEMM_MIN_FEATURES[dtype]
+
+
+def pairwise(X, Y, spec, symmetric, out, n_threads, mirror=True):
+    """Fill ``out`` with ``phi(squared distances)`` of a radial ``spec`` (or the
+    distances themselves for :func:`distances_spec`).
+
+    ``X``, ``Y`` are validated arrays of ``out.dtype`` (``Y`` may be ``X`` itself);
+    ``symmetric`` means ``Y is X`` and one gamma for all columns; then ``mirror=False``
+    leaves the strict lower triangle unwritten (for a consumer of the upper one only).
+    """
+    dtype = out.dtype
+    d = X.shape[1]
+    if use_gemm(dtype, d):  # (the block kernels below apply the work threshold themselves)
+        _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror)
+        return out
+    Yt = np.ascontiguousarray(Y.T)
+    if symmetric:
+        _jp.pairwise_upper.run(n_threads, X, Yt, *spec.args, out)
+        if mirror:
+            _jp.mirror_upper.run(n_threads, out)
+    else:
+        _jp.pairwise_rows.run(n_threads, X, Yt, *spec.args, out)
+    return out
+
+
+def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
+    dtype = out.dtype
+    n, d = X.shape
+    m = Y.shape[0]
+    nt = _threads.for_work(n * m * (d + 8), n_threads)
+    mu = Y.mean(axis=0, dtype=np.float64)
+    Xc = np.subtract(X, mu, dtype=np.float64)
+    Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
+    nx = np.einsum("ij,ij->i", Xc, Xc)
+    ny = nx if symmetric else np.einsum("ij,ij->i", Yc, Yc)
+    eps = np.finfo(np.float64).eps
+    tau = (2 * d + 8) * eps / RTOL_TARGET[dtype]
+    # GEMM by fixed row blocks (their size depends on the shape only), each block one
+    # single-threaded BLAS call followed by a serial numba pass that finalises it, the
+    # blocks spread over Python worker threads: bitwise the same for any thread count
+    # (a multi-threaded GEMM rounds by its own split), and BLAS's and numba's idle
+    # threads never spin against each other.  float64 results are computed in place;
+    # float32 ones through a float64 scratch block.
+    rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    direct = dtype == np.float64
+
+    def work(lo, hi):
+        G = None if direct else np.empty((min(rows, hi - lo), m), dtype=np.float64)
+        for r0 in range(lo, hi, rows):
+            r1 = min(hi, r0 + rows)
+            Gb = out[r0:r1] if G is None else G[: r1 - r0]
+            np.matmul(Xc[r0:r1], Yc.T, out=Gb)
+            _jp.finalize_block(Gb, nx, ny, X, Y, r0, tau, spec.phi, spec.g, spec.c, spec.degree, symmetric,
+                               out[r0:r1])
+
+    with _threads.serial_blas():
+        _threads.map_ranges(work, n, nt, align=rows)
+    if symmetric and mirror:
+        _jp.mirror_upper.run(nt, out)
+
+
+def dot_products(X, Y, spec, out, n_threads):
+    """Fill ``out`` with ``phi(X @ Y.T)`` of a dot-product ``spec``: the product by
+    fixed row blocks of single-threaded BLAS (the same bits for any thread count), then
+    phi row by row."""
+    nt = _threads.for_work(X.shape[0] * Y.shape[0] * (X.shape[1] + 8), n_threads)
+    _dense.gemm(X, Y.T, out, nt)
+    _jp.apply_rows.run(nt, spec.phi, spec.g, spec.c, spec.degree, out)
+    return out
+
+
+def matvec(X, Y, Vt, spec, out, n_threads):
+    """``out = K(X, Y) @ Vt.T`` tile by tile, ``K`` never held (``Vt`` is ``V``
+    transposed, C-contiguous)."""
+    Yt = np.ascontiguousarray(Y.T)
+    _jp.gram_matvec.run(n_threads, X, Yt, Vt, *spec.args, out)
+    return out

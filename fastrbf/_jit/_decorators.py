@@ -1,6 +1,8 @@
 """One decorator factory for every numba kernel of fastrbf.
 
-``jit`` is for helpers that are called from other jitted code (inlined by LLVM);
+``jit`` is for helpers that are called from other jitted code (inlined by LLVM),
+``jit_inline`` for the few tiny ones inlined at numba-IR level (the vectorised ``cos``
+and ``sin``), ``jit_reduce`` for re-associable sums;
 ``pjit(tasks=...)`` makes a top-level kernel: a :class:`BlockKernel`, a serial
 ``nogil`` function over a range ``lo:hi`` of independent tasks (its first two
 arguments; each task owns its own part of the output), and ``kernel.run(n_threads,
@@ -70,6 +72,12 @@ def _njit(func, *, parallel, cache, inline="never"):
 def jit(func):
     """Compile a helper called from other kernels (serial, cached)."""
     return _njit(func, parallel=False, cache=_cache_enabled())
+
+
+def jit_inline(func):
+    """Compile a small helper that numba inlines into each caller at IR level (so it is
+    compiled with the caller's flags; never cached on its own)."""
+    return numba.njit(inline="always", fastmath=set(FASTMATH), error_model="numpy")(func)
 
 
 def jit_reduce(func):

@@ -34,19 +34,12 @@ not be NaN (prior validation is assumed).
 
 import math
 
-import numba
 import numpy as np
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._decorators import FASTMATH
+from ._decorators import FASTMATH, jit_inline
 from .exp import _bits_to_f32, _bits_to_f64, _f32_to_bits, _f64_to_bits
-
-
-def _inline(func):
-    # inlined at numba-IR level into the caller (compiled with the caller's flags)
-    return numba.njit(inline="always", fastmath=set(FASTMATH), error_model="numpy")(func)
-
 
 #: the vectorised functions are accurate (<= 2 ulp) for |x| up to these limits
 LIMIT_F64 = 1e6
@@ -89,7 +82,7 @@ _C5 = 2.08757232129817482790e-09
 _C6 = -1.13596475577881948265e-11
 
 
-@_inline
+@jit_inline
 def _reduce64(x):
     n = np.floor(x * _TWO_OVER_PI + 0.5)
     r = _fma(-n, _P1, x)
@@ -99,7 +92,7 @@ def _reduce64(x):
     return r, q
 
 
-@_inline
+@jit_inline
 def _poly64(r):
     z = r * r
     s = _S6
@@ -119,13 +112,13 @@ def _poly64(r):
     return sin_r, cos_r
 
 
-@_inline
+@jit_inline
 def _flip64(v, q):
     # v * (-1)**(bit 1 of q), as a sign-bit XOR
     return _bits_to_f64(_f64_to_bits(v) ^ ((q & 2) << 62))
 
 
-@_inline
+@jit_inline
 def _select64(q, a, b):
     # a if q is odd else b, by bit masks (no branch, no phi node)
     mask = -(q & 1)
@@ -172,7 +165,7 @@ _C2_F = np.float32(-1.388731625493765e-3)
 _C3_F = np.float32(2.443315711809948e-5)
 
 
-@_inline
+@jit_inline
 def _reduce32(x):
     n = np.floor(x * _TWO_OVER_PI_F + _HALF_F)
     r = _fma(-n, _P1_F, x)
@@ -182,7 +175,7 @@ def _reduce32(x):
     return r, q
 
 
-@_inline
+@jit_inline
 def _poly32(r):
     z = r * r
     s = _S3_F
@@ -196,12 +189,12 @@ def _poly32(r):
     return sin_r, cos_r
 
 
-@_inline
+@jit_inline
 def _flip32(v, q):
     return _bits_to_f32(_f32_to_bits(v) ^ ((q & 2) << 30))
 
 
-@_inline
+@jit_inline
 def _select32(q, a, b):
     mask = -(q & 1)
     return _bits_to_f32((_f32_to_bits(a) & mask) | (_f32_to_bits(b) & ~mask))

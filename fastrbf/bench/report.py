@@ -1,7 +1,13 @@
-"""The benchmark report: a figure and a comparison with a saved run.
+"""The benchmark report in text: the table of a run, saved runs, and the comparison with
+a saved run.
 
-Used by ``python -m fastrbf.bench --plot PATH`` and ``--compare OLD.json``; works on
-the rows of :func:`fastrbf.benchmarks.run` (or the same rows read back from ``--json``).
+Works on the rows of :func:`fastrbf.bench.suite.run` (or the same rows read back from
+``--json``).  :func:`format_table` is what ``python -m fastrbf.bench`` prints (one group
+of lines per workload with a numbered legend, then the scaling over sizes of a full
+run and the compile section); :func:`save_run` / :func:`load_run` write and read the
+``--json`` file (format :data:`FORMAT`); :func:`compare` and :func:`format_compare`
+are ``--compare OLD.json``.  The figure (``--plot``) is in
+:mod:`fastrbf.bench.figure`, which needs matplotlib; this module needs only NumPy.
 
 Decisions:
 
@@ -20,27 +26,16 @@ Decisions:
   description differs (a ``--quick`` run against a ``--full`` one) are marked ``size
   differs`` and never called a regression; rows present on one side only, or not
   measured on one side (skipped above the quick size), are listed as such.
-- **One panel per workload** (its largest size in a run over several sizes),
-  horizontal bars (contender names are long) of the median time per call on a log axis
-  with the interquartile range as error bars, coloured by kind: fastrbf, a peer, the
-  NumPy reference, a hardware floor.  A baseline that is not a hardware floor is drawn
-  hollow and named ``[baseline]`` in its label, never in the floor's colour.  Each
-  fastrbf bar carries its ratio against the best peer and the verdict.  With a baseline
-  run a black tick marks each contender's old median, so a regression shows as a bar
-  that reaches past its tick.
-- matplotlib is an optional extra (``fastrbf[bench]`` or ``fastrbf[plot]``), imported
-  only when a figure is drawn, with the non-interactive Agg backend (no display
-  needed); without it a clear ``ImportError`` names the extra.
 """
 
 import json
 import math
 import textwrap
 
-#: colours per contender kind (colour-blind safe: Okabe-Ito); a baseline is drawn hollow
-KIND_COLOURS = {"fastrbf": "#0072B2", "peer": "#E69F00", "numpy": "#999999", "floor": "#009E73", "baseline": "white"}
-KIND_LABELS = {"fastrbf": "fastrbf", "peer": "peer", "numpy": "NumPy reference", "floor": "hardware floor (LAPACK)",
-               "baseline": "baseline (named in its label)"}
+import numpy as np
+
+from .harness import BASELINE, COMPILE_GOALS, FLOOR, KIND_NAMES, VERDICT_MARGIN, compile_goal_misses, format_seconds
+
 #: the format tag of a saved run (``--json``); older versions wrote a bare list of rows
 FORMAT = "fastrbf-bench/2"
 
@@ -115,14 +110,21 @@ def save_run(path, rows, meta=None):
         json.dump({"format": FORMAT, "meta": meta or {}, "rows": rows}, fh, indent=1)
 
 
-def _check_threshold(threshold):
+def check_threshold(threshold):
+    """``threshold`` (percent) as a float, checked: a finite number >= 0.
+
+    Examples
+    --------
+    >>> check_threshold(10)
+    10.0
+    """
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold) \
             or threshold < 0:
         raise ValueError(f"`threshold` must be a finite number >= 0 (percent); got {threshold!r}.")
     return float(threshold)
 
 
-def _shape(r):
+def row_shape(r):
     """The size description of a row (older versions appended the accuracy note after "; ")."""
     return r.get("shape", "").split("; ")[0]
 
@@ -171,7 +173,7 @@ def compare(old_rows, new_rows, *, threshold=10.0):
     Parameters
     ----------
     old_rows, new_rows : list of dict
-        Rows of :func:`fastrbf.benchmarks.run` (or :func:`load_rows`).
+        Rows of :func:`fastrbf.bench.suite.run` (or :func:`load_rows`).
     threshold : float, default 10
         Percent: a row more than this much slower, beyond the noise of both runs, is a
         ``"REGRESSION"``; more than this much faster, beyond the noise, is ``"faster"``.
@@ -198,19 +200,19 @@ def compare(old_rows, new_rows, *, threshold=10.0):
     >>> [(r["contender"], r["change_pct"], r["status"]) for r in compare(old, new)]
     [('a', 50.0, 'REGRESSION'), ('c', None, 'only in new'), ('b', None, 'only in old')]
     """
-    thr = _check_threshold(threshold)
+    thr = check_threshold(threshold)
     by_wc: dict = {}
     for j, r in enumerate(old_rows):
         by_wc.setdefault((r["workload"], r["contender"]), []).append(j)
-    exact = {(r["workload"], r["contender"], _shape(r)): j for j, r in enumerate(old_rows)}
+    exact = {(r["workload"], r["contender"], row_shape(r)): j for j, r in enumerate(old_rows)}
     used: set = set()
     out = []
     for r in new_rows:
         key = (r["workload"], r["contender"])
-        i: int | None = exact.get((*key, _shape(r)))
+        i: int | None = exact.get((*key, row_shape(r)))
         if i is None:  # another size of the same (workload, contender) not matched exactly
-            shapes = {_shape(x) for x in new_rows if (x["workload"], x["contender"]) == key}
-            i = next((j for j in by_wc.get(key, []) if j not in used and _shape(old_rows[j]) not in shapes),
+            shapes = {row_shape(x) for x in new_rows if (x["workload"], x["contender"]) == key}
+            i = next((j for j in by_wc.get(key, []) if j not in used and row_shape(old_rows[j]) not in shapes),
                      None)
         o = old_rows[i] if i is not None else None
         if i is not None:
@@ -225,7 +227,7 @@ def compare(old_rows, new_rows, *, threshold=10.0):
             row["status"] = "only in new"
         elif not o["median_s"] or not r["median_s"]:
             row["status"] = "not measured"
-        elif _shape(o) != _shape(r):
+        elif row_shape(o) != row_shape(r):
             row["status"] = "size differs"
         else:
             row["change_pct"] = 100.0 * (r["median_s"] / o["median_s"] - 1.0)
@@ -241,7 +243,7 @@ def compare(old_rows, new_rows, *, threshold=10.0):
     return out
 
 
-def _fmt_s(t):
+def _fmt_ms(t):
     if t is None:
         return "-"
     return f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.3f} s"
@@ -272,7 +274,7 @@ def format_compare(result, *, threshold=10.0):
     1 regression (> 10% slower, beyond the noise of both runs), 0 faster, 0 within noise, 0 within 10%; 0 not comparable
     """
     head = ["workload", "contender", "old", "new", "change", "status"]
-    lines = [[r["workload"], r["contender"], _fmt_s(r["old_s"]), _fmt_s(r["new_s"]),
+    lines = [[r["workload"], r["contender"], _fmt_ms(r["old_s"]), _fmt_ms(r["new_s"]),
               "-" if r["change_pct"] is None else f"{r['change_pct']:+.1f}%", r["status"]] for r in result]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=True)]
     fmt = "| " + " | ".join(f"{{:{w}}}" for w in widths) + " |"
@@ -292,174 +294,231 @@ def format_compare(result, *, threshold=10.0):
     return "\n".join(out)
 
 
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError("Drawing the benchmark figure needs matplotlib, an optional extra: "
-                          "`pip install fastrbf[bench]`, `pip install fastrbf[plot]` or `pip install matplotlib`.") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+# ---------------------------------------------------------------- the table
+#: the widest line of the table
+TABLE_WIDTH = 120
 
 
-def _fmt_t(t):
-    if t < 1e-3:
-        return f"{t * 1e6:.3g} us"
-    return f"{t * 1e3:.3g} ms" if t < 1 else f"{t:.3g} s"
+def _num(v):
+    return f"{v:.0f}" if v >= 100 else (f"{v:.1f}" if v >= 10 else f"{v:.2f}")
 
 
-def _largest_size(rows):
-    """Per workload, its rows at the largest size run (the last size in row order)."""
-    last: dict = {}
+def _time_pair(lo, med):
+    if med is None:
+        return "-"
+    scale, unit = (1e6, "us") if med < 1e-3 else ((1e3, "ms") if med < 1 else (1.0, "s"))
+    return f"{_num(lo * scale)} / {_num(med * scale)} {unit}" if lo is not None else f"{_num(med * scale)} {unit}"
+
+
+def _fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _iqr(r):
+    if r.get("q1_s") is None or r.get("q3_s") is None or not r.get("median_s"):
+        return "-"
+    return f"{100 * (r['q3_s'] - r['q1_s']) / r['median_s']:.0f}%"
+
+
+def _vs_peer(r):
+    if r.get("ratio_vs_best_peer") is None:
+        return "-"
+    v = r.get("verdict")
+    return f"{r['ratio_vs_best_peer']:.2f}x " + (v if v else "(no spread)")
+
+
+def _align(head, lines, right=()):
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=True)]
+
+    def fmt(cells):
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(ln) if ln else "" for ln in lines], widths
+
+
+def _wrap(text, indent="    "):
+    return textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def _groups(rows):
+    """(workload, shape) groups in order of appearance."""
+    out: dict = {}
     for r in rows:
-        last[r["workload"]] = r.get("shape", "")
-    return {w: [r for r in rows if r["workload"] == w and r.get("shape", "") == shape] for w, shape in last.items()}
+        out.setdefault((r["workload"], r.get("shape", "")), []).append(r)
+    return out
 
 
-def plot(rows, path, *, baseline=None, threshold=10.0, title=None, ncols=2):
-    """Draw the time per call of every contender, one panel per workload, into an image.
+def format_table(rows):
+    """Format the rows of :func:`run` as a plain-text table with a numbered legend.
 
-    Bars are the median time per call (log axis, shorter is faster) with the
-    interquartile range of the rounds as error bars; each fastrbf bar is labelled with
-    its ratio against the best peer and the verdict; a baseline that is not a hardware
-    floor is hollow and labelled ``[baseline]``.  A run over several sizes is drawn at
-    each workload's largest size.  The compile rows are not drawn.
+    One group of lines per workload (and size): its contenders with the time (minimum
+    and median over the rounds), the spread (interquartile range of the rounds as a
+    percentage of the median), the paired ratio against the best peer with its verdict,
+    against the NumPy reference and against the workload's baseline, and the peak traced
+    memory.  Sizes, accuracy notes and baselines are in the numbered legend below; the
+    compile rows (and the scaling over sizes of a full run) follow in their own
+    sections.  No line is wider than :data:`TABLE_WIDTH`.
 
     Parameters
     ----------
     rows : list of dict
-        Rows of :func:`fastrbf.benchmarks.run` (or :func:`load_rows`).
-    path : str or path-like
-        Output file; the format follows the extension (``.png``, ``.svg``, ``.pdf``).
-    baseline : list of dict, optional
-        An older run: a black tick marks each contender's old median time (rows of the
-        same size only) and the label gives the change of the time per call.
-    threshold : float, default 10
-        Percent: labels of rows more than this much slower than ``baseline`` are red.
-    title : str, optional
-        Figure title.
-    ncols : int, default 2
-        Panels per row.
+        As returned by :func:`run` (rows saved by an older version, without spreads,
+        are shown with "-" where a field is missing).
 
     Returns
     -------
     str
-        ``path``.
 
-    Raises
-    ------
-    ImportError
-        When matplotlib (the extra ``fastrbf[bench]`` or ``fastrbf[plot]``) is not installed.
-    ValueError
-        When ``rows`` holds no timed benchmark rows.
+    Examples
+    --------
+    >>> row = dict(workload="w", shape="10x2", contender="fastrbf", kind="fastrbf", min_s=0.4, median_s=0.5,
+    ...            q1_s=0.45, q3_s=0.55, ratio_vs_numpy=4.0, ratio_vs_best_peer=2.0, verdict="faster",
+    ...            peak_mem_bytes=2**20)
+    >>> print(format_table([row]))  # doctest: +ELLIPSIS
+    workload / contender  time min / median  IQR  vs best peer  vs NumPy  vs base  peak mem
+    --------------------  -----------------  ---  ------------  --------  -------  --------
+    [1] w
+      fastrbf                  400 / 500 ms  20%  2.00x faster     4.00x        -     1 MiB
+    <BLANKLINE>
+    [1] w: 10x2
+    ...
     """
-    rows = [r for r in rows if r.get("workload") != "compile"]
-    if not rows:
-        raise ValueError("`rows` must hold at least one benchmark row; got none.")
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
-        raise ValueError(f"`ncols` must be an int >= 1; got {ncols!r}.")
-    thr = _check_threshold(threshold)
-    plt = _pyplot()
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import NullFormatter
+    timed = [r for r in rows if r.get("workload") != "compile"]
+    out = []
+    legend = []
+    if timed:
+        head = ["workload / contender", "time min / median", "IQR", "vs best peer", "vs NumPy", "vs base", "peak mem"]
+        cells: list = []
+        for k, ((w, shape), g) in enumerate(_groups(timed).items(), 1):
+            cells.append([f"[{k}] {w}", "", "", "", "", "", ""])
+            note = "; ".join(x for x in (shape, g[0].get("accuracy", "")) if x)
+            base = next((r for r in g if r.get("kind") in (FLOOR, BASELINE)), None)
+            if base is not None:
+                note += f"; vs base: against {base['contender']} ({KIND_NAMES[base['kind']]})"
+            legend.append(_wrap(f"[{k}] {w}: {note}"))
+            for r in g:
+                tag = {FLOOR: " [floor]", BASELINE: " [baseline]"}.get(r.get("kind"), "")
+                mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
+                best = r["contender"] == next((x.get("best_peer") for x in g if x.get("best_peer")), None)
+                time_cell = (_time_pair(r.get("min_s"), r["median_s"]) if r.get("median_s") is not None
+                             else r.get("note") or "-")
+                cells.append([("  " + r["contender"], tag), time_cell, _iqr(r),
+                              "best peer" if best else _vs_peer(r), _fmt_x(r.get("ratio_vs_numpy")),
+                              _fmt_x(r.get("ratio_vs_baseline", r.get("ratio_vs_floor"))), mem])
+        rest = sum(max(len(str(c[i])) for c in [*cells, head]) + 2 for i in range(1, len(head)))
+        room = TABLE_WIDTH - rest
+        for c in cells:
+            if isinstance(c[0], tuple):  # a contender: its label shortened to fit, its kind tag kept
+                label, tag = c[0]
+                c[0] = (label if len(label) + len(tag) <= room else label[: room - len(tag) - 3] + "...") + tag
+        lines, _ = _align(head, cells, right={1, 2, 4, 5, 6})
+        # group headers: the name alone, not padded
+        out += [ln.rstrip() for ln in lines]
+        out += ["", *legend, "", _wrap(
+            f"time: minimum / median of the rounds (all contenders timed once per round, in a shuffled order); IQR: "
+            f"interquartile range of the rounds, % of the median.  vs best peer: median over the rounds of the "
+            f"fastest peer's time / this row's in the same round (> 1: faster); the verdict says faster or slower "
+            f"only when the quartiles of these ratios are both above {1 + VERDICT_MARGIN:g} or both below "
+            f"1/{1 + VERDICT_MARGIN:g}, else within noise.  "
+            f"vs NumPy, vs base: the same paired ratio against the NumPy reference and the workload's baseline "
+            f"([floor]: a hardware floor; [baseline]: a reference point, named in the legend).  peak mem: peak "
+            f"traced memory (tracemalloc) of one call.", indent="")]
+    scaling = format_scaling(timed)
+    if scaling:
+        out += ["", scaling]
+    comp = format_compile(rows)
+    if comp:
+        out += ["", comp] if out else [comp]
+    return "\n".join(out)
 
-    groups = _largest_size(rows)
-    workloads = list(groups)
-    base = {(r["workload"], r["contender"]): r for r in (baseline or [])}
-    any_ticks = False
-    ncols = min(ncols, len(workloads))
-    nrows = -(-len(workloads) // ncols)
-    wrap = 80 if ncols > 1 else 160
-    titles = {}
-    for k, w in enumerate(workloads, 1):
-        g = groups[w]
-        note = "; ".join(x for x in (g[0].get("shape", ""), g[0].get("accuracy", "")) if x)
-        titles[w] = textwrap.fill(f"[{k}] {w}" + (f": {note}" if note else ""), wrap, break_on_hyphens=False)
-    heights = []
-    for i in range(nrows):
-        row_w = workloads[i * ncols:(i + 1) * ncols]
-        heights.append(max(len(groups[w]) for w in row_w) * 0.34 + 0.75 + 0.17 * max(titles[w].count("\n") + 1
-                                                                                       for w in row_w))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(8.0 * ncols, sum(heights) + 1.2), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
-    for ax in axes.flat[len(workloads):]:
-        ax.set_visible(False)
-    for ax, w in zip(axes.flat, workloads, strict=False):  # spare panels stay empty
-        g = groups[w]
-        y = list(range(len(g)))[::-1]  # first contender on top
-        vals = [r.get("median_s") or 0.0 for r in g]
-        shown = [v for v in vals if v > 0]
-        drawn = [i for i, v in enumerate(vals) if v > 0]  # skipped rows get a note, no bar
-        err = [[max(0.0, vals[i] - g[i]["q1_s"]) if g[i].get("q1_s") is not None else 0.0 for i in drawn],
-               [max(0.0, g[i]["q3_s"] - vals[i]) if g[i].get("q3_s") is not None else 0.0 for i in drawn]]
-        kinds = [g[i].get("kind") for i in drawn]
-        ax.barh([y[i] for i in drawn], [vals[i] for i in drawn], height=0.7,
-                color=[KIND_COLOURS.get(k, "#CC79A7") for k in kinds],
-                edgecolor=["black" if k == "baseline" else "none" for k in kinds], hatch=None,
-                xerr=err if any(any(e) for e in err) else None, error_kw={"ecolor": "black", "elinewidth": 1,
-                                                                            "capsize": 2})
-        ax.set_yticks(y)
-        ax.set_yticklabels([r["contender"] + {"baseline": " [baseline]", "floor": " [hardware floor]"}.get(
-            r.get("kind"), "") for r in g], fontsize=8)
-        lo = min(shown) / 3 if shown else 1e-3
-        hi = max(shown) * 12 if shown else 1.0
-        ticks = []
-        for yi, r, v in zip(y, g, vals, strict=True):
-            o = base.get((w, r["contender"]))
-            old_v = None
-            if o and o.get("median_s") and v > 0 and _shape(o) == _shape(r):
-                old_v = o["median_s"]
-            if old_v:
-                ticks.append((old_v, yi))
-                lo, hi = min(lo, old_v / 3), max(hi, old_v * 12)
-            if v > 0:
-                pct = 100 * (v / old_v - 1) if old_v else 0.0  # change of the time per call
-                label = _fmt_t(v)
-                if r.get("ratio_vs_best_peer") is not None:
-                    label += f"  {r['ratio_vs_best_peer']:.2f}x vs best peer"
-                    label += f": {r['verdict']}" if r.get("verdict") else ""
-                if r.get("ratio_vs_baseline") is not None:
-                    kind = "hardware floor" if r.get("baseline_kind") == "floor" else "baseline"
-                    label += f"  {r['ratio_vs_baseline']:.2f}x vs {kind}"
-                if abs(pct) >= 0.5:
-                    label += f"  ({pct:+.0f}% time)"
-                right = max(v, r.get("q3_s") or 0.0, old_v or 0.0)
-                ax.text(right * 1.15, yi, label, va="center", fontsize=7,
-                        color="#D55E00" if pct > thr else "black",
-                        fontweight="bold" if pct > thr or r.get("kind") == "fastrbf" else "normal")
-            else:
-                ax.text(lo * 1.1, yi, r.get("note") or "not measured", va="center", fontsize=7, color="#555555")
-        if ticks:
-            any_ticks = True
-            ax.scatter([t for t, _ in ticks], [yi for _, yi in ticks], marker="|", s=180, color="black",
-                       linewidths=1.5, zorder=3)
-        lo = 10 ** math.floor(math.log10(lo))  # whole decades: at least two labelled ticks
-        hi = 10 ** math.ceil(math.log10(hi))
-        ax.set_xlim(lo, hi)
-        ax.set_xscale("log")
-        ax.set_ylim(-0.6, len(g) - 0.4)
-        ax.set_title(titles[w], fontsize=8.5, loc="left")
-        ax.set_xlabel("median time per call, s (log scale; shorter is faster; error bars: interquartile range)",
-                      fontsize=7.5)
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.tick_params(axis="x", labelsize=7)
-        ax.grid(axis="x", which="major", alpha=0.3)
-    kinds_seen = [k for k in KIND_COLOURS if any(r.get("kind") == k for r in rows)]
-    handles: list = [Patch(facecolor=KIND_COLOURS[k], edgecolor="black" if k == "baseline" else "none",
-                           label=KIND_LABELS[k]) for k in kinds_seen]
-    if any_ticks:
-        from matplotlib.lines import Line2D
 
-        handles.append(Line2D([], [], marker="|", linestyle="none", color="black", markersize=12,
-                              markeredgewidth=1.5, label="baseline run (old median)"))
-    height = sum(heights) + 1.2
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, fontsize=9,
-               bbox_to_anchor=(0.5, 1.0 - (0.35 if title else 0.05) / height))
-    if title:
-        fig.suptitle(textwrap.fill(title, 150), fontsize=10, y=1.0 - 0.08 / height, va="top")
-    fig.tight_layout(rect=(0, 0, 1, 1.0 - (0.7 if title else 0.4) / height))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
+def format_scaling(rows):
+    """How the median time grows with N, for the workloads run at more than one size
+    (a full run); "" when there are none.
+
+    The growth exponent ``p`` fits ``time ~ N**p`` through the smallest and largest N.
+
+    Examples
+    --------
+    >>> rows = [dict(workload="w", contender="a", n=n, median_s=t) for n, t in ((100, 0.01), (1000, 1.0))]
+    >>> print(format_scaling(rows))
+    scaling: median time per call as N grows; p: exponent of time ~ N^p between the smallest and largest N
+    workload / contender    N=100  N=1000     p
+    --------------------  -------  ------  ----
+    w
+      a                   10.0 ms  1.00 s  2.00
+    """
+    by_wl: dict = {}
+    for r in rows:
+        if r.get("n") is not None:
+            by_wl.setdefault(r["workload"], []).append(r)
+    multi = {w: g for w, g in by_wl.items() if len({r["n"] for r in g}) > 1}
+    if not multi:
+        return ""
+    width = max(len({r["n"] for r in g}) for g in multi.values())
+    head = ["workload / contender", *[f"size {i + 1}" for i in range(width)], "p"]
+    cells = []
+    for w, g in multi.items():
+        ns = sorted({r["n"] for r in g})
+        cells.append([w] + [""] * (width + 1))
+        for c in dict.fromkeys(r["contender"] for r in g):
+            t = {r["n"]: r["median_s"] for r in g if r["contender"] == c}
+            pts = [(n, t[n]) for n in ns if t.get(n)]
+            p = (f"{math.log(pts[-1][1] / pts[0][1]) / math.log(pts[-1][0] / pts[0][0]):.2f}"
+                 if len(pts) > 1 else "-")
+            cells.append(["  " + c[:44]] + [(f"N={n}: " if len(multi) > 1 else "") + format_seconds(t.get(n)) for n in ns]
+                         + [""] * (width - len(ns)) + [p])
+    if len(multi) == 1:
+        head = ["workload / contender", *[f"N={n}" for n in sorted({r['n'] for r in next(iter(multi.values()))})], "p"]
+    lines, _ = _align(head, cells, right=set(range(1, width + 2)))
+    return "\n".join(["scaling: median time per call as N grows; p: exponent of time ~ N^p between the smallest and "
+                      "largest N", *lines])
+
+
+def format_compile(rows):
+    """The compile and import rows of :func:`measure_compile` as a table; "" when there are none.
+
+    Examples
+    --------
+    >>> row = dict(workload="compile", contender="gram", kind="compile", median_s=2.5, cold_cpu_s=2.4,
+    ...            float32_extra_s=0.5, warm_extra_s=0.01)
+    >>> print(format_compile([row]))
+    compile: first call of a public function in a fresh process, empty numba cache, tiny float64 input
+    target       cold (CPU)  float32 after  warm 1st - 2nd  goals
+    ------  ---------------  -------------  --------------  ------------------
+    gram    2.50 s (2.40 s)        +0.50 s        +10.0 ms  missed: cold > 2 s
+    goals: cold <= 4 s (<= 2 s for sqdist, gram, gram_matvec), float32 after float64 <= +2 s, warm first call <= +50 ms
+    """
+    comp = [r for r in rows if r.get("workload") == "compile" and r.get("kind") == "compile"]
+    imp = [r for r in rows if r.get("workload") == "compile" and r.get("kind") == "import"]
+    if not comp and not imp:
+        return ""
+    g = COMPILE_GOALS
+    out = []
+    if comp:
+        cells = []
+        for r in comp:
+            misses = r.get("goal_misses", compile_goal_misses(r))
+            cpu = f" ({r['cold_cpu_s']:.2f} s)" if r.get("cold_cpu_s") is not None else ""
+            f32 = "-" if r.get("float32_extra_s") is None else f"+{r['float32_extra_s']:.2f} s"
+            warm = "-" if r.get("warm_extra_s") is None else f"+{r['warm_extra_s'] * 1e3:.1f} ms"
+            cells.append([r["contender"], f"{r['median_s']:.2f} s{cpu}", f32, warm,
+                          "met" if not misses else "missed: " + ", ".join(misses)])
+        lines, _ = _align(["target", "cold (CPU)", "float32 after", "warm 1st - 2nd", "goals"], cells, right={1, 2, 3})
+        out += ["compile: first call of a public function in a fresh process, empty numba cache, tiny float64 input",
+                *lines,
+                _wrap(f"goals: cold <= {g['cold_s']:g} s (<= {g['cold_fast_s']:g} s for {', '.join(g['fast'])}), "
+                      f"float32 after float64 <= +{g['float32_s']:g} s, warm first call <= +{g['warm_extra_s'] * 1e3:g} "
+                      f"ms", indent="")]
+        startup = [r["numba_startup_s"] for r in comp if r.get("numba_startup_s") is not None]
+        if startup:
+            out.append(_wrap(f"warm 1st - 2nd is counted after numba's own once-per-process start-up "
+                             f"(median {np.median(startup) * 1e3:.0f} ms here), which any numba code pays on its "
+                             f"first call", indent=""))
+    for r in imp:
+        spread = (f"; IQR {r['q1_s'] * 1e3:.0f}-{r['q3_s'] * 1e3:.0f} ms" if r.get("q1_s") is not None else "")
+        numba_s = f"; import numba itself {r['numba_import_s']:.2f} s" if r.get("numba_import_s") is not None else ""
+        out.append(f"import fastrbf after import numba: {r['median_s'] * 1e3:.0f} ms (median of {r.get('rounds', '?')} "
+                   f"fresh processes{spread}){numba_s}")
+    return "\n".join(out)

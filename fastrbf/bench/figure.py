@@ -22,6 +22,7 @@ Decisions:
 
 import math
 import textwrap
+from typing import Any
 
 from .report import check_threshold, row_shape
 
@@ -31,7 +32,7 @@ KIND_LABELS = {"fastrbf": "fastrbf", "peer": "peer", "numpy": "NumPy reference",
                "baseline": "baseline (named in its label)"}
 
 
-def pyplot():
+def pyplot() -> Any:
     """``matplotlib.pyplot`` on the non-interactive Agg backend; an ImportError naming the
     extra when matplotlib is not installed (``--plot`` asks for it before a long run)."""
     try:

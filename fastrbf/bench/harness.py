@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +73,7 @@ class Contender:
 
     label: str
     kind: str  # FASTRBF, NUMPY, PEER, FLOOR (a real hardware/LAPACK floor) or BASELINE (another reference point)
-    fn: object
+    fn: Callable[[dict], Any]
     full: bool = True  # also run above the quick size (False: too slow, quick size only)
 
 
@@ -81,13 +82,13 @@ class Workload:
     """A benchmark workload: data, work measure and contenders."""
 
     name: str
-    setup: object  # setup(size) -> dict of arrays, size one of `sizes`
-    work: object  # work(data) -> float, in `unit`
+    setup: Callable[[Any], dict]  # setup(size) -> dict of arrays, size one of `sizes`
+    work: Callable[[dict], float]  # work(data) -> float, in `unit`
     unit: str
-    contenders: list = field(default_factory=list)
-    describe: object = None  # describe(data) -> str
-    accuracy: object = None  # accuracy(data) -> str, after the contenders ran (a note in the legend)
-    teardown: object = None  # teardown(data): release what setup started (a dask cluster)
+    contenders: list[Contender] = field(default_factory=list)
+    describe: Callable[[dict], str] | None = None  # describe(data) -> str
+    accuracy: Callable[[dict], str] | None = None  # accuracy(data) -> str, after the contenders ran (a note in the legend)
+    teardown: Callable[[dict], None] | None = None  # teardown(data): release what setup started (a dask cluster)
     sizes: tuple = ()  # ascending; the first is the quick size, --full runs them all
 
 
@@ -326,7 +327,7 @@ def busy_warning(load):
     return None
 
 
-def format_duration(s):
+def format_duration(s: float) -> str:
     """A duration of the progress lines: seconds up to 90, minutes beyond.
 
     Examples
@@ -337,7 +338,7 @@ def format_duration(s):
     return f"{s:.0f} s" if s < 90 else f"{s / 60:.1f} min"
 
 
-def format_seconds(t):
+def format_seconds(t: float | None) -> str:
     """Seconds as the table writes them: ``"-"`` for None, else us, ms or s.
 
     Examples
@@ -352,7 +353,7 @@ def format_seconds(t):
     return f"{t * 1e3:.1f} ms" if t < 1 else f"{t:.2f} s"
 
 
-def add_ratios(wl_rows):
+def add_ratios(wl_rows: list[dict]) -> None:
     """Paired ratios and verdicts of one workload's rows (in place)."""
     timed = [r for r in wl_rows if r["times_s"]]
     numpy_r = next((r for r in timed if r["kind"] == NUMPY), None)
@@ -418,7 +419,7 @@ print(json.dumps({"numba": t1 - t0, "fastrbf": t2 - t1}))
 """
 
 
-def package_root():
+def package_root() -> str:
     """The directory holding the ``fastrbf`` package that is running: first on the path
     of the fresh processes, so they measure this copy and not another one installed.
 

@@ -110,7 +110,7 @@ def save_run(path, rows, meta=None):
         json.dump({"format": FORMAT, "meta": meta or {}, "rows": rows}, fh, indent=1)
 
 
-def check_threshold(threshold):
+def check_threshold(threshold: float) -> float:
     """``threshold`` (percent) as a float, checked: a finite number >= 0.
 
     Examples
@@ -124,7 +124,7 @@ def check_threshold(threshold):
     return float(threshold)
 
 
-def row_shape(r):
+def row_shape(r: dict) -> str:
     """The size description of a row (older versions appended the accuracy note after "; ")."""
     return r.get("shape", "").split("; ")[0]
 

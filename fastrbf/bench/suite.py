@@ -37,7 +37,7 @@ from .harness import (
 )
 
 
-def n_of(size):
+def n_of(size: int | tuple | list) -> int:
     """The leading number of a size (the N of the scaling section)."""
     return size[0] if isinstance(size, (tuple, list)) else size
 

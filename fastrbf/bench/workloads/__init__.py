@@ -8,13 +8,14 @@ package imports every family module and, through them, fastrbf's public function
 nothing is compiled until a workload runs.
 """
 
+from ..harness import Workload
 from . import approx, cluster, dask, distances, gp, kernels, linalg, models, neighbors, sklearn
 
 #: the family modules, in the order of the report
 FAMILIES = (distances, kernels, cluster, linalg, models, neighbors, gp, approx, sklearn, dask)
 
 
-def all_workloads() -> list:
+def all_workloads() -> list[Workload]:
     """All workloads, in the order of the report.
 
     Examples
@@ -25,7 +26,7 @@ def all_workloads() -> list:
     return [wl for family in FAMILIES for wl in family.workloads()]
 
 
-def select(only: str | None = None) -> list:
+def select(only: str | None = None) -> list[Workload]:
     """The workloads whose name contains ``only`` (all of them when None or empty), in the order of the report.
 
     Examples

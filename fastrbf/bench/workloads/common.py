@@ -5,6 +5,8 @@ and two runs compare like with like.  A peer (scikit-learn, SciPy, faiss, dask) 
 contender only when its import succeeds, so the suite runs with whatever is installed.
 """
 
+from types import ModuleType
+
 import numpy as np
 
 #: the seed of every workload's data set
@@ -16,7 +18,7 @@ def seeded_rng() -> np.random.Generator:
     return np.random.default_rng(SEED)
 
 
-def try_import(name: str):
+def try_import(name: str) -> ModuleType | None:
     """The module ``name``, or None when it is not installed (or fails to import).
 
     Examples

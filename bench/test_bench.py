@@ -1,5 +1,5 @@
 """One parametrised pytest-benchmark test over every (workload, contender) pair of
-``fastrbf.benchmarks``: the same workloads as ``python -m fastrbf.bench``.
+``fastrbf.bench.workloads``: the same workloads as ``python -m fastrbf.bench``.
 
 Tests are grouped by workload (``benchmark.group``), so pytest-benchmark prints one
 table per workload; select one with ``-k sqdist-lowd``.  Each workload runs at its
@@ -14,10 +14,11 @@ import os
 import numba
 import pytest
 
-from fastrbf import _threads, benchmarks
+from fastrbf import _threads
+from fastrbf.bench import harness, workloads
 
 QUICK = os.environ.get("FASTRBF_BENCH_FULL", "0") != "1"
-_WORKLOADS = {wl.name: wl for wl in benchmarks.workloads()}
+_WORKLOADS = {wl.name: wl for wl in workloads.all_workloads()}
 _TOO_SLOW = pytest.mark.skip(reason="too slow above the quick size (see Contender.full)")
 _CASES = [
     pytest.param(wl.name, c.label, id=f"{wl.name}|{c.label}", marks=() if QUICK or c.full else _TOO_SLOW)
@@ -61,7 +62,7 @@ def test_workload(benchmark, workload, contender):
     )
     if getattr(c.fn, "self_timed", False):
         # the peer's own loop measures one iteration; record that as the result
-        per_iter = benchmarks.time_call(c.fn, data, 3)
+        per_iter = harness.time_call(c.fn, data, 3)
         benchmark.extra_info["per_iteration_s"] = per_iter
         benchmark.pedantic(c.fn, args=(data,), rounds=1, iterations=1, warmup_rounds=0)
     else:

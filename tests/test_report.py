@@ -15,7 +15,9 @@ import sys
 import pytest
 
 import fastrbf
-from fastrbf import _report, bench, benchmarks
+from fastrbf import bench
+from fastrbf.bench import figure, harness, report, suite, workloads
+from fastrbf.bench.workloads import cluster
 
 
 def _row(workload, contender, median_s, kind="fastrbf", shape="10x2", throughput=None):
@@ -47,7 +49,7 @@ def _png_size(path):
 
 # ---------------------------------------------------------------- compare
 def test_compare_statuses_and_changes():
-    res = {(r["workload"], r["contender"]): r for r in _report.compare(OLD, NEW, threshold=10)}
+    res = {(r["workload"], r["contender"]): r for r in report.compare(OLD, NEW, threshold=10)}
     assert len(res) == len({(r["workload"], r["contender"]) for r in OLD + NEW})
     for (w, c), r in res.items():
         old = next((o for o in OLD if (o["workload"], o["contender"]) == (w, c)), None)
@@ -67,14 +69,14 @@ def test_compare_statuses_and_changes():
 
 
 def test_compare_threshold_moves_the_line():
-    pct = {r["contender"]: r["status"] for r in _report.compare(OLD[:3], NEW[:3], threshold=30)}
+    pct = {r["contender"]: r["status"] for r in report.compare(OLD[:3], NEW[:3], threshold=30)}
     assert pct == {"fastrbf": "same", "numpy reference": "same", "peer": "peer faster"}
-    pct = {r["contender"]: r["status"] for r in _report.compare(OLD[:3], NEW[:3], threshold=0)}
+    pct = {r["contender"]: r["status"] for r in report.compare(OLD[:3], NEW[:3], threshold=0)}
     assert pct == {"fastrbf": "REGRESSION", "numpy reference": "peer slower", "peer": "peer faster"}
 
 
 def test_compare_order_new_then_old_only():
-    res = _report.compare(OLD, NEW)
+    res = report.compare(OLD, NEW)
     keys = [(r["workload"], r["contender"]) for r in res]
     assert keys[: len(NEW)] == [(r["workload"], r["contender"]) for r in NEW]
     assert keys[len(NEW):] == [("b", "gone")]
@@ -87,26 +89,26 @@ def _spread_row(median, q1, q3, contender="fastrbf"):
 def test_compare_beyond_threshold_but_within_noise_is_no_regression():
     old = [_spread_row(1.0, 0.8, 1.3)]
     new = [_spread_row(1.5, 1.2, 1.9)]  # +50%, far beyond 10%, but 1.2 < 1.3: the ranges overlap
-    res = _report.compare(old, new, threshold=10)
+    res = report.compare(old, new, threshold=10)
     assert [(r["status"], round(r["change_pct"])) for r in res] == [("within noise", 50)]
-    faster = _report.compare(new, old, threshold=10)  # -33%, the same overlap
+    faster = report.compare(new, old, threshold=10)  # -33%, the same overlap
     assert faster[0]["status"] == "within noise"
 
 
 def test_compare_beyond_threshold_and_noise_is_a_regression():
     old = [_spread_row(1.0, 0.95, 1.05)]
     new = [_spread_row(1.5, 1.4, 1.6)]
-    assert _report.compare(old, new, threshold=10)[0]["status"] == "REGRESSION"
-    assert _report.compare(new, old, threshold=10)[0]["status"] == "faster"
+    assert report.compare(old, new, threshold=10)[0]["status"] == "REGRESSION"
+    assert report.compare(new, old, threshold=10)[0]["status"] == "faster"
     # beyond the noise but within the threshold: not a regression
-    assert _report.compare(old, new, threshold=60)[0]["status"] == "same"
+    assert report.compare(old, new, threshold=60)[0]["status"] == "same"
 
 
 def test_compare_one_side_without_spread_uses_the_threshold():
     """A row saved by an older version (no quartiles) against a new one: the threshold alone."""
     old = [_row("w", "fastrbf", 1.0)]
     new = [_spread_row(1.5, 1.0, 2.0)]
-    assert _report.compare(old, new, threshold=10)[0]["status"] == "REGRESSION"
+    assert report.compare(old, new, threshold=10)[0]["status"] == "REGRESSION"
 
 
 def test_cli_fail_on_regression_only_beyond_noise(tmp_path, capsys):
@@ -126,19 +128,19 @@ def test_compare_matches_rows_by_size():
     the other sizes are listed on their own."""
     old = [_row("w", "fastrbf", 1.0, shape="N=10")]
     new = [_row("w", "fastrbf", 1.05, shape="N=10"), _row("w", "fastrbf", 9.0, shape="N=100")]
-    res = _report.compare(old, new)
+    res = report.compare(old, new)
     assert [r["status"] for r in res] == ["same", "only in new"]
 
 
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "10", True, None])
 def test_compare_bad_threshold(bad):
     with pytest.raises(ValueError, match=r"`threshold` must be a finite number >= 0"):
-        _report.compare(OLD, NEW, threshold=bad)
+        report.compare(OLD, NEW, threshold=bad)
 
 
 def test_format_compare_lists_every_row_and_counts():
-    res = _report.compare(OLD, NEW, threshold=10)
-    text = _report.format_compare(res, threshold=10)
+    res = report.compare(OLD, NEW, threshold=10)
+    text = report.format_compare(res, threshold=10)
     lines = text.splitlines()
     assert len(lines) == 2 + len(res) + 2
     assert sum("REGRESSION" in ln for ln in lines[2:-2]) == 1
@@ -150,7 +152,7 @@ def test_format_compare_lists_every_row_and_counts():
 
 # ---------------------------------------------------------------- load_rows
 def test_load_rows_round_trip(tmp_path):
-    assert _report.load_rows(_write(tmp_path / "r.json", NEW)) == NEW
+    assert report.load_rows(_write(tmp_path / "r.json", NEW)) == NEW
 
 
 def test_save_and_load_run_round_trip(tmp_path):
@@ -158,9 +160,9 @@ def test_save_and_load_run_round_trip(tmp_path):
             for r in NEW]
     meta = {"load_before": [0.5, 0.4, 0.3], "load_after": [2.5, 1.0, 0.4], "cores": 2}
     path = tmp_path / "run.json"
-    _report.save_run(path, rows, meta)
-    assert _report.load_run(path) == (meta, rows)
-    assert _report.load_rows(path) == rows
+    report.save_run(path, rows, meta)
+    assert report.load_run(path) == (meta, rows)
+    assert report.load_rows(path) == rows
 
 
 def test_old_json_without_new_fields_is_read_and_shown(tmp_path, capsys):
@@ -168,7 +170,7 @@ def test_old_json_without_new_fields_is_read_and_shown(tmp_path, capsys):
     and its table shows "-" where the spread and verdict are missing."""
     old_style = [{k: v for k, v in r.items() if k not in ("ratio_vs_floor",)} for r in OLD]
     path = _write(tmp_path / "old.json", old_style)
-    assert _report.load_run(path) == ({}, old_style)
+    assert report.load_run(path) == ({}, old_style)
     assert bench.main(["--from", path]) == old_style
     out = capsys.readouterr().out
     assert "[1] a" in out and "time min / median" in out
@@ -176,20 +178,20 @@ def test_old_json_without_new_fields_is_read_and_shown(tmp_path, capsys):
 
 def test_load_rows_rejects_other_json(tmp_path):
     with pytest.raises(ValueError, match=r"must hold a benchmark run as written by"):
-        _report.load_rows(_write(tmp_path / "r.json", {"rows": NEW}))
+        report.load_rows(_write(tmp_path / "r.json", {"rows": NEW}))
     with pytest.raises(ValueError, match=r"must hold a benchmark run as written by"):
-        _report.load_rows(_write(tmp_path / "r.json", [{"workload": "a"}]))
+        report.load_rows(_write(tmp_path / "r.json", [{"workload": "a"}]))
     with pytest.raises(ValueError, match=r"must hold a benchmark run as written by"):
-        _report.load_rows(_write(tmp_path / "r.json", {"format": _report.FORMAT, "rows": {"a": 1}}))
+        report.load_rows(_write(tmp_path / "r.json", {"format": report.FORMAT, "rows": {"a": 1}}))
     (tmp_path / "bad.json").write_text("not json")
     with pytest.raises(ValueError, match=r"is not a JSON file of benchmark rows"):
-        _report.load_rows(str(tmp_path / "bad.json"))
+        report.load_rows(str(tmp_path / "bad.json"))
 
 
 # ---------------------------------------------------------------- plot
 def test_plot_writes_png(tmp_path):
     out = tmp_path / "r.png"
-    assert _report.plot(NEW, out, baseline=OLD, title="t") == str(out)
+    assert figure.plot(NEW, out, baseline=OLD, title="t") == str(out)
     w, h = _png_size(out)
     assert w > 800 and h > 400
 
@@ -212,7 +214,7 @@ def test_plot_one_panel_per_workload(tmp_path, monkeypatch):
         real_close(fig)
 
     monkeypatch.setattr(plt, "close", close)
-    _report.plot(NEW, tmp_path / "r.svg", ncols=3, baseline=OLD)
+    figure.plot(NEW, tmp_path / "r.svg", ncols=3, baseline=OLD)
     workloads = list(dict.fromkeys(r["workload"] for r in NEW))
     assert [t.split()[1].rstrip(":") for t in seen["titles"]] == workloads
     assert seen["bars"] == [sum(r["workload"] == w and r["median_s"] is not None for r in NEW) for w in workloads]
@@ -229,18 +231,18 @@ def test_plot_one_panel_per_workload(tmp_path, monkeypatch):
 
 def test_plot_errors(tmp_path):
     with pytest.raises(ValueError, match=r"`rows` must hold at least one benchmark row"):
-        _report.plot([], tmp_path / "r.png")
+        figure.plot([], tmp_path / "r.png")
     with pytest.raises(ValueError, match=r"`ncols` must be an int >= 1; got 0"):
-        _report.plot(NEW, tmp_path / "r.png", ncols=0)
+        figure.plot(NEW, tmp_path / "r.png", ncols=0)
     with pytest.raises(ValueError, match=r"`threshold` must be a finite number >= 0"):
-        _report.plot(NEW, tmp_path / "r.png", threshold=-5)
+        figure.plot(NEW, tmp_path / "r.png", threshold=-5)
     assert not (tmp_path / "r.png").exists()
 
 
 def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
     with pytest.raises(ImportError, match=r"pip install fastrbf\[bench\]"):
-        _report.plot(NEW, tmp_path / "r.png")
+        figure.plot(NEW, tmp_path / "r.png")
     with pytest.raises(SystemExit) as exc:
         bench.main(["--from", _write(tmp_path / "new.json", NEW), "--plot", str(tmp_path / "r.png")])
     assert exc.value.code == 2
@@ -324,7 +326,7 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
     first = next(i for i, ln in enumerate(progress) if ln.startswith("[1/1] sqdist-lowd/float32 ("))
     assert "left" in progress[first]
     assert any("kernels" in ln and "cache" in ln for ln in progress[:first])
-    meta, rows = _report.load_run(run)
+    meta, rows = report.load_run(run)
     assert len(meta["load_before"]) == 3 and len(meta["load_after"]) == 3 and meta["cores"] == os.cpu_count()
     assert rows and all(r["workload"] == "sqdist-lowd/float32" and r["median_s"] > 0 for r in rows)
     for r in rows:
@@ -356,7 +358,7 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
 def test_time_rounds_interleaves_every_contender_once_per_round():
     calls = []
     fns = [lambda a, i=i: calls.append(i) for i in range(4)]
-    times = benchmarks.time_rounds(fns, {}, rounds=6, seed=1)
+    times = harness.time_rounds(fns, {}, rounds=6, seed=1)
     assert [len(t) for t in times] == [6] * 4
     rounds = [calls[4 * r: 4 * r + 4] for r in range(6)]
     assert all(sorted(r) == [0, 1, 2, 3] for r in rounds)
@@ -373,7 +375,7 @@ def test_time_rounds_caps_and_self_timed():
             calls.append("s")
             return 0.25
 
-    times = benchmarks.time_rounds([SelfTimed(), lambda a: calls.append("f")], {}, rounds=5, caps=[2, 5])
+    times = harness.time_rounds([SelfTimed(), lambda a: calls.append("f")], {}, rounds=5, caps=[2, 5])
     assert times[0] == [0.25, 0.25] and len(times[1]) == 5
     assert calls.count("s") == 2 and calls.count("f") == 5
 
@@ -390,14 +392,14 @@ def test_time_rounds_budget_per_contender():
         def __call__(self, a):
             return self.t
 
-    times = benchmarks.time_rounds([Clock(0.3), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
+    times = harness.time_rounds([Clock(0.3), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
     assert len(times[0]) == 5 and len(times[1]) == 15
-    times = benchmarks.time_rounds([Clock(0.125), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
+    times = harness.time_rounds([Clock(0.125), Clock(0.01)], {}, rounds=15, budget_s=0.8, min_rounds=5)
     assert len(times[0]) == 7  # 0.875 s >= 0.8 s spent after 7 calls
 
 
 def test_paired_ratio_uses_common_rounds():
-    med, q1, q3 = benchmarks.paired_ratio([2.0, 4.0, 6.0, 100.0], [1.0, 2.0, 2.0])
+    med, q1, q3 = harness.paired_ratio([2.0, 4.0, 6.0, 100.0], [1.0, 2.0, 2.0])
     assert (med, q1, q3) == (2.0, 2.0, 2.5)
 
 
@@ -406,24 +408,24 @@ def test_verdict_disjoint_and_overlapping_spreads():
     load = rng.uniform(1.0, 3.0, 15)  # a load drift that hits both contenders of a round alike
     ours = 0.010 * load * rng.uniform(0.97, 1.03, 15)
     peer = 0.020 * load * rng.uniform(0.97, 1.03, 15)
-    _, q1, q3 = benchmarks.paired_ratio(peer, ours)
-    assert benchmarks.verdict(q1, q3) == "faster"
-    _, q1, q3 = benchmarks.paired_ratio(ours, peer)
-    assert benchmarks.verdict(q1, q3) == "slower"
+    _, q1, q3 = harness.paired_ratio(peer, ours)
+    assert harness.verdict(q1, q3) == "faster"
+    _, q1, q3 = harness.paired_ratio(ours, peer)
+    assert harness.verdict(q1, q3) == "slower"
     same = 0.010 * load * rng.uniform(0.8, 1.25, 15)  # the same speed, noisy: ratios straddle 1
-    _, q1, q3 = benchmarks.paired_ratio(same, ours)
+    _, q1, q3 = harness.paired_ratio(same, ours)
     assert q1 < 1 < q3
-    assert benchmarks.verdict(q1, q3) == "within noise"
+    assert harness.verdict(q1, q3) == "within noise"
     # a difference smaller than the margin is not a verdict, however clean
-    assert benchmarks.verdict(1.03, 1.04) == "within noise"
-    assert benchmarks.verdict(1.0 / 1.04, 1.0 / 1.03) == "within noise"
+    assert harness.verdict(1.03, 1.04) == "within noise"
+    assert harness.verdict(1.0 / 1.04, 1.0 / 1.03) == "within noise"
 
 
 def _workload_rows(name, contenders, times, shape="N=10", accuracy=""):
     rows = [dict(workload=name, contender=label, kind=kind, shape=shape, accuracy=accuracy, n=10, unit="pairs/s",
-                 times_s=t, peak_mem_bytes=2**20, note="", **benchmarks.summarize(t))
+                 times_s=t, peak_mem_bytes=2**20, note="", **harness.summarize(t))
             for (label, kind), t in zip(contenders, times, strict=True)]
-    benchmarks._add_ratios(rows)
+    harness.add_ratios(rows)
     return rows
 
 
@@ -451,7 +453,7 @@ def _realistic_rows():
 
     rng = np.random.default_rng(1)
     rows = []
-    for wl in benchmarks.workloads():
+    for wl in workloads.all_workloads():
         cs = [(c.label, c.kind) for c in wl.contenders]
         base = 10 ** rng.uniform(-5, 1.5)
         times = [list(base * 10 ** rng.uniform(-1, 1) * rng.uniform(0.7, 1.4, 15)) for _ in cs]
@@ -461,15 +463,15 @@ def _realistic_rows():
     rows += [dict(workload="compile", contender=name, kind="compile", median_s=3.0, cold_cpu_s=2.9,
                   float32_extra_s=1.0, warm_extra_s=0.01) for name in ("sqdist", "kernel_ridge[nystrom-pcg]")]
     rows.append(dict(workload="compile", contender="import fastrbf (after numba)", kind="import",
-                     **benchmarks.summarize([0.2, 0.25, 0.3]), numba_import_s=0.4))
+                     **harness.summarize([0.2, 0.25, 0.3]), numba_import_s=0.4))
     return rows
 
 
 def test_table_is_at_most_120_wide_with_a_numbered_legend():
     rows = _realistic_rows()
-    text = benchmarks.format_table(rows)
+    text = report.format_table(rows)
     lines = text.splitlines()
-    assert max(len(ln) for ln in lines) <= benchmarks.TABLE_WIDTH == 120
+    assert max(len(ln) for ln in lines) <= report.TABLE_WIDTH == 120
     groups = list(dict.fromkeys(r["workload"] for r in rows if r["workload"] != "compile"))
     for k, w in enumerate(groups, 1):
         assert f"[{k}] {w}" in lines  # the group header: the name alone
@@ -485,7 +487,7 @@ def test_table_is_at_most_120_wide_with_a_numbered_legend():
 def test_table_cells_one_meaning_each():
     rows = _workload_rows("w", _LONG, [[0.010] * 3, [0.02] * 3, [1.0] * 3, [0.03] * 3,
                                       [0.012, 0.011, 0.01], [0.005] * 3])
-    lines = benchmarks.format_table(rows).splitlines()
+    lines = report.format_table(rows).splitlines()
     head = lines[0]
     assert [c.strip() for c in head.split("  ") if c.strip()][:2] == ["workload / contender", "time min / median"]
     for col in ("IQR", "vs best peer", "vs NumPy", "vs base", "peak mem"):
@@ -504,7 +506,7 @@ def test_table_marks_noisy_ratios_within_noise():
     rows = _workload_rows("w", [("fastrbf", "fastrbf"), ("peer", "peer")],
                           [[1.0, 2.0, 1.0, 2.0, 1.5], [2.0, 1.0, 1.9, 1.1, 1.5]])
     assert rows[0]["verdict"] == "within noise"
-    assert "within noise" in benchmarks.format_table(rows)
+    assert "within noise" in report.format_table(rows)
 
 
 def test_scaling_section_over_sizes():
@@ -512,50 +514,50 @@ def test_scaling_section_over_sizes():
     for n, t in ((1000, 0.01), (2000, 0.04), (4000, 0.16)):
         rows += [dict(r, n=n) for r in _workload_rows("w", [("fastrbf", "fastrbf"), ("peer", "peer")],
                                                       [[t] * 3, [2 * t] * 3], shape=f"N={n}")]
-    text = benchmarks.format_table(rows)
+    text = report.format_table(rows)
     assert "scaling: median time per call as N grows" in text
     line = next(ln for ln in text.splitlines()[text.splitlines().index("w"):] if ln.strip().startswith("fastrbf"))
     assert line.split()[-1] == "2.00"  # time ~ N^2
-    assert benchmarks.format_scaling(rows[:2]) == ""  # one size: no section
+    assert report.format_scaling(rows[:2]) == ""  # one size: no section
 
 
 def test_workload_sizes_ascend_and_quick_is_first():
-    for wl in benchmarks.workloads():
+    for wl in workloads.all_workloads():
         assert wl.sizes, wl.name
-        ns = [benchmarks._n_of(s) for s in wl.sizes]
+        ns = [suite.n_of(s) for s in wl.sizes]
         assert ns == sorted(ns) and len(set(ns)) == len(ns), wl.name
 
 
 def test_busy_warning_when_load_exceeds_cores():
     cores = os.cpu_count()
-    assert "verdicts may be unreliable (--threads 1" in benchmarks.busy_warning([cores + 0.5, 0, 0])
-    assert benchmarks.busy_warning([cores - 0.5, 0, 0]) is None
-    assert benchmarks.busy_warning(None) is None
+    assert "verdicts may be unreliable (--threads 1" in harness.busy_warning([cores + 0.5, 0, 0])
+    assert harness.busy_warning([cores - 0.5, 0, 0]) is None
+    assert harness.busy_warning(None) is None
 
 
 # ---------------------------------------------------------------- compile and import
 def test_measure_compile_one_target_in_fresh_processes():
     lines = []
-    rows = benchmarks.measure_compile(targets=["sqdist"], import_repeats=1, log=lines.append)
+    rows = harness.measure_compile(targets=["sqdist"], import_repeats=1, log=lines.append)
     comp, imp = rows
     assert comp["contender"] == "sqdist" and comp["kind"] == "compile" and comp["workload"] == "compile"
     assert comp["median_s"] > 0 and comp["cold_cpu_s"] > 0 and comp["float32_extra_s"] > 0
     assert comp["warm_first_s"] > 0 and comp["warm_extra_s"] == comp["warm_first_s"] - comp["second_s"]
-    assert comp["goal_misses"] == benchmarks.compile_goal_misses(comp)
+    assert comp["goal_misses"] == harness.compile_goal_misses(comp)
     assert imp["kind"] == "import" and imp["median_s"] > 0 and imp["numba_import_s"] > 0
     assert lines[0].startswith("[compile 1/1] sqdist")
-    assert "sqdist" in benchmarks.format_compile(rows)
+    assert "sqdist" in report.format_compile(rows)
 
 
 def test_measure_compile_unknown_target():
     with pytest.raises(ValueError, match=r"`targets` must name entries of fastrbf.compile.TARGETS; got \['nope'\]"):
-        benchmarks.measure_compile(targets=["nope"])
+        harness.measure_compile(targets=["nope"])
 
 
 def test_compile_goals():
     row = dict(contender="kernel_ridge", median_s=3.0, float32_extra_s=2.5, warm_extra_s=0.2)
-    assert benchmarks.compile_goal_misses(row) == ["float32 > 2 s", "warm > 50 ms"]
-    assert benchmarks.compile_goal_misses(dict(row, contender="sqdist")) == ["cold > 2 s", "float32 > 2 s",
+    assert harness.compile_goal_misses(row) == ["float32 > 2 s", "warm > 50 ms"]
+    assert harness.compile_goal_misses(dict(row, contender="sqdist")) == ["cold > 2 s", "float32 > 2 s",
                                                                               "warm > 50 ms"]
 
 
@@ -577,7 +579,7 @@ def test_plot_labels_baselines_and_writes_ratios(tmp_path, monkeypatch):
         real_close(fig)
 
     monkeypatch.setattr(plt, "close", close)
-    _report.plot(rows, tmp_path / "r.png", title="t")
+    figure.plot(rows, tmp_path / "r.png", title="t")
     assert "fastrbf kernel_ridge + predict (the calls it wraps) [baseline]" in seen["labels"]
     assert "LAPACK dpotrf alone [hardware floor]" in seen["labels"]
     assert any("3.00x vs best peer: faster" in t for t in seen["texts"])
@@ -585,14 +587,14 @@ def test_plot_labels_baselines_and_writes_ratios(tmp_path, monkeypatch):
     from matplotlib.colors import to_rgba
 
     baseline_face = seen["faces"][[r["kind"] for r in rows].index("baseline")]
-    assert baseline_face == to_rgba("white") != to_rgba(_report.KIND_COLOURS["floor"])
+    assert baseline_face == to_rgba("white") != to_rgba(figure.KIND_COLOURS["floor"])
 
 
 def test_plot_workload_with_only_skipped_rows(tmp_path):
     """A workload whose contenders were all skipped draws notes, no bars and no
     log-scale warning (warnings are errors in this suite)."""
     rows = [_row("skipped", "numpy reference", None, "numpy"), _row("a", "fastrbf", 1.0)]
-    _report.plot(rows, tmp_path / "r.png", baseline=rows)
+    figure.plot(rows, tmp_path / "r.png", baseline=rows)
     _png_size(tmp_path / "r.png")
 
 
@@ -607,39 +609,39 @@ def test_cli_only_compile_runs_just_the_compile_rows(tmp_path, capsys, monkeypat
         return [dict(workload="compile", contender="sqdist", kind="compile", median_s=1.5, cold_cpu_s=1.4,
                      float32_extra_s=0.5, warm_extra_s=0.01, shape="tiny float64 call, fresh process"),
                 dict(workload="compile", contender="import fastrbf (after numba)", kind="import",
-                     **benchmarks.summarize([0.1, 0.12, 0.14]))]
+                     **harness.summarize([0.1, 0.12, 0.14]))]
 
-    monkeypatch.setattr(benchmarks, "measure_compile", fake)
+    monkeypatch.setattr(harness, "measure_compile", fake)
     rows = bench.main(["--only", "compile", "--json", str(tmp_path / "c.json")])
     out = capsys.readouterr().out
     assert seen == {"quick": True} and [r["kind"] for r in rows] == ["compile", "import"]
     assert "workload / contender" not in out  # no timing table
     assert "compile: first call of a public function" in out and "met" in out
     assert "import fastrbf after import numba: 120 ms" in out
-    assert _report.load_rows(tmp_path / "c.json") == rows
+    assert report.load_rows(tmp_path / "c.json") == rows
 
 
 def test_compare_reads_the_size_of_older_rows_with_an_accuracy_note():
     """Older versions appended the accuracy note to the size description."""
     old = [_row("w", "fastrbf", 1.0, shape="N=10; test RMSE 0.5")]
     new = [dict(_row("w", "fastrbf", 1.05, shape="N=10"), accuracy="test RMSE 0.5")]
-    assert _report.compare(old, new)[0]["status"] == "same"
+    assert report.compare(old, new)[0]["status"] == "same"
 
 
 def test_per_iteration_time_is_positive_under_a_burst_of_load(monkeypatch):
     """A burst of load during the first 1-iteration fit must not make the per-iteration
     time negative: the faster of the two 1-iteration fits is subtracted."""
     clock = [0.0]
-    monkeypatch.setattr(benchmarks.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(cluster.time, "perf_counter", lambda: clock[0])
     costs = iter([0.5, 0.05, 0.01])  # 1 iteration under load, 1 + 4 iterations, 1 iteration
 
     def fit(a, n_iter):
         clock[0] += next(costs)
 
-    per_iter = benchmarks._PerIteration(fit)({})
+    per_iter = cluster.PerIteration(fit)({})
     assert per_iter == pytest.approx((0.05 - 0.01) / 4)
     costs = iter([0.5, 0.05, 0.2])  # both 1-iteration fits slower than the long one
-    assert benchmarks._PerIteration(fit)({}) == pytest.approx(0.05 / 5)
+    assert cluster.PerIteration(fit)({}) == pytest.approx(0.05 / 5)
 
 
 def test_run_limited_to_one_thread():
@@ -648,7 +650,7 @@ def test_run_limited_to_one_thread():
     import numba
 
     before = numba.get_num_threads()
-    rows = benchmarks.run(quick=True, repeats=1, only="gram-matvec", n_threads=1)
+    rows = suite.run(quick=True, repeats=1, only="gram-matvec", n_threads=1)
     assert rows and all(r["threads"] == 1 and r["median_s"] > 0 for r in rows)
     assert numba.get_num_threads() == before
 
@@ -656,10 +658,10 @@ def test_run_limited_to_one_thread():
 def test_compare_compile_rows_by_cpu_time():
     old = [dict(workload="compile", contender="sqdist", kind="compile", median_s=2.0, cold_cpu_s=1.9)]
     busy = [dict(old[0], median_s=4.0, cold_cpu_s=2.0)]  # wall time doubled by other processes, CPU time not
-    res = _report.compare(old, busy)[0]
+    res = report.compare(old, busy)[0]
     assert res["status"] == "same" and res["old_s"] == 1.9 and res["new_s"] == 2.0
     slower = [dict(old[0], median_s=4.0, cold_cpu_s=3.8)]
-    assert _report.compare(old, slower)[0]["status"] == "REGRESSION"
+    assert report.compare(old, slower)[0]["status"] == "REGRESSION"
 
 
 def test_compare_uses_the_range_of_the_rounds():
@@ -667,9 +669,9 @@ def test_compare_uses_the_range_of_the_rounds():
     overlap (the interquartile ranges would: one slow round in the old run)."""
     old = [dict(_row("w", "fastrbf", 1.0), times_s=[0.9, 1.0, 1.0, 1.1, 1.6])]
     new = [dict(_row("w", "fastrbf", 1.5), times_s=[1.4, 1.5, 1.5, 1.6, 1.7])]
-    assert _report.compare(old, new)[0]["status"] == "within noise"  # 1.4 < 1.6
+    assert report.compare(old, new)[0]["status"] == "within noise"  # 1.4 < 1.6
     new = [dict(_row("w", "fastrbf", 1.8), times_s=[1.7, 1.8, 1.8, 1.9, 2.0])]
-    assert _report.compare(old, new)[0]["status"] == "REGRESSION"
+    assert report.compare(old, new)[0]["status"] == "REGRESSION"
 
 
 def test_compare_compile_rows_need_more_than_the_threshold():
@@ -677,8 +679,36 @@ def test_compare_compile_rows_need_more_than_the_threshold():
     def row(cpu):
         return dict(workload="compile", contender="sqdist", kind="compile", median_s=cpu, cold_cpu_s=cpu)
 
-    assert _report.COMPILE_THRESHOLD > 10
-    within = 1 + (10 + _report.COMPILE_THRESHOLD) / 200  # between the threshold and COMPILE_THRESHOLD
-    beyond = 1 + (_report.COMPILE_THRESHOLD + 5) / 100
-    assert _report.compare([row(1.0)], [row(within)], threshold=10)[0]["status"] == "same"
-    assert _report.compare([row(1.0)], [row(beyond)], threshold=10)[0]["status"] == "REGRESSION"
+    assert report.COMPILE_THRESHOLD > 10
+    within = 1 + (10 + report.COMPILE_THRESHOLD) / 200  # between the threshold and COMPILE_THRESHOLD
+    beyond = 1 + (report.COMPILE_THRESHOLD + 5) / 100
+    assert report.compare([row(1.0)], [row(within)], threshold=10)[0]["status"] == "same"
+    assert report.compare([row(1.0)], [row(beyond)], threshold=10)[0]["status"] == "REGRESSION"
+
+
+# ---------------------------------------------------------------- the package
+def test_registry_lists_the_families_in_the_order_of_the_report():
+    names = [wl.name for wl in workloads.all_workloads()]
+    assert names[:20] == [
+        "sqdist-lowd/float64", "sqdist-lowd/float32", "sqdist-highd/float64", "gram-gaussian", "gram-matvec",
+        "lloyd-small/float64", "lloyd-small/float32", "lloyd-large/float64", "lloyd-large/float32",
+        "kmeans-20-iterations", "cholesky", "krr-fit", "krr-large", "interp", "rbfnet-fit", "knn", "nadaraya-watson",
+        "gp-fit", "gp-predict", "rff"]
+    # the estimators (scikit-learn) and the cluster run (dask, distributed) follow, when installed
+    assert names[20:] == ["sklearn-overhead/rbfnet-fit", "sklearn-overhead/krr-fit-predict", "dask-lloyd"]
+    assert [wl.name for wl in workloads.select("lloyd-small")] == ["lloyd-small/float64", "lloyd-small/float32"]
+
+
+def test_quick_compile_targets_are_targets_of_fastrbf_compile():
+    from fastrbf.compile import TARGETS
+
+    assert set(harness.QUICK_COMPILE_TARGETS) <= set(TARGETS)
+    assert set(harness.COMPILE_GOALS["fast"]) <= set(TARGETS)
+
+
+def test_import_fastrbf_leaves_the_benchmark_package_out():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([harness.package_root()] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    code = "import sys, fastrbf; print(sorted(m for m in sys.modules if m.startswith('fastrbf.bench')))"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -8,20 +8,25 @@ points, and adds how the time grows with N. ``--json PATH`` writes the run
 rounds at most, ``--threads N`` limits every contender to N threads. The contenders of a
 workload are timed in interleaved rounds; the table gives minimum / median, the
 interquartile range and paired ratios with a verdict ("faster", "slower" or "within
-noise"; see :mod:`fastrbf.benchmarks`). The header gives the versions, the BLAS
+noise"; see :mod:`fastrbf.bench.harness`). The header gives the versions, the BLAS
 (threadpoolctl) and the load average, which is recorded again after the run; a warning
 says when it is above the core count. A progress line per workload (with an estimate of
 the time left) goes to standard error.
 
-The report (see :mod:`fastrbf._report`): ``--plot PATH`` draws the time per call of
-every contender with its spread, one panel per workload (matplotlib, in the extra
-``fastrbf[bench]``); ``--compare OLD.json`` prints the change of every (workload,
-contender) time against a saved run and marks as ``REGRESSION`` the ones more than
-``--threshold`` percent (default 10) slower *and* beyond the noise of both runs; the
-exit status stays 0 unless ``--fail-on-regression`` is given (then 1).  ``--from
-RUN.json`` takes the rows of a saved run instead of running the suite, so
-``python -m fastrbf.bench --from new.json --compare old.json --plot report.png`` only
-reports.
+The report (see :mod:`fastrbf.bench.report` and :mod:`fastrbf.bench.figure`):
+``--plot PATH`` draws the time per call of every contender with its spread, one panel
+per workload (matplotlib, in the extra ``fastrbf[bench]``); ``--compare OLD.json``
+prints the change of every (workload, contender) time against a saved run and marks as
+``REGRESSION`` the ones more than ``--threshold`` percent (default 10) slower *and*
+beyond the noise of both runs; the exit status stays 0 unless ``--fail-on-regression``
+is given (then 1).  ``--from RUN.json`` takes the rows of a saved run instead of
+running the suite, so ``python -m fastrbf.bench --from new.json --compare old.json
+--plot report.png`` only reports.
+
+The command line lives here rather than in ``__main__.py`` (which only calls
+:func:`main`): pytest does not collect the doctests of a ``__main__.py``, and the
+package can expose :func:`main` without importing its ``__main__`` module, which
+``python -m`` would then run a second time.
 """
 
 import argparse
@@ -62,7 +67,7 @@ def main(argv=None):
     Returns
     -------
     list of dict
-        The rows of :func:`fastrbf.benchmarks.run` (or of ``--from``).
+        The rows of :func:`fastrbf.bench.suite.run` (or of ``--from``).
 
     Raises
     ------
@@ -106,12 +111,12 @@ def main(argv=None):
     if args.fail_on_regression and not args.compare:
         p.error("--fail-on-regression needs --compare OLD")
 
-    from fastrbf import _report, benchmarks
+    from . import figure, report
 
     old_meta, old_rows = _load(p, args.compare, "--compare") if args.compare else ({}, None)
     if args.plot:  # fail before a long run, not after it
         try:
-            _report._pyplot()
+            figure.pyplot()
         except ImportError as exc:
             p.error(str(exc))
     if args.from_json:
@@ -120,26 +125,26 @@ def main(argv=None):
             rows = [row for row in rows if args.only in row["workload"]]
         print(f"rows of {args.from_json}" + (f" (workloads containing {args.only!r})" if args.only else "")
               + (f" | {_load_text(meta)}" if meta.get("load_before") else ""))
-        print(benchmarks.format_table(rows))
+        print(report.format_table(rows))
     else:
         meta, rows = _run(args)
     if args.json:
-        _report.save_run(args.json, rows, meta)
+        report.save_run(args.json, rows, meta)
         print(f"run written to {args.json}")
     regressions = 0
     if old_rows is not None:
         if args.only:
             old_rows = [row for row in old_rows if args.only in row["workload"]]
-        result = _report.compare(old_rows, rows, threshold=args.threshold)
+        result = report.compare(old_rows, rows, threshold=args.threshold)
         loads = (f" | load then {_load_text(old_meta)}; now {_load_text(meta)}"
                  if old_meta.get("load_before") and meta.get("load_before") else "")
         print(f"\nchange against {args.compare} (time per call; + is slower){loads}:")
-        print(_report.format_compare(result, threshold=args.threshold))
+        print(report.format_compare(result, threshold=args.threshold))
         regressions = sum(row["status"] == "REGRESSION" for row in result)
     if args.plot and not any(row["workload"] != "compile" for row in rows):
         p.error("--plot: no benchmark rows to draw (check --only; the compile rows are not drawn)")
     if args.plot:
-        _report.plot(rows, args.plot, baseline=old_rows, threshold=args.threshold, title=_title(rows, args))
+        figure.plot(rows, args.plot, baseline=old_rows, threshold=args.threshold, title=_title(rows, args))
         print(f"figure written to {args.plot}")
     if regressions and args.fail_on_regression:
         print(f"--fail-on-regression: {regressions} regression(s); exit status 1", file=sys.stderr)
@@ -148,10 +153,10 @@ def main(argv=None):
 
 
 def _load(parser, path, flag):
-    from fastrbf import _report
+    from . import report
 
     try:
-        return _report.load_run(path)
+        return report.load_run(path)
     except (OSError, ValueError) as exc:
         parser.error(f"{flag}: {exc}")
 
@@ -178,29 +183,31 @@ def _run(args):
     import numpy as np
 
     import fastrbf
-    from fastrbf import _threads, benchmarks
+    from fastrbf import _threads
+
+    from . import harness, report, suite
 
     quick = not args.full
     meta = dict(fastrbf=fastrbf.__version__, numba=numba.__version__, numpy=np.__version__,
                 python=platform.python_version(), cores=os.cpu_count(), numba_threads=numba.get_num_threads(),
                 blas=_threads.blas_info(), sizes="quick" if quick else "full", thread_limit=args.threads,
-                load_before=benchmarks.load_average())
+                load_before=harness.load_average())
     print(f"fastrbf {meta['fastrbf']} | numba {meta['numba']} | numpy {meta['numpy']} | python {meta['python']} | "
           f"cores {meta['cores']} | numba threads {meta['numba_threads']}"
           + (f" | every contender limited to {args.threads} thread(s)" if args.threads else ""))
     print(f"BLAS (threadpoolctl): {meta['blas']} | sizes: {meta['sizes']} | load average (1, 5, 15 min) before: "
           f"{_fmt_load(meta['load_before'])}")
-    _warn(benchmarks.busy_warning(meta["load_before"]))
-    rows = benchmarks.run(quick=quick, repeats=args.repeats, only=args.only, progress=True, n_threads=args.threads)
-    meta["load_after"] = benchmarks.load_average()
+    _warn(harness.busy_warning(meta["load_before"]))
+    rows = suite.run(quick=quick, repeats=args.repeats, only=args.only, progress=True, n_threads=args.threads)
+    meta["load_after"] = harness.load_average()
     try:
         layer: str = numba.threading_layer()
     except ValueError:
         layer = "not initialised"
     meta["threading_layer"] = layer
     print(f"numba threading layer: {layer} | load average after: {_fmt_load(meta['load_after'])}")
-    _warn(benchmarks.busy_warning(meta["load_after"]))
-    print(benchmarks.format_table(rows))
+    _warn(harness.busy_warning(meta["load_after"]))
+    print(report.format_table(rows))
     return meta, rows
 
 
@@ -213,6 +220,3 @@ def _warn(text):
         print(text)
         print(text, file=sys.stderr)
 
-
-if __name__ == "__main__":
-    main()

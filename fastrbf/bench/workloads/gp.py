@@ -1,0 +1,75 @@
+"""Gaussian-process workloads: the fit (hyperparameters by L-BFGS-B from one start) and
+the predictive mean, against scikit-learn's ``GaussianProcessRegressor`` with the same
+kernel."""
+
+import numpy as np
+
+from fastrbf.gp import gp_regression
+
+from ..harness import FASTRBF, PEER, Contender, Workload
+from .common import seeded_rng, try_import
+
+
+def workloads() -> list[Workload]:
+    """The Gaussian-process workloads, in the order of the report."""
+    return [_gp_workload(), _gp_predict_workload()]
+
+
+def _gp_workload():
+    def setup(n):
+        rng = seeded_rng()
+        X = rng.random((n, 8))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        return {"X": X, "y": y}
+
+    def ours(a):
+        import warnings
+
+        with warnings.catch_warnings():  # the linear term's weight goes to its bound here
+            warnings.simplefilter("ignore")
+            return gp_regression(a["X"], a["y"], theta0=[1.0, 1.0, 1.0, 1.0], noise=0.1, n_restarts=0)
+
+    def sk(a):
+        import warnings
+
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
+
+        k = (ConstantKernel(1.0) * RBF(1.0) + ConstantKernel(1.0)
+             + ConstantKernel(1.0) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed") + WhiteKernel(0.1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return GaussianProcessRegressor(k, alpha=0.0, n_restarts_optimizer=0).fit(a["X"], a["y"])
+
+    cs = [Contender("fastrbf gp_regression", FASTRBF, ours)]
+    if try_import("sklearn.gaussian_process") is not None:
+        cs.append(Contender("scikit-learn GaussianProcessRegressor", PEER, sk))
+    return Workload("gp-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=8, PRML kernel, L-BFGS-B from one start", sizes=(250, 700, 2000))
+
+
+def _gp_predict_workload():
+    theta, noise = [1.0, 2.0, 0.1, 0.1], 0.01
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 8))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        data: dict = {"X": X, "Q": rng.random((m, 8))}
+        data["model"] = gp_regression(X, y, theta0=theta, noise=noise, optimize=False)
+        gpm = try_import("sklearn.gaussian_process")
+        if gpm is not None:
+            from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
+
+            k = (ConstantKernel(theta[0]) * RBF(1 / np.sqrt(theta[1])) + ConstantKernel(theta[2])
+                 + ConstantKernel(theta[3]) * DotProduct(sigma_0=0.0, sigma_0_bounds="fixed") + WhiteKernel(noise))
+            data["sk"] = gpm.GaussianProcessRegressor(k, alpha=0.0, optimizer=None).fit(X, y)
+        return data
+
+    cs = [Contender("fastrbf GPModel.predict (mean)", FASTRBF, lambda a: a["model"].predict(a["Q"]))]
+    if try_import("sklearn.gaussian_process") is not None:
+        cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
+    return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only",
+                    sizes=((500, 20000), (1000, 45000), (2000, 100000)))

@@ -1,0 +1,46 @@
+"""Gram-matrix workloads: the Gaussian Gram matrix of one set (against the NumPy
+reference and scikit-learn's ``rbf_kernel``) and ``gram_matvec`` (against building the
+matrix, then multiplying)."""
+
+import numpy as np
+
+from fastrbf import reference
+from fastrbf.kernels import gram, gram_matvec
+
+from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from .common import seeded_rng, try_import
+
+
+def workloads() -> list[Workload]:
+    """The Gram-matrix workloads, in the order of the report."""
+    return [_gram_workload(), _matvec_workload()]
+
+
+def _gram_workload():
+    def setup(n):
+        X = seeded_rng().standard_normal((n, 16))
+        return {"X": X, "out": np.empty((n, n))}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: gram(a["X"], gamma=0.5)),
+        Contender("fastrbf out=", FASTRBF, lambda a: gram(a["X"], gamma=0.5, out=a["out"])),
+        Contender("numpy reference", NUMPY, lambda a: reference.gram(a["X"], gamma=0.5)),
+    ]
+    skm = try_import("sklearn.metrics.pairwise")
+    if skm is not None:
+        cs.append(Contender("scikit-learn rbf_kernel", PEER, lambda a: skm.rbf_kernel(a["X"], gamma=0.5)))
+    return Workload("gram-gaussian", setup, lambda a: a["X"].shape[0] ** 2, "entries/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, gamma 0.5", sizes=(2000, 4500, 10000))
+
+
+def _matvec_workload():
+    def setup(n):
+        rng = seeded_rng()
+        return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000)}
+
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+        Contender("numpy build-then-multiply", NUMPY, lambda a: reference.gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+    ]
+    return Workload("gram-matvec", setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "entries/s", cs,
+                    lambda a: f"K({a['X'].shape[0]}x16, {a['Y'].shape[0]}x16) @ v", sizes=(2500, 16000, 100000))

@@ -1,0 +1,175 @@
+"""Model-fitting workloads: kernel ridge regression (exact, and Nystroem by Falkon's
+PCG at large N, with its accuracy against exact KRR on a subsample), RBF interpolation
+with prediction, and the RBF network fit, against the NumPy reference, scikit-learn
+and SciPy."""
+
+import numpy as np
+
+from fastrbf import reference
+from fastrbf.kernels import gram
+from fastrbf.models import interpolate, kernel_ridge, rbf_network
+
+from ..harness import FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
+from .common import seeded_rng, try_import
+from .linalg import PotrfFloor
+
+
+def workloads() -> list[Workload]:
+    """The model-fitting workloads, in the order of the report."""
+    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _rbfnet_workload()]
+
+
+def _krr_workload():
+    gamma, alpha = 1.0 / 16, 1e-3
+
+    def setup(n):
+        rng = seeded_rng()
+        X = rng.standard_normal((n, 16))
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        A = gram(X, gamma=gamma)
+        A.flat[:: n + 1] += alpha
+        return {"X": X, "y": y, "A": A, "work": np.empty_like(A)}
+
+    def sk(a):
+        from sklearn.kernel_ridge import KernelRidge
+
+        return KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma).fit(a["X"], a["y"])
+
+    cs = [
+        Contender("fastrbf kernel_ridge", FASTRBF, lambda a: kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
+        Contender("numpy reference (Gram + solve)", NUMPY,
+                  lambda a: reference.kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
+        Contender("LAPACK dpotrf alone", FLOOR, PotrfFloor()),
+    ]
+    if try_import("sklearn.kernel_ridge") is not None:
+        cs.append(Contender("scikit-learn KernelRidge", PEER, sk))
+    return Workload("krr-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, gaussian, alpha {alpha:g}", sizes=(2000, 4500, 10000))
+
+
+def _interp_workload():
+    gamma = 2500.0  # epsilon 50 on the unit square: a well-posed Gaussian system at N = 5000 (SciPy agrees to 5e-12)
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 2))
+        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1])
+        return {"X": X, "y": y, "Xq": rng.random((m, 2))}
+
+    def sp(a):
+        from scipy.interpolate import RBFInterpolator
+
+        return RBFInterpolator(a["X"], a["y"], kernel="gaussian", epsilon=np.sqrt(gamma))(a["Xq"])
+
+    def ref(a):
+        return reference.interpolate(a["X"], a["y"], a["Xq"], kernel="gaussian", gamma=gamma, degree=0)
+
+    cs = [
+        Contender("fastrbf interpolate + predict", FASTRBF,
+                  lambda a: interpolate(a["X"], a["y"], kernel="gaussian", gamma=gamma).predict(a["Xq"])),
+        Contender("numpy reference", NUMPY, ref),
+    ]
+    if try_import("scipy.interpolate") is not None:
+        cs.append(Contender("SciPy RBFInterpolator", PEER, sp))
+    return Workload("interp", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations",
+                    sizes=((1000, 2000), (2200, 4500), (5000, 10000)))
+
+
+def _rbfnet_workload():
+    gamma, alpha = 0.05, 1e-6
+
+    def setup(size):
+        rng = seeded_rng()
+        n, k = size
+        X = rng.standard_normal((n, 16))
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        return {"X": X, "y": y, "k": k}
+
+    def ours(a):
+        return rbf_network(a["X"], a["y"], n_centers=a["k"], gamma=gamma, alpha=alpha, max_iter=100, seed=0)
+
+    def sk(a):
+        import warnings
+
+        from sklearn.cluster import KMeans
+        from sklearn.linear_model import Ridge
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            C = KMeans(a["k"], n_init=1, max_iter=100, random_state=0).fit(a["X"]).cluster_centers_
+        return Ridge(alpha=alpha).fit(rbf_kernel(a["X"], C, gamma=gamma), a["y"])
+
+    def ref(a):
+        rng = np.random.default_rng(0)
+        C0 = a["X"][rng.choice(a["X"].shape[0], a["k"], replace=False)]
+        C = reference.kmeans(a["X"], C0, max_iter=100)[0]
+        return reference.rbf_network(a["X"], a["y"], C, gamma=gamma, alpha=alpha)
+
+    cs = [
+        Contender("fastrbf rbf_network", FASTRBF, ours),
+        Contender("numpy reference (plain k-means + Phi + solve)", NUMPY, ref, full=False),
+    ]
+    if try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn KMeans + rbf_kernel + Ridge", PEER, sk))
+    return Workload("rbfnet-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, {a['k']} k-means centres, max_iter 100",
+                    sizes=((5000, 16), (70000, 64), (1000000, 256)))
+
+
+
+def _krr_large_workload():
+    # Nystroem KRR by Falkon's PCG on a smooth function of 3 of 16 standard normal
+    # coordinates (sd ~0.8) plus noise (sd 0.5).  alpha = lam n (fastrbf's alpha is
+    # unscaled; lam is the ridge of the mean loss), the same lam for the exact KRR of the
+    # subsample; lam = 1e-5 was the better of 1e-4 / 1e-5 for both at N = 250000.
+    gamma, lam, noise = 1.0 / 32, 1e-5, 0.5
+
+    def f(X):
+        return np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2]
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m, n_sub = size
+        X = rng.standard_normal((n, 16))
+        y = f(X) + noise * rng.standard_normal(n)
+        Xt = rng.standard_normal((10000, 16))
+        yt = f(Xt) + noise * rng.standard_normal(10000)
+        return {"X": X, "y": y, "m": m, "n_sub": n_sub, "Xt": Xt, "yt": yt, "L": X[rng.choice(n, m, replace=False)]}
+
+    def ours(a):
+        a["model"] = kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=lam * a["X"].shape[0], solver="nystrom-pcg",
+                                  n_landmarks=a["m"], seed=0)
+        return a["model"]
+
+    def ref(a):
+        return reference.nystroem_kernel_ridge(a["X"], a["y"], a["L"], gamma=gamma, alpha=lam * a["X"].shape[0])
+
+    def sk(a):
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.linear_model import Ridge
+
+        phi = Nystroem(gamma=gamma, n_components=a["m"], random_state=0).fit(a["X"])
+        return phi, Ridge(alpha=lam * a["X"].shape[0], fit_intercept=False).fit(phi.transform(a["X"]), a["y"])
+
+    def accuracy(a):
+        model = a.get("model") or ours(a)
+        n_sub = a["n_sub"]
+        exact = kernel_ridge(a["X"][:n_sub], a["y"][:n_sub], gamma=gamma, alpha=lam * n_sub, solver="cholesky")
+        p_pcg, p_ex, ft = model.predict(a["Xt"]), exact.predict(a["Xt"]), f(a["Xt"])
+        r_pcg, r_ex = (float(np.sqrt(np.mean((p - a["yt"]) ** 2))) for p in (p_pcg, p_ex))
+        e_pcg, e_ex = (float(np.sqrt(np.mean((p - ft) ** 2))) for p in (p_pcg, p_ex))
+        return (f"test RMSE {r_pcg:.4f} ({model.n_iter} CG iterations) vs exact KRR on {n_sub} points {r_ex:.4f}: "
+                f"{r_pcg / r_ex:.3f}x (RMSE to the noiseless function {e_pcg:.4f} vs {e_ex:.4f})")
+
+    cs = [
+        Contender("fastrbf kernel_ridge nystrom-pcg", FASTRBF, ours),
+        Contender("numpy reference (explicit K_nm + solve)", NUMPY, ref, full=False),  # 16 GB at full size
+    ]
+    if try_import("sklearn.kernel_approximation") is not None:
+        cs.append(Contender("scikit-learn Nystroem + Ridge", PEER, sk, full=False))  # 16 GB features at full size
+    return Workload("krr-large", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, M={a['m']}, gaussian gamma {gamma:g}, alpha {lam:g} N",
+                    accuracy, sizes=((20000, 500, 2000), (1_000_000, 2000, 20000)))

@@ -1,0 +1,58 @@
+"""Neighbour workloads: ``knn`` against the NumPy reference and scikit-learn's brute
+force, and the Nadaraya-Watson estimator against the NumPy reference."""
+
+import numpy as np
+
+from fastrbf import reference
+from fastrbf.neighbors import knn, nadaraya_watson
+
+from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from .common import seeded_rng, try_import
+
+
+def workloads() -> list[Workload]:
+    """The neighbour workloads, in the order of the report."""
+    return [_knn_workload(), _nw_workload()]
+
+
+def _knn_workload():
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.standard_normal((n, 16))
+        Q = rng.standard_normal((m, 16))
+        data = {"X": X, "Q": Q}
+        skn = try_import("sklearn.neighbors")
+        if skn is not None:
+            data["nn"] = skn.NearestNeighbors(n_neighbors=10, algorithm="brute").fit(X)
+        return data
+
+    cs = [
+        Contender("fastrbf knn", FASTRBF, lambda a: knn(a["X"], a["Q"], 10)),
+        Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10), full=False),
+    ]
+    if try_import("sklearn.neighbors") is not None:
+        cs.append(Contender("scikit-learn NearestNeighbors brute", PEER, lambda a: a["nn"].kneighbors(a["Q"])))
+    return Workload("knn", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
+                    lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=16",
+                    sizes=((5000, 1000), (22000, 3000), (100000, 10000)))
+
+
+def _nw_workload():
+    gamma = 0.5
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.standard_normal((n, 8))
+        y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2]
+        return {"X": X, "y": y, "Q": rng.standard_normal((m, 8))}
+
+    cs = [
+        Contender("fastrbf nadaraya_watson", FASTRBF, lambda a: nadaraya_watson(a["X"], a["y"], a["Q"], gamma=gamma)),
+        Contender("numpy reference (kernel matrix)", NUMPY,
+                  lambda a: reference.nadaraya_watson(a["X"], a["y"], a["Q"], gamma=gamma)),
+    ]
+    return Workload("nadaraya-watson", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
+                    lambda a: f"{a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=8, gaussian",
+                    sizes=((5000, 2000), (10000, 4500), (20000, 10000)))

@@ -89,17 +89,23 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _nystrom, _progress
+from . import _progress
 from . import _validation as _v
 from . import cluster as _cl
 from . import models as _m
 from ._progress import ProgressArg
 from .cluster import KMeansResult, _Assigner, _partials, _reduce
+from .distances import _consts
 from .distances import sqdist as _sqdist
 from .kernels import _check_kernel
 from .kernels import _check_params as _kernel_params
 from .kernels import gram as _gram
 from .kernels import gram_matvec as _gram_matvec
+from .linalg import _check_alpha
+from .models import common as _mc
+from .models import falkon as _nystrom
+from .models import network as _mn
+from .models import ridge as _mr
 
 #: a dask array, or an in-memory array (one block)
 Data = da.Array | ArrayLike
@@ -947,20 +953,20 @@ def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads)
     """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
     X = _checked(Xb, offset)
     if classes is None:
-        T, _ = _m._as_targets(_checked_targets(Yb, offset))
+        T, _ = _mc.as_targets(_checked_targets(Yb, offset))
     else:
         Ya = np.asarray(Yb)
         if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
             raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
-        T = _m._class_codes(np.searchsorted(classes, Ya), classes.shape[0])
+        T = _mc.class_codes(np.searchsorted(classes, Ya), classes.shape[0])
     Xd = _v.to_dtype(X, np.float64)
-    return _m._tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
+    return _mn.tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
 
 
 def _fold(*Rs):
     """QR of the stacked factors, folded in order by LAPACK ``tpqrt`` (as the TSQR)."""
     p = Rs[0].shape[0]
-    w = _m._TSQRWork(p, 1)
+    w = _mn.TSQRWork(p, 1)
     Rt = np.ascontiguousarray(Rs[0].T)
     for R in Rs[1:]:
         w.fold(Rt, np.ascontiguousarray(R.T))
@@ -1051,7 +1057,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     deg, coef0 = _check_params(spec, 3, 1.0)
     if np.ndim(alpha) != 0:
         raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
-    a = float(_m._check_alpha(alpha, 1))
+    a = float(_check_alpha(alpha, 1))
     if C is None:
         assert n_centers is not None
         try:
@@ -1075,13 +1081,13 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     else:
         k = 1 if Yd.ndim == 1 else Yd.shape[1]
         single = Yd.ndim == 1
-    consts = _m._consts(np.float64, coef0)
+    consts = _consts(np.float64, coef0)
     Cd, gd = delayed(C), delayed(g)
     parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
                                              nt)
              for xb, off, yb in zip(_blocks(X), _offsets(X)[:-1], _blocks(Yd), strict=True)]
     R = _tree(parts, _fold).compute()
-    W, b = _m._weights_from_factor(R, n, K, k, a, bias, None)
+    W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
     return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
 
@@ -1093,14 +1099,14 @@ def _f64_block(Xb, offset):
 
 
 def _targets_block(Yb, offset, mu):
-    T, _ = _m._as_targets(_checked_targets(Yb, offset))
+    T, _ = _mc.as_targets(_checked_targets(Yb, offset))
     if mu is not None:
         T -= mu
     return T
 
 
 def _col_sums(Yb, offset):
-    T, _ = _m._as_targets(_checked_targets(Yb, offset))
+    T, _ = _mc.as_targets(_checked_targets(Yb, offset))
     return (T.sum(axis=0),)
 
 
@@ -1170,9 +1176,9 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         Y = _v.check_targets(_asarray(Y, "Y"), n)
     Yd = _aligned(Y, X, "Y")
     _check_kind(Yd.dtype, "Y")
-    g = _m._check_scalar_gamma(gamma)
+    g = _mc.check_scalar_gamma(gamma)
     deg, c0 = _check_params(spec, degree, coef0)
-    a, m = _m._check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    a, m = _mr.check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     rng = _v.check_seed(seed)
     L = None
     if m is None:

@@ -42,7 +42,6 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 """
 
 import itertools
-import numbers
 import threading
 from dataclasses import dataclass
 
@@ -52,6 +51,16 @@ from . import _progress, _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
 from ._jit import seeding as _jseed
+from ._kmeans_rules import (
+    check_centers,
+    check_enough_points,
+    check_init,
+    check_lloyd_args,
+    check_n_clusters,
+    lloyd_centers,
+    lloyd_stop,
+    lloyd_tolerance,
+)
 from ._progress import ProgressArg
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
@@ -177,13 +186,6 @@ def _weight_shift(w):
     return e if not -200 <= e <= 200 else 0
 
 
-def _check_centers(centers, d, name="centers"):
-    C = _v.check_data(centers, name)
-    if C.shape[1] != d:
-        raise ValueError(f"`{name}` must have the same number of features as `X` ({d}); got {C.shape[1]} (shape {C.shape}).")
-    return C
-
-
 def _run(assign, X, labels, update, n_threads, align):
     """``assign(lo, hi)`` over the rows of X on the worker threads; with ``update =
     (w, part, partw)`` the rows go by chunks of ``UPDATE_CHUNK``, each chunk's partial
@@ -210,14 +212,39 @@ def _run(assign, X, labels, update, n_threads, align):
     _threads.map_ranges(worker, min(nt, nch), n_threads)
 
 
-class _Assigner:
-    """Assignment of the rows of X to centres; caches the centred float32 copy of X."""
+class Assigner:
+    """Assignment of the rows of X to centres; caches the copies of X it works on (the
+    transposed copy of the direct path, the centred float32 copy of the GEMM path).
+
+    The interface other backends use (the dask k-means keeps one per row block):
+    :meth:`prepare` makes the copies an assignment to K centres needs, :meth:`shared`
+    gives a new assigner that starts with this one's copies (what it caches later stays
+    its own), :meth:`cached` lists the copies (for their size)."""
 
     def __init__(self, X, n_threads):
         self.X = X
         self.n_threads = n_threads
         self._centred = None
         self._Xt = None
+
+    def prepare(self, K):
+        """Make now the copies of X that the assignment to ``K`` centres uses."""
+        X = self.X
+        if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
+            if self._Xt is None:
+                self._Xt = np.ascontiguousarray(X.T)
+        else:
+            self._prepare_gemm()
+
+    def shared(self):
+        """A new assigner of the same rows that starts with this one's copies."""
+        a = Assigner(self.X, self.n_threads)
+        a._Xt, a._centred = self._Xt, self._centred
+        return a
+
+    def cached(self):
+        """The copies of X held (arrays)."""
+        return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
 
     def _prepare_gemm(self):
         if self._centred is None:
@@ -305,7 +332,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     ([0, 0, 1], [0.0, 0.81, 1.0])
     """
     Xa = _v.check_data(X, "X")
-    Ca = _check_centers(centers, Xa.shape[1])
+    Ca = check_centers(centers, Xa.shape[1])
     _threads.resolve(n_threads)
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
@@ -314,7 +341,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     Xc, Cc = _ldexp(Xc, -t), _ldexp(Cc, -t)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
-    _Assigner(Xc, n_threads)(Cc, labels, mind)
+    Assigner(Xc, n_threads)(Cc, labels, mind)
     return labels, _ldexp(mind, 2 * t, dtype)
 
 
@@ -332,13 +359,15 @@ def _check_weights(sample_weight, n):
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _partials(X, K):
+def partial_slots(X, K):
+    """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
     n, d = X.shape
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
 
 
-def _reduce(part, partw):
+def reduce_slots(part, partw):
+    """(cluster sums, cluster weights): the partial slots added in chunk order."""
     sums = np.empty(part.shape[1:], dtype=np.float64)
     wsum = np.empty(part.shape[1], dtype=np.float64)
     _jl.reduce_partials(part, partw, sums, wsum)
@@ -346,11 +375,11 @@ def _reduce(part, partw):
 
 
 def _sums(X, labels, K, w, n_threads):
-    part, partw = _partials(X, K)
+    part, partw = partial_slots(X, K)
     nch = part.shape[0]
     _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
                         nch, n_threads)
-    return _reduce(part, partw)
+    return reduce_slots(part, partw)
 
 
 def _check_labels(labels, n, n_clusters):
@@ -363,14 +392,6 @@ def _check_labels(labels, n, n_clusters):
         bad = lab[(lab < 0) | (lab >= n_clusters)][0]
         raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
     return np.ascontiguousarray(lab, dtype=np.int64)
-
-
-def _check_n_clusters(n_clusters, n, name="n_clusters"):
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
-    if not 1 <= n_clusters <= n:
-        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
-    return int(n_clusters)
 
 
 def _has_distinct(X, K):
@@ -499,7 +520,8 @@ def _random_init(X, K, w, rng, name="n_clusters"):
     return np.ascontiguousarray(uniq[pick], dtype=X.dtype)
 
 
-def _raise_empty(wsum, iteration):
+def raise_empty(wsum, iteration):
+    """Raise :class:`EmptyClusterError` for the clusters of weight 0 at ``iteration``."""
     raise EmptyClusterError(
         f"cluster(s) {np.flatnonzero(wsum == 0).tolist()} became empty at iteration {iteration}; "
         f"use empty='relocate' to move them to the farthest points."
@@ -511,19 +533,21 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     K = C.shape[0]
     rep.start("lloyd", max_iter)
     if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
-        # small problem: the whole loop in one serial call (no per-iteration overhead)
+        # small problem: the whole loop in one serial call (no per-iteration overhead);
+        # lloyd_small is the compiled twin of this loop: the centre update and stopping
+        # test of fastrbf._kmeans_rules (lloyd_centers, lloyd_stop), the same formula
         C = np.ascontiguousarray(C, dtype=X.dtype).copy()
         labels = np.empty(n, dtype=np.int64)
         mind = np.empty(n, dtype=X.dtype)
         wsum = np.empty(K, dtype=np.float64)
         n_iter, converged, empty_at = _jl.lloyd_small(X, C, w, max_iter, tol_abs, empty == "raise", labels, mind, wsum)
         if empty_at:
-            _raise_empty(wsum, empty_at)
+            raise_empty(wsum, empty_at)
         return C, labels, float(np.sum(mind.astype(np.float64) * w)), n_iter, converged
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
-    part, partw = _partials(X, K)
+    part, partw = partial_slots(X, K)
     converged = False
     strict = False
     moved = True
@@ -532,22 +556,17 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     for it in range(max_iter):
         # distances are only needed for a relocation and the final inertia
         have_dist = assigner(C, labels, mind, want_dist=False, update=(w, part, partw))
-        sums, wsum = _reduce(part, partw)
+        sums, wsum = reduce_slots(part, partw)
         if np.any(wsum == 0):
             if empty == "raise":
-                _raise_empty(wsum, it + 1)
+                raise_empty(wsum, it + 1)
             if not have_dist:
                 assigner.distances(C, labels, mind)
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
-        C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
-        shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
-        moved = not np.array_equal(C_new, C)
-        C = C_new
+        C, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
         n_iter = it + 1
-        if np.array_equal(labels, labels_old):
-            strict = converged = True
-            break
-        if shift <= tol_abs:
+        stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)
+        if stop:
             converged = True
             break
         if n_iter < max_iter:  # the last iteration's report is the final one
@@ -633,37 +652,16 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
     arguments and the result are those of :func:`kmeans`."""
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    K = _check_n_clusters(n_clusters, n, name)
-    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
-        if val < 1:
-            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not isinstance(empty, str) or empty not in ("relocate", "raise"):
-        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    K = check_n_clusters(n_clusters, n, name)
+    tol = check_lloyd_args(n_init, max_iter, tol, empty)
     rng = _v.check_seed(seed, "seed")
     _threads.resolve(n_threads)
     rep = _progress.reporter(progress, "kmeans", runs="init")
     w = _check_weights(sample_weight, n)
     n_pos = int(np.count_nonzero(w))
-    if n_pos < K:
-        raise ValueError(f"`{name}` ({K}) must not exceed the number of points with weight > 0 ({n_pos}).")
+    check_enough_points(K, n_pos, name)
     dtype = _v.result_dtype(Xa)
-    if isinstance(init, str):
-        if init not in ("k-means++", "random"):
-            raise ValueError(f"`init` must be 'k-means++', 'random' or an array of shape ({K}, {d}); got {init!r}.")
-        init_arr = None
-    else:
-        init_arr = _check_centers(init, d, "init")
-        if init_arr.shape[0] != K:
-            raise ValueError(f"`init` must have shape ({K}, {d}) ({name}, n_features); got {init_arr.shape}.")
-        if n_init != 1:
-            raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
-        init_arr = _v.to_dtype(init_arr, dtype)
+    init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
     gemm = K * d > DIRECT_MAX_KD[dtype]
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm),
@@ -679,8 +677,8 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
     Xc, w = _ldexp(Xc, -t), _ldexp(w, -tw)
     if init_arr is not None:
         init_arr = _ldexp(init_arr, -t)
-    tol_abs = float(tol) * float(np.mean(np.var(Xc, axis=0, dtype=np.float64))) if tol > 0 else 0.0
-    assigner = _Assigner(Xc, n_threads)
+    tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
+    assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):

@@ -74,7 +74,6 @@ Decisions:
 """
 
 import numbers
-import warnings
 from typing import Any, cast
 
 try:
@@ -93,15 +92,25 @@ from . import _progress
 from . import _validation as _v
 from . import cluster as _cl
 from . import models as _m
+from ._kmeans_rules import (
+    check_centers,
+    check_enough_points,
+    check_init,
+    check_lloyd_args,
+    check_n_clusters,
+    lloyd_centers,
+    lloyd_stop,
+    lloyd_tolerance,
+    relocate_candidates,
+)
 from ._progress import ProgressArg
-from .cluster import KMeansResult, _Assigner, _partials, _reduce
+from .cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots
 from .distances import _consts
 from .distances import sqdist as _sqdist
 from .kernels import _check_kernel
 from .kernels import _check_params as _kernel_params
 from .kernels import gram as _gram
 from .kernels import gram_matvec as _gram_matvec
-from .linalg import _check_alpha
 from .models import common as _mc
 from .models import falkon as _nystrom
 from .models import network as _mn
@@ -224,14 +233,10 @@ def _raise_global(exc, *blocks):
     the first block with a NaN/inf is reported.  Any other error is re-raised as is."""
     for arr, offset, name in blocks:
         a = np.asarray(arr)
-        if a.dtype.kind != "f":
-            continue
-        bad = ~np.isfinite(a)
-        if bad.any():
-            where = tuple(int(v) for v in np.argwhere(bad)[0])
-            glob = (where[0] + int(offset), *where[1:])
-            raise ValueError(f"`{name}` must contain only finite values; got {float(a[where])!r} at index {glob} "
-                             f"({int(bad.sum())} non-finite value(s) in this block).") from None
+        if a.dtype.kind == "f":
+            found = _v.find_non_finite(a, offset)
+            if found is not None:
+                raise _v.non_finite_error(name, found, "in this block") from None
     raise exc
 
 
@@ -462,7 +467,7 @@ def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> t
     """
     nt = _check_threads(n_threads)
     X = _rows(X)
-    C = _cl._check_centers(_small(centers, "centers"), X.shape[1])
+    C = check_centers(_small(centers, "centers"), X.shape[1])
     dtype = _dtype(X.dtype, C.dtype)
     return da.apply_gufunc(_assign_block, "(d),()->(),()", X, _row_index(X), C=C, n_threads=nt,
                            meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
@@ -488,21 +493,17 @@ class _KBlock:
         self.offset = int(offset)
         self.n_threads = n_threads
         self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):  # a cheap sum first, as _validation.check_finite
-            bad = None if np.isfinite(np.add.reduce(X, axis=None)) else ~np.isfinite(X)
-        self.stats = {"n": n, "nbad": 0 if bad is None else int(bad.sum()), "bad": None, "mean": None, "m2": None,
+        bad = _v.find_non_finite(X, self.offset)
+        self.stats = {"n": n, "nbad": 0 if bad is None else bad[2], "bad": bad, "mean": None, "m2": None,
                       "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
                       "wnnz": int(np.count_nonzero(self.w))}
-        if bad is not None:
-            i, j = (int(v) for v in np.argwhere(bad)[0])
-            self.stats["bad"] = (i + self.offset, j, float(X[i, j]))
         wbad = ~np.isfinite(self.w)
         if wbad.any():
             i = int(np.argmax(wbad))
             self.stats["wbad"] = (i + self.offset, float(self.w[i]))
         elif np.any(self.w < 0):
             self.stats["wneg"] = float(self.w[self.w < 0][0])
-        self._xt = self._centred = None
+        self._assigner = None
         if self.stats["nbad"] or self.stats["wbad"] or self.stats["wneg"] is not None:
             return
         if need_var:  # for the scaling of `tol`
@@ -510,18 +511,14 @@ class _KBlock:
             dev = X - mean
             self.stats["mean"] = mean
             self.stats["m2"] = np.einsum("ij,ij->j", dev, dev, dtype=np.float64)
-        a = _Assigner(X, n_threads)
-        if K * d <= _cl.DIRECT_MAX_KD[X.dtype]:
-            a._Xt = np.ascontiguousarray(X.T)
-        else:
-            a._prepare_gemm()
-        self._xt, self._centred = a._Xt, a._centred
+        self._assigner = Assigner(X, n_threads)
+        self._assigner.prepare(K)
 
     def __sizeof__(self):
         # dask's scheduler weighs transfers by sizeof: without this a prepared block
         # would look free to move and be shipped between workers to balance load
-        arrays = [self.X, self.w, self._xt, *(self._centred or ())]
-        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+        arrays = [self.X, self.w, *(self._assigner.cached() if self._assigner is not None else ())]
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
 
     def step_scratch(self, K):
         """(mind, part, partw) for :func:`_step`, kept for the run: scratch that never
@@ -529,14 +526,13 @@ class _KBlock:
         does not page-fault fresh buffers in every iteration."""
         sc = getattr(self, "_scratch", None)
         if sc is None or sc[1].shape[1] != K:
-            sc = self._scratch = (np.empty(self.X.shape[0], dtype=np.float64), *_partials(self.X, K))
+            sc = self._scratch = (np.empty(self.X.shape[0], dtype=np.float64), *partial_slots(self.X, K))
         return sc
 
     def assigner(self):
         """A fresh assigner sharing the cached copies (what it caches later stays its own)."""
-        a = _Assigner(self.X, self.n_threads)
-        a._Xt, a._centred = self._xt, self._centred
-        return a
+        assert self._assigner is not None  # a block with NaN/inf never gets here
+        return self._assigner.shared()
 
 
 def _get_stats(blk):
@@ -561,9 +557,8 @@ def _merge_stats(stats, d):
 def _raise_bad(stats):
     for s in stats:
         if s["nbad"]:
-            i, j, val = s["bad"]
-            raise ValueError(f"`X` must contain only finite values; got {val!r} at index {(i, j)} "
-                             f"({sum(t['nbad'] for t in stats)} non-finite value(s) in all).")
+            index, value, _ = s["bad"]
+            raise _v.non_finite_error("X", (index, value, sum(t["nbad"] for t in stats)), "in all")
     for s in stats:
         if s["wbad"] is not None:
             raise ValueError(f"`sample_weight` must contain only finite values; got {s['wbad'][1]!r} "
@@ -582,7 +577,7 @@ def _step(blk, prev, C):
     labels = np.empty(n, dtype=np.int64)  # the step's output: fresh
     mind, part, partw = blk.step_scratch(K)
     blk.assigner()(C, labels, mind, want_dist=False, update=(blk.w, part, partw))
-    sums, wsum = _reduce(part, partw)
+    sums, wsum = reduce_slots(part, partw)
     changed = n if lab_old is None else int(np.count_nonzero(labels != lab_old))
     return labels, (sums, wsum, changed)
 
@@ -647,38 +642,18 @@ def _patch(out, idx, vals):
 
 
 def _relocate(cands, counts, sums, wsum):
-    """The in-memory ``relocate_empty`` on the gathered candidates, with the global
-    counts.  Returns {block: (local rows, new labels)} and the change of the number of
-    changed labels."""
-    K = wsum.shape[0]
-    mind = np.concatenate([c[1][0] for c in cands])
-    order = np.argsort(-mind, kind="mergesort")  # ties: block order, then row order
-    rows = [(b, i) for b, c in enumerate(cands) for i in range(c[1][0].shape[0])]
-    counts = counts.copy()
+    """:func:`fastrbf._kmeans_rules.relocate_candidates` on the candidates gathered from
+    the blocks (in block order), with the global counts.  Returns {block: (local rows,
+    new labels)} and the change of the number of changed labels."""
+    parts = [c[1] for c in cands]
+    block = np.concatenate([np.full(p[0].shape[0], b, dtype=np.int64) for b, p in enumerate(parts)])
+    mind, top, lab, Xr, wr, old = (np.concatenate([p[i] for p in parts]) for i in range(6))
+    moved, new, delta = relocate_candidates(mind, Xr, wr, lab, old, counts, sums, wsum)
     patches: dict = {}
-    delta = 0
-    e = 0
-    for o in order:
-        while e < K and wsum[e] != 0:
-            e += 1
-        if e == K:
-            break
-        b, i = rows[o]
-        _, top, lab, Xr, wr, old = cands[b][1]
-        cur = lab[i]
-        if counts[cur] <= 1 or wr[i] == 0:
-            continue
-        wx = wr[i] * Xr[i]
-        sums[cur] -= wx
-        sums[e] = wx
-        wsum[cur] -= wr[i]
-        wsum[e] = wr[i]
-        counts[cur] -= 1
-        counts[e] = 1
-        patches.setdefault(b, ([], []))
-        patches[b][0].append(int(top[i]))
-        patches[b][1].append(e)
-        delta += int(e != old[i]) - int(cur != old[i])
+    for i, e in zip(moved, new, strict=True):
+        rows, vals = patches.setdefault(int(block[i]), ([], []))
+        rows.append(int(top[i]))
+        vals.append(int(e))
     return patches, delta
 
 
@@ -698,7 +673,7 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty, rep=_progress.OFF):
         sums, wsum, changed = total.compute()
         if np.any(wsum == 0):
             if empty == "raise":
-                _cl._raise_empty(wsum, it + 1)
+                raise_empty(wsum, it + 1)
             m = int(np.count_nonzero(wsum == 0)) + K
             res = dask.compute(*[delayed(_reloc_candidates, pure=False)(blocks[b], labels[b], labels_old[b], Cd, m)
                                  for b in range(nb)])
@@ -708,16 +683,12 @@ def _lloyd(blocks, C, dtype, max_iter, tol_abs, empty, rep=_progress.OFF):
             for b, (idx, vals) in patches.items():
                 labels[b] = delayed(_patch, pure=False)(labels[b], np.array(idx), np.array(vals, dtype=np.int64))
             labels = list(dask.persist(*labels))
-        C_new = (sums / wsum[:, None]).astype(dtype, copy=False)
-        shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
-        C = C_new
+        C, shift, _ = lloyd_centers(sums, wsum, C, dtype)
         n_iter = it + 1
         if _iteration_callback is not None:
             _iteration_callback(n_iter)
-        if changed == 0:
-            strict = converged = True
-            break
-        if shift <= tol_abs:
+        stop, strict = lloyd_stop(changed == 0, shift, tol_abs)
+        if stop:
             converged = True
             break
         if n_iter < max_iter:  # the last iteration's report is the final one
@@ -861,30 +832,16 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
     rep = _progress.reporter(progress, "dask.kmeans", runs="init")
     X = _rows(X)
     n, d = X.shape
-    K = _cl._check_n_clusters(n_clusters, n)
-    for name, val, lo in (("n_init", n_init, 1), ("max_iter", max_iter, 1), ("init_rounds", init_rounds, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"`{name}` must be an int >= {lo}; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or float(tol) < 0:
-        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    tol = float(tol)
-    if empty not in ("relocate", "raise"):
-        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    K = check_n_clusters(n_clusters, n)
+    tol = check_lloyd_args(n_init, max_iter, tol, empty)
+    if isinstance(init_rounds, bool) or not isinstance(init_rounds, (int, np.integer)) or init_rounds < 1:
+        raise ValueError(f"`init_rounds` must be an int >= 1; got {init_rounds!r}.")
     if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
             or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
         raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
     dtype = _dtype(X.dtype)
-    if isinstance(init, str):
-        if init != "k-means||":
-            raise ValueError(f"`init` must be 'k-means||' or an array of shape ({K}, {d}); got {init!r}.")
-        init_arr = None
-    else:
-        init_arr = _cl._check_centers(_small(init, "init"), d, "init")
-        if init_arr.shape[0] != K:
-            raise ValueError(f"`init` must have shape ({K}, {d}) (n_clusters, n_features); got {init_arr.shape}.")
-        if n_init != 1:
-            raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
-        init_arr = _v.to_dtype(init_arr, dtype)
+    init_arr = check_init(init if isinstance(init, str) else _small(init, "init"), K, d, dtype, n_init,
+                          ("k-means||",))
     if sample_weight is None:
         wblocks = [None] * X.numblocks[0]
     else:
@@ -906,10 +863,8 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
     wblock = np.array([s["wsum"] for s in stats])
     if not np.any(wblock > 0):
         raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
-    nnz = sum(s["wnnz"] for s in stats)
-    if nnz < K:
-        raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({nnz}).")
-    tol_abs = float(tol) * float(np.mean(_merge_stats(stats, d))) if tol > 0 else 0.0
+    check_enough_points(K, sum(s["wnnz"] for s in stats))
+    tol_abs = lloyd_tolerance(tol, _merge_stats(stats, d)) if tol > 0 else 0.0
     best = None
     rep.runs(n_init)
     for run in range(n_init):
@@ -961,16 +916,6 @@ def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads)
         T = _mc.class_codes(np.searchsorted(classes, Ya), classes.shape[0])
     Xd = _v.to_dtype(X, np.float64)
     return _mn.tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
-
-
-def _fold(*Rs):
-    """QR of the stacked factors, folded in order by LAPACK ``tpqrt`` (as the TSQR)."""
-    p = Rs[0].shape[0]
-    w = _mn.TSQRWork(p, 1)
-    Rt = np.ascontiguousarray(Rs[0].T)
-    for R in Rs[1:]:
-        w.fold(Rt, np.ascontiguousarray(R.T))
-    return np.triu(Rt.T)
 
 
 def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
@@ -1033,31 +978,17 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     Yd = _aligned(Y, X, "Y", ndims=(1,) if classify else (1, 2))
     if not classify:
         _check_kind(Yd.dtype, "Y")
-    if isinstance(centers, str):
-        if centers == "all":
-            raise NotImplementedError('`centers="all"` (one centre per training point) is not supported on dask '
-                                      "arrays; use k-means centres or given ones.")
-        if centers != "kmeans":
-            raise ValueError(f'`centers` must be "kmeans" or an array; got {centers!r}.')
-        if n_centers is None:
-            raise ValueError('`n_centers` must be given with centers="kmeans".')
-        if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
-            raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
-        C = None
-    else:
-        Ca = _small(centers, "centers")
-        _v.check_features(np.empty((0, d)), Ca, "X", "centers")
-        C = _v.to_dtype(Ca, np.float64)
-        if n_centers is not None and n_centers != C.shape[0]:
-            raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({C.shape[0]}).")
-    K = n_centers if C is None else C.shape[0]
+    if isinstance(centers, str) and centers == "all":
+        raise NotImplementedError('`centers="all"` (one centre per training point) is not supported on dask '
+                                  "arrays; use k-means centres or given ones.")
+    Ca = None if isinstance(centers, str) else _small(centers, "centers")
+    K = _mn.check_centers_arg(centers if Ca is None else Ca, n_centers, n, d, choices=("kmeans",))
+    C = None if Ca is None else _v.to_dtype(Ca, np.float64)
     if C is None:
         _v.check_seed(seed)  # checked before the k-means runs (which takes `seed` as it is)
     g, _ = _v.check_gamma(gamma, K, np.float64)
     deg, coef0 = _check_params(spec, 3, 1.0)
-    if np.ndim(alpha) != 0:
-        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
-    a = float(_check_alpha(alpha, 1))
+    a = _mn.check_network_alpha(alpha)
     if C is None:
         assert n_centers is not None
         try:
@@ -1086,7 +1017,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
                                              nt)
              for xb, off, yb in zip(_blocks(X), _offsets(X)[:-1], _blocks(Yd), strict=True)]
-    R = _tree(parts, _fold).compute()
+    R = _tree(parts, _mn.fold_factors).compute()
     W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _dtype(X.dtype) if classify else _dtype(X.dtype, Yd.dtype)
     return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
@@ -1183,25 +1114,19 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     L = None
     if m is None:
         La = _small(landmarks, "landmarks")
-        _v.check_features(np.empty((0, d)), La, "X", "landmarks")
-        if n_landmarks is not None and n_landmarks != La.shape[0]:
-            raise ValueError(f"`n_landmarks` ({n_landmarks}) must equal the number of given `landmarks` "
-                             f"({La.shape[0]}).")
+        m = _mr.check_landmark_array(La, d, n_landmarks)
         L = _v.to_dtype(La, np.float64)
-        m = L.shape[0]
     k = 1 if Yd.ndim == 1 else Yd.shape[1]
     single = Yd.ndim == 1
     # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
     xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off)
                              for b, off in zip(_blocks(X), _offsets(X)[:-1], strict=True)]))
     yb = _blocks(Yd)
-    if L is None:  # the in-memory draws (fastrbf._nystrom.landmarks), rows gathered from the blocks
-        if landmarks == "uniform":
-            L = _rows_at(xb, X, np.sort(rng.choice(n, size=m, replace=False)))
-        else:
-            sub = (np.concatenate(dask.compute(*xb)) if n <= 20 * m
-                   else _rows_at(xb, X, np.sort(rng.choice(n, size=20 * m, replace=False))))
-            L = _nystrom.landmarks(sub, m, "kmeans", rng, None, rep)
+    if L is None:  # the in-memory draws, rows gathered from the blocks
+        how = cast(str, landmarks)
+        idx = _nystrom.landmark_rows(n, m, how, rng)
+        rows = np.concatenate(dask.compute(*xb)) if idx is None else _rows_at(xb, X, idx)
+        L = _nystrom.landmarks_from_rows(rows, m, how, rng, None, rep)
     mu = None
     intercept = np.zeros(k)
     if fit_intercept:
@@ -1219,13 +1144,8 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         return _tree([delayed(_normal_block, pure=False)(x, Ld, Vd, pd) for x in xb], _add).compute()[0]
 
     res = _nystrom.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter), progress=rep)
-    if not res.converged:
-        warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
-                      f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
-                      _m.ConvergenceWarning, stacklevel=2)
-    return _m.KernelModel(L, res.beta, kernel, g, deg, c0, intercept, np.zeros((0, d), dtype=np.int64),
-                          np.zeros(d), np.ones(d), np.zeros((0, k)), _dtype(X.dtype, Yd.dtype), single, 0.0,
-                          "nystrom-pcg", res.n_iter, res.residual, res.converged)
+    return _mr.pcg_model(res, L, scale=1.0, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=c0,
+                         intercept=intercept, dtype=_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
 
 
 def _take(block, idx):

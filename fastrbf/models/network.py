@@ -171,9 +171,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     Xa = model_data(X, "X")
     T, single, classes = network_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
-    a = float(_check_alpha(alpha, 1)) if _v.ndim(alpha, "alpha") == 0 else None
-    if a is None:
-        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    a = check_network_alpha(alpha)
     _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, per_center, bias, classify)
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, "rbf_network")
@@ -261,6 +259,13 @@ def check_centers_arg(centers, n_centers, n, d, choices=("kmeans", "all")):
     if n_centers is not None and n_centers != K:
         raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({K}).")
     return K
+
+
+def check_network_alpha(alpha):
+    """The ridge of a network: one number >= 0, as a float."""
+    if _v.ndim(alpha, "alpha") != 0:
+        raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
+    return float(_check_alpha(alpha, 1))
 
 
 def fold_factors(*Rs):

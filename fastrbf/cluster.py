@@ -62,6 +62,7 @@ from ._kmeans_rules import (
     lloyd_tolerance,
 )
 from ._progress import ProgressArg
+from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 #: up to this many K * d products per point the exact direct assignment is used (the
@@ -137,53 +138,6 @@ class KMeansResult:
     inertia: float
     n_iter: int
     converged: bool
-
-
-def _shift_for(M, dtype, d, f32_ranking=False, M_other=0.0):
-    """The exponent ``t`` such that data within ``M`` of the origin, multiplied by
-    ``2**-t``, have squared distances between them (over ``d`` features; and float32
-    GEMM ranking values with ``f32_ranking``) far from overflow and underflow; 0 when
-    the data need no scaling.  Large data are scaled no more than needed (so that small
-    values keep their precision), tiny data are scaled to a maximum in [0.5, 1).  Other
-    points within ``M_other`` (initial centres) are kept from overflowing too."""
-    M = float(M)
-    if not (M > 0 and np.isfinite(M)):
-        return 0
-    L = max(0, int(d - 1).bit_length())  # ceil(log2(d))
-    emax = 128 if (np.dtype(dtype) == np.float32 or f32_ranking) else 1024
-    hi = (emax - 6 - L) // 2
-    lo = -(hi // 4)
-    e = int(np.frexp(M)[1])  # M < 2**e
-    t = e - hi if e > hi else (e if e < lo else 0)
-    e_all = int(np.frexp(max(M, float(M_other)))[1])
-    return max(t, e_all - hi)
-
-
-def _max_abs(*arrays):
-    """max |a| over the arrays, without a temporary copy."""
-    return max(max(float(a.max()), -float(a.min())) for a in arrays)
-
-
-def _ldexp(x, t, dtype=None):
-    """Array ``x * 2**t`` in ``dtype`` (default: that of ``x``), exact unless it
-    overflows to inf or underflows, both silently; ``x`` itself when nothing changes."""
-    dtype = x.dtype if dtype is None else np.dtype(dtype)
-    with np.errstate(over="ignore", under="ignore"):
-        return (x if t == 0 else np.ldexp(x, t)).astype(dtype, copy=False)
-
-
-def _ldexp_float(x, t):
-    """Python float ``x * 2**t`` (inf on overflow)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return float(np.ldexp(np.float64(x), t))
-
-
-def _weight_shift(w):
-    """The exponent ``t`` such that ``w * 2**-t`` has its maximum in [0.5, 1), when the
-    weights are so large that the weighted sums could overflow or so small that they
-    would lose precision; else 0."""
-    e = int(np.frexp(float(w.max()))[1])
-    return e if not -200 <= e <= 200 else 0
 
 
 def _run(assign, X, labels, update, n_threads, align):
@@ -337,12 +291,12 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
-    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=_max_abs(Cc))
-    Xc, Cc = _ldexp(Xc, -t), _ldexp(Cc, -t)
+    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
+    Xc, Cc = ldexp(Xc, -t), ldexp(Cc, -t)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
     Assigner(Xc, n_threads)(Cc, labels, mind)
-    return labels, _ldexp(mind, 2 * t, dtype)
+    return labels, ldexp(mind, 2 * t, dtype)
 
 
 def _check_weights(sample_weight, n):
@@ -459,13 +413,13 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
                     "pass a smaller `n_clusters` (the largest label + 1 is enough).")
     dtype = _v.result_dtype(Xa)
     Xc = _v.to_dtype(Xa, dtype)
-    t = _shift_for(_max_abs(Xc), np.float64, d)  # the sums are float64
-    tw = _weight_shift(w)
-    sums, wsum = _sums(_ldexp(Xc, -t), lab, K, _ldexp(w, -tw), n_threads)
+    t = shift_for(max_abs(Xc), np.float64, d)  # the sums are float64
+    tw = weight_shift(w)
+    sums, wsum = _sums(ldexp(Xc, -t), lab, K, ldexp(w, -tw), n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
-    return _ldexp(centers, t, dtype), _ldexp(wsum, tw)
+    return ldexp(centers, t, dtype), ldexp(wsum, tw)
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
@@ -570,7 +524,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
             converged = True
             break
         if n_iter < max_iter:  # the last iteration's report is the final one
-            rep.step(n_iter, shift=_ldexp_float(shift, shift_exp))
+            rep.step(n_iter, shift=ldexp_float(shift, shift_exp))
         labels_old[:] = labels
     if not strict or moved:
         # the final labels and distances are those of the final centres (the centres
@@ -672,11 +626,11 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
             raise _too_few_distinct(K, name)
     Xc = _v.to_dtype(Xa, dtype)
-    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else _max_abs(init_arr))
-    tw = _weight_shift(w)
-    Xc, w = _ldexp(Xc, -t), _ldexp(w, -tw)
+    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else max_abs(init_arr))
+    tw = weight_shift(w)
+    Xc, w = ldexp(Xc, -t), ldexp(w, -tw)
     if init_arr is not None:
-        init_arr = _ldexp(init_arr, -t)
+        init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
     assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
@@ -690,9 +644,9 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         else:
             C0 = _random_init(Xc, K, w, rng, name)
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t)
-        rep.finish(res[3], converged=res[4], inertia=_ldexp_float(res[2], 2 * t + tw))
+        rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
         if best is None or res[2] < best[2]:
             best = res
     assert best is not None
     C, labels, inertia, n_iter, converged = best
-    return KMeansResult(_ldexp(C, t), labels, _ldexp_float(inertia, 2 * t + tw), n_iter, converged)
+    return KMeansResult(ldexp(C, t), labels, ldexp_float(inertia, 2 * t + tw), n_iter, converged)

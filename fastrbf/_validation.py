@@ -151,14 +151,19 @@ def check_class_labels(Y, n, name="Y", name_x="X"):
         raise ValueError(f"`{name}` must be 1-D class labels with `classify=True`; got shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
+    check_finite_labels(arr, name)
     try:
         classes, codes = np.unique(arr, return_inverse=True)
     except TypeError:  # an object array of labels that do not compare (None and numbers, ...)
         raise TypeError(f"`{name}` must be class labels of one sortable kind (numbers or strings); got labels of "
                         f"types {sorted({type(v).__name__ for v in arr.tolist()})}.") from None
     return classes, codes.reshape(-1)
+
+
+def check_finite_labels(arr, name="Y"):
+    """Class labels (an array of any dtype): no NaN or inf among float labels."""
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
 
 
 def check_features(X, Y, name_x="X", name_y="Y"):

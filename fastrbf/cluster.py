@@ -361,7 +361,9 @@ def _has_distinct(X, K):
         m = min(n, 4 * m)
 
 
-def _too_few_distinct(K, name, found=None):
+def too_few_distinct(K, name, found=None):
+    """The ``ValueError`` of data with fewer distinct points (of weight > 0) than the
+    ``K`` clusters (named ``name``), ``found`` of them chosen (if known)."""
     tail = f"; only {found} distinct centres could be chosen." if found is not None else "."
     return ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}){tail}")
 
@@ -447,7 +449,7 @@ def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.O
     for c in range(1, K):
         rep.step(c)
         if pot <= 0:
-            raise _too_few_distinct(K, name, c)
+            raise too_few_distinct(K, name, c)
         cum = np.cumsum(wc)
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
@@ -624,7 +626,7 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
         # and "k-means++" find out themselves while they choose the centres
         if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
-            raise _too_few_distinct(K, name)
+            raise too_few_distinct(K, name)
     Xc = _v.to_dtype(Xa, dtype)
     t = shift_for(max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else max_abs(init_arr))
     tw = weight_shift(w)

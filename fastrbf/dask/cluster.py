@@ -30,7 +30,7 @@ from .._kmeans_rules import (
     relocate_candidates,
 )
 from .._progress import ProgressArg
-from ..cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots
+from ..cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
 from .common import (
     Data,
     add_parts,
@@ -338,7 +338,7 @@ def _cand_weights(blk, C):
     return (np.bincount(lab, weights=blk.w, minlength=C.shape[0]),)
 
 
-def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF):
+def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF, name="n_clusters"):
     """k-means|| (Bahmani et al. 2012) with the weighted reclustering on the client."""
     nb = len(blocks)
     cum = np.cumsum(wblock)
@@ -364,8 +364,7 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF):
             if np.count_nonzero(keep) >= K:
                 break
             if phi == 0 or r >= 4 * rounds + 10:
-                raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `n_clusters` ({K}); "
-                                 f"only {int(np.count_nonzero(keep))} distinct centres could be chosen.")
+                raise too_few_distinct(K, name, int(np.count_nonzero(keep)))
         if r:  # another round follows (the last one's report is the final one)
             rep.step(r, candidates=allc.shape[0])
         seeds = rng.integers(0, 2**63 - 1, size=nb)
@@ -374,7 +373,7 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF):
         cands.append(new)
         r += 1
     rep.finish_stage(r, candidates=allc.shape[0])
-    res = _cl.kmeans(allc[keep], K, sample_weight=wc[keep], seed=rng)
+    res = _cl._kmeans(allc[keep], K, name=name, sample_weight=wc[keep], seed=rng)
     return res.centers
 
 
@@ -432,11 +431,23 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
     >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == res.n_iter
     ('dask.kmeans', 'lloyd', True)
     """
+    return kmeans_named(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                        seed=seed, sample_weight=sample_weight, empty=empty,
+                        oversampling_factor=oversampling_factor, init_rounds=init_rounds, n_threads=n_threads,
+                        progress=progress)
+
+
+def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=300, tol=1e-4, seed=None,
+                 sample_weight=None, empty="relocate", oversampling_factor=2.0, init_rounds=5, n_threads=1,
+                 progress=False):
+    """:func:`kmeans` for callers whose users know the cluster count by another name
+    (``n_centers``): every message about the cluster count names ``name``, as the
+    in-memory ``fastrbf.cluster._kmeans`` does."""
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kmeans", runs="init")
     X = as_rows(X)
     n, d = X.shape
-    K = check_n_clusters(n_clusters, n)
+    K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
     if isinstance(init_rounds, bool) or not isinstance(init_rounds, (int, np.integer)) or init_rounds < 1:
         raise ValueError(f"`init_rounds` must be an int >= 1; got {init_rounds!r}.")
@@ -445,7 +456,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
         raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
     dtype = result_dtype(X.dtype)
     init_arr = check_init(init if isinstance(init, str) else in_memory(init, "init"), K, d, dtype, n_init,
-                          ("k-means||",))
+                          ("k-means||",), name)
     if sample_weight is None:
         wblocks = [None] * X.numblocks[0]
     else:
@@ -467,7 +478,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
     wblock = np.array([s["wsum"] for s in stats])
     if not np.any(wblock > 0):
         raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
-    check_enough_points(K, sum(s["wnnz"] for s in stats))
+    check_enough_points(K, sum(s["wnnz"] for s in stats), name)
     tol_abs = lloyd_tolerance(tol, _merge_stats(stats, d)) if tol > 0 else 0.0
     best = None
     rep.runs(n_init)
@@ -477,7 +488,7 @@ def kmeans(X: Data, n_clusters: int, *, init: str | ArrayLike = "k-means||", n_i
             C0 = init_arr.copy()
         else:
             C0 = _v.to_dtype(_kmeans_parallel(blocks, wblock, K, rng, float(oversampling_factor) * K,
-                                              int(init_rounds), rep), dtype)
+                                              int(init_rounds), rep, name), dtype)
         res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty, rep)
         rep.finish(res[3], converged=res[4], inertia=res[2])
         if best is None or res[2] < best[2]:

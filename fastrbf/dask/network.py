@@ -3,7 +3,6 @@ small solve on the client.  The centre checks, the factor of a block, the fold a
 solve are the in-memory ones (:mod:`fastrbf.models.network`); only the passes are here.
 """
 
-from typing import Any, cast
 
 import dask.array as da
 import numpy as np
@@ -18,7 +17,7 @@ from ..distances import _consts
 from ..kernels import _check_kernel
 from ..models import common as _mc
 from ..models import network as _mn
-from .cluster import kmeans
+from .cluster import kmeans_named
 from .common import (
     Data,
     aligned,
@@ -46,8 +45,7 @@ def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads)
         T, _ = _mc.as_targets(checked_targets(Yb, offset))
     else:
         Ya = np.asarray(Yb)
-        if Ya.dtype.kind == "f" and not np.all(np.isfinite(Ya)):
-            raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
+        _v.check_finite_labels(Ya)
         T = _mc.class_codes(np.searchsorted(classes, Ya), classes.shape[0])
     Xd = _v.to_dtype(X, np.float64)
     return _mn.tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
@@ -126,22 +124,16 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     a = _mn.check_network_alpha(alpha)
     if C is None:
         assert n_centers is not None
-        try:
-            # the k-means reports through this fit's reporter (as a part of it)
-            km = kmeans(X, n_centers, seed=seed, max_iter=max_iter, n_init=n_init, n_threads=nt,
-                        progress=cast(Any, rep))
-        except (ValueError, TypeError) as exc:  # the k-means's cluster count is our `n_centers`
-            if "`n_clusters`" not in str(exc):
-                raise
-            raise type(exc)(str(exc).replace("`n_clusters`", "`n_centers`")) from None
+        # the k-means reports through this fit's reporter (as a part of it); its cluster
+        # count is our `n_centers`
+        km = kmeans_named(X, n_centers, name="n_centers", seed=seed, max_iter=max_iter, n_init=n_init,
+                          n_threads=nt, progress=rep)
         C = _v.to_dtype(km.centers, np.float64)
     classes = None
     if classify:
         classes = np.asarray(da.unique(Yd).compute())
-        if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
-            raise ValueError("`Y` must contain only finite values (class labels); got NaN or inf.")
-        if classes.shape[0] < 2:
-            raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
+        _v.check_finite_labels(classes)
+        _mc.check_n_classes(classes.shape[0])
         k = 1 if classes.shape[0] == 2 else classes.shape[0]
         single = classes.shape[0] == 2
     else:

@@ -7,6 +7,7 @@ import dask.array as da
 import numpy as np
 
 from .. import models as _m
+from ..models.common import check_query_features, prediction_dtype
 from .common import (
     Data,
     as_rows,
@@ -77,9 +78,8 @@ def _predict(model, X, method, n_threads):
         raise TypeError(f"`model` must be an RBFNetwork or a KernelModel; got {type(model).__name__}.")
     X = as_rows(X)
     d = model.centers.shape[1]
-    if X.shape[1] != d:
-        raise ValueError(f"`X` must have {d} features (as the training data); got shape {X.shape}.")
-    ftype = np.dtype(np.float32) if (X.dtype == np.float32 and model.dtype == np.float32) else np.dtype(np.float64)
+    check_query_features(d, X.shape)
+    ftype = prediction_dtype(model.dtype, X.dtype)
     k = model.weights.shape[1]
     classes = getattr(model, "classes", None)
     labels = method == "predict" and classes is not None

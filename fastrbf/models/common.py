@@ -66,10 +66,19 @@ def check_query(model_dtype, n_features, X):
     """(float64 query points, dtype of the predictions) for a model fitted on
     ``n_features`` features in ``model_dtype``."""
     Xa = model_data(X, "X")
-    if Xa.shape[1] != n_features:
-        raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {Xa.shape}.")
-    dtype = np.dtype(np.float32) if (Xa.dtype == np.float32 and model_dtype == np.float32) else _F64
-    return _v.to_dtype(Xa, _F64), dtype
+    check_query_features(n_features, Xa.shape)
+    return _v.to_dtype(Xa, _F64), prediction_dtype(model_dtype, Xa.dtype)
+
+
+def check_query_features(n_features, shape):
+    """Query points of ``shape`` for a model fitted on ``n_features`` features."""
+    if shape[1] != n_features:
+        raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {shape}.")
+
+
+def prediction_dtype(model_dtype, query_dtype):
+    """float32 when the training data and the query points were float32, else float64."""
+    return np.dtype(np.float32) if (query_dtype == np.float32 and model_dtype == np.float32) else _F64
 
 
 # ---------------------------------------------------------------- polynomial tail
@@ -362,9 +371,14 @@ def network_targets(Y, n, classify, name="Y"):
         T, single = as_targets(Ya)
         return T, single, None
     classes, idx = _v.check_class_labels(Y, n, name)
-    if classes.shape[0] < 2:
-        raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {classes.shape[0]}.")
+    check_n_classes(classes.shape[0])
     return class_codes(idx, classes.shape[0]), classes.shape[0] == 2, classes
+
+
+def check_n_classes(n_classes):
+    """A classifier needs at least two classes."""
+    if n_classes < 2:
+        raise ValueError(f"`Y` must have at least 2 classes with `classify=True`; got {n_classes}.")
 
 
 def class_codes(idx, n_classes):

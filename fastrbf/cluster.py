@@ -50,7 +50,8 @@ import numpy as np
 from . import _progress, _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
-from ._jit import seeding as _jseed
+from ._kmeans_init import has_distinct, random_init, too_few_distinct
+from ._kmeans_init import kmeans_plusplus as _kmeans_plusplus
 from ._kmeans_rules import (
     check_centers,
     check_enough_points,
@@ -348,26 +349,6 @@ def _check_labels(labels, n, n_clusters):
     return np.ascontiguousarray(lab, dtype=np.int64)
 
 
-def _has_distinct(X, K):
-    """Whether the rows of X hold at least K distinct points: np.unique over growing
-    prefixes (2K, 4K, ... rows), so that the usual case costs O(K log K d)."""
-    n = X.shape[0]
-    m = min(n, 2 * K)
-    while True:
-        if np.unique(X[:m], axis=0).shape[0] >= K:
-            return True
-        if m == n:
-            return False
-        m = min(n, 4 * m)
-
-
-def too_few_distinct(K, name, found=None):
-    """The ``ValueError`` of data with fewer distinct points (of weight > 0) than the
-    ``K`` clusters (named ``name``), ``found`` of them chosen (if known)."""
-    tail = f"; only {found} distinct centres could be chosen." if found is not None else "."
-    return ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}){tail}")
-
-
 def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_weight: ArrayLike | None = None,
                  n_threads: Threads = None) -> tuple[FloatArray, FloatArray]:
     """Weighted mean of the rows of each cluster.
@@ -422,58 +403,6 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
     return ldexp(centers, t, dtype), ldexp(wsum, tw)
-
-
-def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
-    # greedy k-means++ (scikit-learn's): 2 + log K candidates per step, the one that
-    # lowers the potential most is kept.  One fused pass over the data per step for
-    # the candidates' potentials and one to update the distances (no t x n matrix).
-    n = X.shape[0]
-    n_trials = 2 + int(np.log(K))
-    Xt = np.ascontiguousarray(X.T)
-    w64 = np.ascontiguousarray(w, dtype=np.float64)
-    centers = np.empty((K, X.shape[1]), dtype=X.dtype)
-    first = rng.choice(n, p=w / w.sum())
-    centers[0] = X[first]
-    closest = np.full(n, np.inf)
-    wc = np.empty(n)
-    nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
-
-    def update(cand, c):
-        _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch, n_threads)
-
-    update(X[first : first + 1], 0)
-    pot = wc.sum()
-    part = np.empty((nch, n_trials))
-    rep.start("k-means++", K, unit="k-means++")
-    for c in range(1, K):
-        rep.step(c)
-        if pot <= 0:
-            raise too_few_distinct(K, name, c)
-        cum = np.cumsum(wc)
-        ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
-        np.clip(ids, None, n - 1, out=ids)
-        cand = np.ascontiguousarray(X[ids])
-        _threads.map_ranges(lambda c0, c1, cand=cand: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
-                            nch, n_threads)
-        pots = part.sum(axis=0)
-        best = int(np.argmin(pots))
-        centers[c] = cand[best]
-        update(cand, best)
-        pot = pots[best]
-    rep.finish_stage(K)
-    return centers
-
-
-def _random_init(X, K, w, rng, name="n_clusters"):
-    uniq = np.unique(X[w > 0], axis=0)
-    if uniq.shape[0] < K:
-        raise ValueError(
-            f"`X` has fewer distinct points (with weight > 0) than `{name}`: "
-            f"{uniq.shape[0]} < {K}."
-        )
-    pick = rng.choice(uniq.shape[0], size=K, replace=False)
-    return np.ascontiguousarray(uniq[pick], dtype=X.dtype)
 
 
 def raise_empty(wsum, iteration):
@@ -625,7 +554,7 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
     if init_arr is not None:
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
         # and "k-means++" find out themselves while they choose the centres
-        if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
+        if not has_distinct(Xa if n_pos == n else Xa[w > 0], K):
             raise too_few_distinct(K, name)
     Xc = _v.to_dtype(Xa, dtype)
     t = shift_for(max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else max_abs(init_arr))
@@ -644,7 +573,7 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         elif init == "k-means++":
             C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
         else:
-            C0 = _random_init(Xc, K, w, rng, name)
+            C0 = random_init(Xc, K, w, rng, name)
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t)
         rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
         if best is None or res[2] < best[2]:

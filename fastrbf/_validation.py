@@ -60,18 +60,39 @@ def result_dtype(*arrays):
 
 
 def check_finite(arr, name):
+    check_finite_rows(arr, name)
+
+
+def find_non_finite(arr, offset=0):
+    """(index of the first NaN/inf of ``arr``, its value, how many there are), the first
+    axis counted from ``offset`` (the global row of a block's first row); None when all
+    values are finite."""
     # a cheap sum first; an overflow to inf falls through to the exact check
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.add.reduce(arr, axis=None)
     if np.isfinite(total):
-        return
+        return None
     bad = ~np.isfinite(arr)
-    if bad.any():
-        where = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(
-            f"`{name}` must contain only finite values; got {float(arr[where])!r} at index {where} "
-            f"({int(bad.sum())} non-finite value(s) in all)."
-        )
+    if not bad.any():
+        return None
+    where = tuple(int(v) for v in np.argwhere(bad)[0])
+    return (where[0] + int(offset), *where[1:]), float(arr[where]), int(bad.sum())
+
+
+def non_finite_error(name, found, scope="in all"):
+    """The ``ValueError`` of a NaN/inf ``found`` by :func:`find_non_finite` (its count
+    taken ``scope``: "in all", "in this block")."""
+    index, value, count = found
+    return ValueError(f"`{name}` must contain only finite values; got {value!r} at index {index} "
+                      f"({count} non-finite value(s) {scope}).")
+
+
+def check_finite_rows(arr, name, offset=0, scope="in all"):
+    """NaN/inf in ``arr`` raise a ``ValueError`` naming ``name`` and the index of the
+    first one, its rows counted from ``offset`` (a block of a larger array)."""
+    found = find_non_finite(arr, offset)
+    if found is not None:
+        raise non_finite_error(name, found, scope)
 
 
 def to_dtype(arr, dtype, name=None):
@@ -130,14 +151,19 @@ def check_class_labels(Y, n, name="Y", name_x="X"):
         raise ValueError(f"`{name}` must be 1-D class labels with `classify=True`; got shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ValueError(f"`{name}` must have one row per row of `{name_x}` ({n}); got shape {arr.shape}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
+    check_finite_labels(arr, name)
     try:
         classes, codes = np.unique(arr, return_inverse=True)
     except TypeError:  # an object array of labels that do not compare (None and numbers, ...)
         raise TypeError(f"`{name}` must be class labels of one sortable kind (numbers or strings); got labels of "
                         f"types {sorted({type(v).__name__ for v in arr.tolist()})}.") from None
     return classes, codes.reshape(-1)
+
+
+def check_finite_labels(arr, name="Y"):
+    """Class labels (an array of any dtype): no NaN or inf among float labels."""
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must contain only finite values (class labels); got NaN or inf.")
 
 
 def check_features(X, Y, name_x="X", name_y="Y"):

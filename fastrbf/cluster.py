@@ -42,7 +42,6 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 """
 
 import itertools
-import numbers
 import threading
 from dataclasses import dataclass
 
@@ -51,8 +50,20 @@ import numpy as np
 from . import _progress, _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
-from ._jit import seeding as _jseed
+from ._kmeans_init import has_distinct, random_init, too_few_distinct
+from ._kmeans_init import kmeans_plusplus as _kmeans_plusplus
+from ._kmeans_rules import (
+    check_centers,
+    check_enough_points,
+    check_init,
+    check_lloyd_args,
+    check_n_clusters,
+    lloyd_centers,
+    lloyd_stop,
+    lloyd_tolerance,
+)
 from ._progress import ProgressArg
+from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 #: up to this many K * d products per point the exact direct assignment is used (the
@@ -130,60 +141,6 @@ class KMeansResult:
     converged: bool
 
 
-def _shift_for(M, dtype, d, f32_ranking=False, M_other=0.0):
-    """The exponent ``t`` such that data within ``M`` of the origin, multiplied by
-    ``2**-t``, have squared distances between them (over ``d`` features; and float32
-    GEMM ranking values with ``f32_ranking``) far from overflow and underflow; 0 when
-    the data need no scaling.  Large data are scaled no more than needed (so that small
-    values keep their precision), tiny data are scaled to a maximum in [0.5, 1).  Other
-    points within ``M_other`` (initial centres) are kept from overflowing too."""
-    M = float(M)
-    if not (M > 0 and np.isfinite(M)):
-        return 0
-    L = max(0, int(d - 1).bit_length())  # ceil(log2(d))
-    emax = 128 if (np.dtype(dtype) == np.float32 or f32_ranking) else 1024
-    hi = (emax - 6 - L) // 2
-    lo = -(hi // 4)
-    e = int(np.frexp(M)[1])  # M < 2**e
-    t = e - hi if e > hi else (e if e < lo else 0)
-    e_all = int(np.frexp(max(M, float(M_other)))[1])
-    return max(t, e_all - hi)
-
-
-def _max_abs(*arrays):
-    """max |a| over the arrays, without a temporary copy."""
-    return max(max(float(a.max()), -float(a.min())) for a in arrays)
-
-
-def _ldexp(x, t, dtype=None):
-    """Array ``x * 2**t`` in ``dtype`` (default: that of ``x``), exact unless it
-    overflows to inf or underflows, both silently; ``x`` itself when nothing changes."""
-    dtype = x.dtype if dtype is None else np.dtype(dtype)
-    with np.errstate(over="ignore", under="ignore"):
-        return (x if t == 0 else np.ldexp(x, t)).astype(dtype, copy=False)
-
-
-def _ldexp_float(x, t):
-    """Python float ``x * 2**t`` (inf on overflow)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return float(np.ldexp(np.float64(x), t))
-
-
-def _weight_shift(w):
-    """The exponent ``t`` such that ``w * 2**-t`` has its maximum in [0.5, 1), when the
-    weights are so large that the weighted sums could overflow or so small that they
-    would lose precision; else 0."""
-    e = int(np.frexp(float(w.max()))[1])
-    return e if not -200 <= e <= 200 else 0
-
-
-def _check_centers(centers, d, name="centers"):
-    C = _v.check_data(centers, name)
-    if C.shape[1] != d:
-        raise ValueError(f"`{name}` must have the same number of features as `X` ({d}); got {C.shape[1]} (shape {C.shape}).")
-    return C
-
-
 def _run(assign, X, labels, update, n_threads, align):
     """``assign(lo, hi)`` over the rows of X on the worker threads; with ``update =
     (w, part, partw)`` the rows go by chunks of ``UPDATE_CHUNK``, each chunk's partial
@@ -210,14 +167,39 @@ def _run(assign, X, labels, update, n_threads, align):
     _threads.map_ranges(worker, min(nt, nch), n_threads)
 
 
-class _Assigner:
-    """Assignment of the rows of X to centres; caches the centred float32 copy of X."""
+class Assigner:
+    """Assignment of the rows of X to centres; caches the copies of X it works on (the
+    transposed copy of the direct path, the centred float32 copy of the GEMM path).
+
+    The interface other backends use (the dask k-means keeps one per row block):
+    :meth:`prepare` makes the copies an assignment to K centres needs, :meth:`shared`
+    gives a new assigner that starts with this one's copies (what it caches later stays
+    its own), :meth:`cached` lists the copies (for their size)."""
 
     def __init__(self, X, n_threads):
         self.X = X
         self.n_threads = n_threads
         self._centred = None
         self._Xt = None
+
+    def prepare(self, K):
+        """Make now the copies of X that the assignment to ``K`` centres uses."""
+        X = self.X
+        if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
+            if self._Xt is None:
+                self._Xt = np.ascontiguousarray(X.T)
+        else:
+            self._prepare_gemm()
+
+    def shared(self):
+        """A new assigner of the same rows that starts with this one's copies."""
+        a = Assigner(self.X, self.n_threads)
+        a._Xt, a._centred = self._Xt, self._centred
+        return a
+
+    def cached(self):
+        """The copies of X held (arrays)."""
+        return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
 
     def _prepare_gemm(self):
         if self._centred is None:
@@ -305,17 +287,17 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     ([0, 0, 1], [0.0, 0.81, 1.0])
     """
     Xa = _v.check_data(X, "X")
-    Ca = _check_centers(centers, Xa.shape[1])
+    Ca = check_centers(centers, Xa.shape[1])
     _threads.resolve(n_threads)
     dtype = _v.result_dtype(Xa, Ca)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
-    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=_max_abs(Cc))
-    Xc, Cc = _ldexp(Xc, -t), _ldexp(Cc, -t)
+    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
+    Xc, Cc = ldexp(Xc, -t), ldexp(Cc, -t)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
-    _Assigner(Xc, n_threads)(Cc, labels, mind)
-    return labels, _ldexp(mind, 2 * t, dtype)
+    Assigner(Xc, n_threads)(Cc, labels, mind)
+    return labels, ldexp(mind, 2 * t, dtype)
 
 
 def _check_weights(sample_weight, n):
@@ -332,13 +314,15 @@ def _check_weights(sample_weight, n):
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
-def _partials(X, K):
+def partial_slots(X, K):
+    """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
     n, d = X.shape
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
 
 
-def _reduce(part, partw):
+def reduce_slots(part, partw):
+    """(cluster sums, cluster weights): the partial slots added in chunk order."""
     sums = np.empty(part.shape[1:], dtype=np.float64)
     wsum = np.empty(part.shape[1], dtype=np.float64)
     _jl.reduce_partials(part, partw, sums, wsum)
@@ -346,11 +330,11 @@ def _reduce(part, partw):
 
 
 def _sums(X, labels, K, w, n_threads):
-    part, partw = _partials(X, K)
+    part, partw = partial_slots(X, K)
     nch = part.shape[0]
     _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
                         nch, n_threads)
-    return _reduce(part, partw)
+    return reduce_slots(part, partw)
 
 
 def _check_labels(labels, n, n_clusters):
@@ -363,32 +347,6 @@ def _check_labels(labels, n, n_clusters):
         bad = lab[(lab < 0) | (lab >= n_clusters)][0]
         raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
     return np.ascontiguousarray(lab, dtype=np.int64)
-
-
-def _check_n_clusters(n_clusters, n, name="n_clusters"):
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
-    if not 1 <= n_clusters <= n:
-        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
-    return int(n_clusters)
-
-
-def _has_distinct(X, K):
-    """Whether the rows of X hold at least K distinct points: np.unique over growing
-    prefixes (2K, 4K, ... rows), so that the usual case costs O(K log K d)."""
-    n = X.shape[0]
-    m = min(n, 2 * K)
-    while True:
-        if np.unique(X[:m], axis=0).shape[0] >= K:
-            return True
-        if m == n:
-            return False
-        m = min(n, 4 * m)
-
-
-def _too_few_distinct(K, name, found=None):
-    tail = f"; only {found} distinct centres could be chosen." if found is not None else "."
-    return ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}){tail}")
 
 
 def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_weight: ArrayLike | None = None,
@@ -438,68 +396,17 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
                     "pass a smaller `n_clusters` (the largest label + 1 is enough).")
     dtype = _v.result_dtype(Xa)
     Xc = _v.to_dtype(Xa, dtype)
-    t = _shift_for(_max_abs(Xc), np.float64, d)  # the sums are float64
-    tw = _weight_shift(w)
-    sums, wsum = _sums(_ldexp(Xc, -t), lab, K, _ldexp(w, -tw), n_threads)
+    t = shift_for(max_abs(Xc), np.float64, d)  # the sums are float64
+    tw = weight_shift(w)
+    sums, wsum = _sums(ldexp(Xc, -t), lab, K, ldexp(w, -tw), n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
-    return _ldexp(centers, t, dtype), _ldexp(wsum, tw)
+    return ldexp(centers, t, dtype), ldexp(wsum, tw)
 
 
-def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
-    # greedy k-means++ (scikit-learn's): 2 + log K candidates per step, the one that
-    # lowers the potential most is kept.  One fused pass over the data per step for
-    # the candidates' potentials and one to update the distances (no t x n matrix).
-    n = X.shape[0]
-    n_trials = 2 + int(np.log(K))
-    Xt = np.ascontiguousarray(X.T)
-    w64 = np.ascontiguousarray(w, dtype=np.float64)
-    centers = np.empty((K, X.shape[1]), dtype=X.dtype)
-    first = rng.choice(n, p=w / w.sum())
-    centers[0] = X[first]
-    closest = np.full(n, np.inf)
-    wc = np.empty(n)
-    nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
-
-    def update(cand, c):
-        _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch, n_threads)
-
-    update(X[first : first + 1], 0)
-    pot = wc.sum()
-    part = np.empty((nch, n_trials))
-    rep.start("k-means++", K, unit="k-means++")
-    for c in range(1, K):
-        rep.step(c)
-        if pot <= 0:
-            raise _too_few_distinct(K, name, c)
-        cum = np.cumsum(wc)
-        ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
-        np.clip(ids, None, n - 1, out=ids)
-        cand = np.ascontiguousarray(X[ids])
-        _threads.map_ranges(lambda c0, c1, cand=cand: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
-                            nch, n_threads)
-        pots = part.sum(axis=0)
-        best = int(np.argmin(pots))
-        centers[c] = cand[best]
-        update(cand, best)
-        pot = pots[best]
-    rep.finish_stage(K)
-    return centers
-
-
-def _random_init(X, K, w, rng, name="n_clusters"):
-    uniq = np.unique(X[w > 0], axis=0)
-    if uniq.shape[0] < K:
-        raise ValueError(
-            f"`X` has fewer distinct points (with weight > 0) than `{name}`: "
-            f"{uniq.shape[0]} < {K}."
-        )
-    pick = rng.choice(uniq.shape[0], size=K, replace=False)
-    return np.ascontiguousarray(uniq[pick], dtype=X.dtype)
-
-
-def _raise_empty(wsum, iteration):
+def raise_empty(wsum, iteration):
+    """Raise :class:`EmptyClusterError` for the clusters of weight 0 at ``iteration``."""
     raise EmptyClusterError(
         f"cluster(s) {np.flatnonzero(wsum == 0).tolist()} became empty at iteration {iteration}; "
         f"use empty='relocate' to move them to the farthest points."
@@ -511,19 +418,21 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     K = C.shape[0]
     rep.start("lloyd", max_iter)
     if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
-        # small problem: the whole loop in one serial call (no per-iteration overhead)
+        # small problem: the whole loop in one serial call (no per-iteration overhead);
+        # lloyd_small is the compiled twin of this loop: the centre update and stopping
+        # test of fastrbf._kmeans_rules (lloyd_centers, lloyd_stop), the same formula
         C = np.ascontiguousarray(C, dtype=X.dtype).copy()
         labels = np.empty(n, dtype=np.int64)
         mind = np.empty(n, dtype=X.dtype)
         wsum = np.empty(K, dtype=np.float64)
         n_iter, converged, empty_at = _jl.lloyd_small(X, C, w, max_iter, tol_abs, empty == "raise", labels, mind, wsum)
         if empty_at:
-            _raise_empty(wsum, empty_at)
+            raise_empty(wsum, empty_at)
         return C, labels, float(np.sum(mind.astype(np.float64) * w)), n_iter, converged
     labels = np.empty(n, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
-    part, partw = _partials(X, K)
+    part, partw = partial_slots(X, K)
     converged = False
     strict = False
     moved = True
@@ -532,26 +441,21 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     for it in range(max_iter):
         # distances are only needed for a relocation and the final inertia
         have_dist = assigner(C, labels, mind, want_dist=False, update=(w, part, partw))
-        sums, wsum = _reduce(part, partw)
+        sums, wsum = reduce_slots(part, partw)
         if np.any(wsum == 0):
             if empty == "raise":
-                _raise_empty(wsum, it + 1)
+                raise_empty(wsum, it + 1)
             if not have_dist:
                 assigner.distances(C, labels, mind)
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
-        C_new = (sums / wsum[:, None]).astype(X.dtype, copy=False)
-        shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
-        moved = not np.array_equal(C_new, C)
-        C = C_new
+        C, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
         n_iter = it + 1
-        if np.array_equal(labels, labels_old):
-            strict = converged = True
-            break
-        if shift <= tol_abs:
+        stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)
+        if stop:
             converged = True
             break
         if n_iter < max_iter:  # the last iteration's report is the final one
-            rep.step(n_iter, shift=_ldexp_float(shift, shift_exp))
+            rep.step(n_iter, shift=ldexp_float(shift, shift_exp))
         labels_old[:] = labels
     if not strict or moved:
         # the final labels and distances are those of the final centres (the centres
@@ -633,37 +537,16 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
     arguments and the result are those of :func:`kmeans`."""
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    K = _check_n_clusters(n_clusters, n, name)
-    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
-        if val < 1:
-            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not isinstance(empty, str) or empty not in ("relocate", "raise"):
-        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    K = check_n_clusters(n_clusters, n, name)
+    tol = check_lloyd_args(n_init, max_iter, tol, empty)
     rng = _v.check_seed(seed, "seed")
     _threads.resolve(n_threads)
     rep = _progress.reporter(progress, "kmeans", runs="init")
     w = _check_weights(sample_weight, n)
     n_pos = int(np.count_nonzero(w))
-    if n_pos < K:
-        raise ValueError(f"`{name}` ({K}) must not exceed the number of points with weight > 0 ({n_pos}).")
+    check_enough_points(K, n_pos, name)
     dtype = _v.result_dtype(Xa)
-    if isinstance(init, str):
-        if init not in ("k-means++", "random"):
-            raise ValueError(f"`init` must be 'k-means++', 'random' or an array of shape ({K}, {d}); got {init!r}.")
-        init_arr = None
-    else:
-        init_arr = _check_centers(init, d, "init")
-        if init_arr.shape[0] != K:
-            raise ValueError(f"`init` must have shape ({K}, {d}) ({name}, n_features); got {init_arr.shape}.")
-        if n_init != 1:
-            raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
-        init_arr = _v.to_dtype(init_arr, dtype)
+    init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
     gemm = K * d > DIRECT_MAX_KD[dtype]
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm),
@@ -671,16 +554,16 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
     if init_arr is not None:
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
         # and "k-means++" find out themselves while they choose the centres
-        if not _has_distinct(Xa if n_pos == n else Xa[w > 0], K):
-            raise _too_few_distinct(K, name)
+        if not has_distinct(Xa if n_pos == n else Xa[w > 0], K):
+            raise too_few_distinct(K, name)
     Xc = _v.to_dtype(Xa, dtype)
-    t = _shift_for(_max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else _max_abs(init_arr))
-    tw = _weight_shift(w)
-    Xc, w = _ldexp(Xc, -t), _ldexp(w, -tw)
+    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else max_abs(init_arr))
+    tw = weight_shift(w)
+    Xc, w = ldexp(Xc, -t), ldexp(w, -tw)
     if init_arr is not None:
-        init_arr = _ldexp(init_arr, -t)
-    tol_abs = float(tol) * float(np.mean(np.var(Xc, axis=0, dtype=np.float64))) if tol > 0 else 0.0
-    assigner = _Assigner(Xc, n_threads)
+        init_arr = ldexp(init_arr, -t)
+    tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
+    assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):
@@ -690,11 +573,11 @@ def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: st
         elif init == "k-means++":
             C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
         else:
-            C0 = _random_init(Xc, K, w, rng, name)
+            C0 = random_init(Xc, K, w, rng, name)
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t)
-        rep.finish(res[3], converged=res[4], inertia=_ldexp_float(res[2], 2 * t + tw))
+        rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
         if best is None or res[2] < best[2]:
             best = res
     assert best is not None
     C, labels, inertia, n_iter, converged = best
-    return KMeansResult(_ldexp(C, t), labels, _ldexp_float(inertia, 2 * t + tw), n_iter, converged)
+    return KMeansResult(ldexp(C, t), labels, ldexp_float(inertia, 2 * t + tw), n_iter, converged)

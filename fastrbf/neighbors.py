@@ -41,8 +41,10 @@ import numpy as np
 from . import _threads
 from . import _validation as _v
 from ._jit import neighbors as _jn
+from ._scaling import ldexp as _ldexp
+from ._scaling import max_abs as _max_abs
+from ._scaling import shift_for as _shift_for
 from ._typing import ArrayLike, FloatArray, IntArray, Threads
-from .cluster import _ldexp, _max_abs, _shift_for
 
 
 def _check_k(k, n):

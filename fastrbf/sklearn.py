@@ -107,7 +107,8 @@ from .distances import sqdist
 from .gp import gp_regression
 from .kernels import KERNELS, _check_params, gram
 from .linalg import _check_alpha
-from .models import _check_scalar_gamma, interpolate, kernel_ridge, rbf_network
+from .models import interpolate, kernel_ridge, rbf_network
+from .models.common import check_scalar_gamma as _check_scalar_gamma
 
 __all__ = [
     "GaussianProcessRegressor",

@@ -108,13 +108,13 @@ def test_blockwise_functions_equal_in_memory(rng, scheduler, dtype):
 
 def test_tasks_use_one_thread_unless_told(rng, monkeypatch):
     seen = []
-    real = fastrbf.dask._sqdist
+    real = fastrbf.dask.pairwise._sqdist
 
     def spy(*args, n_threads=None):
         seen.append(n_threads)
         return real(*args, n_threads=n_threads)
 
-    monkeypatch.setattr(fastrbf.dask, "_sqdist", spy)
+    monkeypatch.setattr(fastrbf.dask.pairwise, "_sqdist", spy)
     X, Xd = _data(rng, n=200, chunks=50)
     with dask.config.set(scheduler="threads"):
         fd.sqdist(Xd, X[:3]).compute()
@@ -501,7 +501,7 @@ def test_kmeans_survives_a_killed_worker(rng, client, monkeypatch):
             if it == 2:
                 timer.start()
 
-        monkeypatch.setattr(fd, "_iteration_callback", after)
+        monkeypatch.setattr(fd.cluster, "_iteration_callback", after)
         res = fd.kmeans(Xd, 12, init=C0, max_iter=8, tol=0.0)
         end = time.perf_counter()
         timer.join()

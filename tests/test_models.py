@@ -10,7 +10,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics.pairwise import rbf_kernel
 
-from fastrbf import NotPositiveDefiniteError, interpolate, kernel_ridge, models, rbf_network, reference
+from fastrbf import NotPositiveDefiniteError, interpolate, kernel_ridge, rbf_network, reference
+from fastrbf.models import network as models
 
 
 def _rel(a, b):

@@ -9,12 +9,12 @@ from helpers import assert_rel
 
 from fastrbf import (
     ConvergenceWarning,
-    _nystrom,
     _validation,
     kernel_ridge,
-    models,
     reference,
 )
+from fastrbf.models import falkon as _nystrom
+from fastrbf.models import ridge as models
 
 
 def _rel(a, b):

@@ -1,4 +1,7 @@
-"""Nystroem kernel ridge by preconditioned conjugate gradients (Falkon), matrix-free.
+"""Falkon's solver: Nystroem kernel ridge by preconditioned conjugate gradients,
+matrix-free (``kernel_ridge(solver="nystrom-pcg")`` in memory and on dask), and the
+choice of its landmarks.  Named after the method, to tell it apart from the Nystroem
+feature map :func:`fastrbf.nystroem`.
 
 The Nystroem KRR problem with landmarks ``L`` (m of them) and fastrbf's unscaled ridge
 ``alpha`` (as scikit-learn's ``KernelRidge``):
@@ -37,8 +40,11 @@ Decisions:
 - Threads: the fused passes are numba parallel kernels; the m x m LAPACK/BLAS work runs
   between passes, with BLAS on one thread for the per-iteration triangular solves when
   they are small (multi-threaded BLAS spinning beside the OpenMP pool slows both).
-  ``falkon_solve`` never holds the BLAS limit while ``matvec`` runs (the dask helper's
-  matvec may run fastrbf calls on other threads).
+  ``falkon_solve`` never holds the BLAS limit while ``matvec`` runs (the dask
+  backend's matvec may run fastrbf calls on other threads).
+- Written once for both backends: :func:`falkon_solve` takes the data pass
+  ``matvec`` as a callable, and the landmarks are drawn by :func:`landmark_rows` and
+  made by :func:`landmarks_from_rows` whoever holds the rows.
 - Reductions over rows use fixed chunks of ``max(NM_CHUNK, n / MAX_CHUNKS)`` rows (a
   function of ``n`` only), one float64 partial each, added in chunk order: bitwise
   independent of the thread count.  Memory: ``O(n d + m^2 + n k)`` plus at most
@@ -50,13 +56,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _dense, _progress, _threads
-from . import _validation as _v
-from ._jit import kernels as _jk
-from ._jit import nystrom as _jn
-from ._lazy import blas, lapack
-from .distances import _consts
-from .kernels import KERNELS
+from .. import _dense, _progress, _threads
+from .. import _validation as _v
+from .._jit import kernels as _jk
+from .._jit import nystrom as _jn
+from .._lazy import blas, lapack
+from ..cluster import _kmeans
+from ..distances import _consts
+from ..kernels import KERNELS
+from ..linalg import NotPositiveDefiniteError
 
 #: smallest row chunk of the fused passes, and the most chunks (bounds the partials)
 NM_CHUNK = 1024
@@ -65,7 +73,8 @@ MAX_CHUNKS = 256
 _F64 = np.dtype(np.float64)
 
 
-def _chunking(n):
+def chunking(n):
+    """(rows per chunk, number of chunks) of the fused passes over ``n`` rows."""
     chunk = max(NM_CHUNK, -(-n // MAX_CHUNKS))
     chunk += chunk % 2  # row pairs never straddle two chunks
     return chunk, max(1, -(-n // chunk))
@@ -77,7 +86,7 @@ def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     dt = X.dtype
     Lt = np.ascontiguousarray(np.asarray(L, dtype=dt).T)
     m = Lt.shape[1]
-    chunk, nch = _chunking(X.shape[0])
+    chunk, nch = chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
     g = np.full(m, gamma, dtype=dt)
     _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, not spec.radial, _jk.phi(spec.code), g,
@@ -177,8 +186,6 @@ def _kmm_factor(Kmm):
         if U is not None:
             return U, delta
         if delta >= 1e-3 * mean_diag:
-            from .linalg import NotPositiveDefiniteError
-
             raise NotPositiveDefiniteError(
                 f"The landmark kernel matrix K_mm is not positive definite even with jitter "
                 f"{delta:.3g} added: the kernel is not positive definite.", alpha=delta)
@@ -323,15 +330,42 @@ def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.ra
     """
     if not isinstance(how, str):
         return np.array(how, dtype=_F64, order="C", copy=True)  # the model owns its landmarks
-    n = X.shape[0]
     rng = _v.check_seed(seed, name="seed")
-    if how == "uniform":
-        idx = np.sort(rng.choice(n, size=M, replace=False))
-        return np.ascontiguousarray(X[idx], dtype=_F64)
-    if how == "kmeans":
-        from .cluster import _kmeans
+    idx = landmark_rows(X.shape[0], M, how, rng)
+    return landmarks_from_rows(X if idx is None else X[idx], M, how, rng, n_threads, progress)
 
-        sub = X if n <= 20 * M else X[np.sort(rng.choice(n, size=20 * M, replace=False))]
-        res = _kmeans(sub, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
-        return np.ascontiguousarray(res.centers, dtype=_F64)
+
+def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.ndarray | None":
+    """The sorted rows (of n) that :func:`landmarks` draws for ``how`` from ``rng``: M
+    for ``"uniform"``, ``min(n, 20 M)`` for ``"kmeans"`` (None: all rows).  The rows
+    themselves go to :func:`landmarks_from_rows`; a backend gathers them as it can.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> landmark_rows(10, 3, "uniform", np.random.default_rng(0)).shape, landmark_rows(10, 3, "kmeans", None)
+    ((3,), None)
+    """
+    if how == "uniform":
+        return np.sort(rng.choice(n, size=M, replace=False))
+    if how == "kmeans":
+        return None if n <= 20 * M else np.sort(rng.choice(n, size=20 * M, replace=False))
     raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {how!r}.')
+
+
+def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Generator, n_threads: int | None,
+                        progress: object = False) -> np.ndarray:
+    """The M landmarks (float64, C-ordered, a new array) from the rows that
+    :func:`landmark_rows` chose: those rows (``"uniform"``), or their k-means centres
+    (``"kmeans"``: k-means++ and 10 Lloyd iterations, seeded from ``rng``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> landmarks_from_rows(np.arange(6.0).reshape(3, 2), 3, "uniform", None, None).tolist()
+    [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    """
+    if how == "uniform":
+        return np.ascontiguousarray(rows, dtype=_F64)
+    res = _kmeans(rows, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
+    return np.ascontiguousarray(res.centers, dtype=_F64)

@@ -1,0 +1,146 @@
+"""The rules of k-means that do not depend on where the data are: the argument checks,
+Lloyd's centre update and stopping test, and the empty-cluster relocation of gathered
+candidates.  :func:`fastrbf.kmeans` (in memory) and :func:`fastrbf.dask.kmeans` both
+call them; only their passes over the data differ.
+
+Decisions:
+
+- One argument check for both backends, with the in-memory types of error: a
+  ``TypeError`` for a value of the wrong type, a ``ValueError`` for a bad value.
+- The stopping test (:func:`lloyd_stop`) and the centre update
+  (:func:`lloyd_centers`) have a numba twin, ``fastrbf._jit.lloyd.lloyd_small``, which
+  runs the whole loop of a small problem in one compiled call: the same formula
+  (stop when no label changed; else when the summed squared float64 centre shift is
+  <= ``tol_abs``), summed in index order there and by NumPy's pairwise sum here, so
+  the two can differ only when the shift ties ``tol_abs`` to the last bit.
+- The relocation rule of empty clusters is ``fastrbf._jit.lloyd.relocate_empty`` on
+  all rows (in memory); :func:`relocate_candidates` is its twin on the farthest
+  candidates gathered from row blocks with the global cluster counts (dask), which is
+  all the rule can reach: the same visiting order, eligibility and sums.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _validation as _v
+
+#: the values of ``empty``
+EMPTY_RULES = ("relocate", "raise")
+
+
+def check_n_clusters(n_clusters, n, name="n_clusters"):
+    """An int in ``[1, n]``; the messages name ``name``."""
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
+    if not 1 <= n_clusters <= n:
+        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
+    return int(n_clusters)
+
+
+def check_centers(centers, d, name="centers"):
+    """Finite real 2-D centres with ``d`` features (not yet converted)."""
+    C = _v.check_data(centers, name)
+    if C.shape[1] != d:
+        raise ValueError(f"`{name}` must have the same number of features as `X` ({d}); got {C.shape[1]} (shape {C.shape}).")
+    return C
+
+
+def check_lloyd_args(n_init, max_iter, tol, empty):
+    """``n_init`` and ``max_iter`` ints >= 1, ``tol`` a finite number >= 0, ``empty`` one
+    of :data:`EMPTY_RULES`; returns ``tol`` as a float."""
+    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
+            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
+        if val < 1:
+            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    if not np.isfinite(float(tol)) or tol < 0:
+        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
+    if not isinstance(empty, str) or empty not in EMPTY_RULES:
+        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
+    return float(tol)
+
+
+def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
+    """The initial centres as an array of ``dtype`` (K, d), or None for a method named
+    in ``methods``; an array needs ``n_init == 1``.  ``init`` is checked data when it is
+    not a string."""
+    if isinstance(init, str):
+        if init not in methods:
+            allowed = ", ".join(repr(m) for m in methods)
+            raise ValueError(f"`init` must be {allowed} or an array of shape ({K}, {d}); got {init!r}.")
+        return None
+    C = check_centers(init, d, "init")
+    if C.shape[0] != K:
+        raise ValueError(f"`init` must have shape ({K}, {d}) ({name}, n_features); got {C.shape}.")
+    if n_init != 1:
+        raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
+    return _v.to_dtype(C, dtype)
+
+
+def check_enough_points(K, n_pos, name="n_clusters"):
+    """At least ``K`` points of weight > 0 (``n_pos`` of them)."""
+    if n_pos < K:
+        raise ValueError(f"`{name}` ({K}) must not exceed the number of points with weight > 0 ({n_pos}).")
+
+
+def lloyd_tolerance(tol, variances):
+    """The absolute tolerance on the summed squared centre shift: ``tol`` times the mean
+    of the column variances of the data (scikit-learn's scaling); 0 for ``tol = 0``."""
+    return float(tol) * float(np.mean(variances)) if tol > 0 else 0.0
+
+
+def lloyd_centers(sums, wsum, C, dtype):
+    """Lloyd's update from the cluster sums and weights: (new centres in ``dtype``, the
+    summed squared float64 shift from ``C``, whether any centre moved)."""
+    C_new = (sums / wsum[:, None]).astype(dtype, copy=False)
+    shift = float(((C_new.astype(np.float64) - C) ** 2).sum())
+    return C_new, shift, not np.array_equal(C_new, C)
+
+
+def lloyd_stop(labels_same, shift, tol_abs):
+    """Lloyd's stopping test after an update: (stop, strict).  Strict when no label
+    changed (``labels_same``); else it stops when ``shift <= tol_abs``."""
+    if labels_same:
+        return True, True
+    return shift <= tol_abs, False
+
+
+def relocate_candidates(mind, X, w, labels, old, counts, sums, wsum):
+    """Move points to the empty clusters (``wsum == 0``), as ``relocate_empty`` does on
+    all rows, among gathered candidates: ``mind`` their distances to their centres (in
+    gathering order, which breaks ties), ``X`` (float64), ``w`` and ``labels`` theirs,
+    ``old`` their labels of the previous iteration (-1: none), ``counts`` the global
+    point counts of the clusters.  Each empty cluster (in index order) takes, in order
+    of decreasing distance (ties: gathering order), a candidate with weight > 0 that is
+    not the only point of its cluster; the sums move with its weight.  ``sums`` and
+    ``wsum`` are updated in place.  Returns (the moved candidates, their new labels,
+    the change in the number of labels that differ from ``old``)."""
+    K = wsum.shape[0]
+    order = np.argsort(-mind, kind="mergesort")
+    counts = counts.copy()
+    moved: list[int] = []
+    new: list[int] = []
+    delta = 0
+    e = 0
+    for i in order:
+        while e < K and wsum[e] != 0:
+            e += 1
+        if e == K:
+            break
+        cur = labels[i]
+        if counts[cur] <= 1 or w[i] == 0:
+            continue
+        wx = w[i] * X[i]
+        sums[cur] -= wx
+        sums[e] = wx
+        wsum[cur] -= w[i]
+        wsum[e] = w[i]
+        counts[cur] -= 1
+        counts[e] = 1
+        moved.append(int(i))
+        new.append(e)
+        delta += int(e != old[i]) - int(cur != old[i])
+    return np.array(moved, dtype=np.int64), np.array(new, dtype=np.int64), delta

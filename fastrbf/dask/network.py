@@ -1,0 +1,152 @@
+"""RBF networks fitted on dask arrays: per-block TSQR factors folded in a tree, the
+small solve on the client.  The centre checks, the factor of a block, the fold and the
+solve are the in-memory ones (:mod:`fastrbf.models.network`); only the passes are here.
+"""
+
+
+import dask.array as da
+import numpy as np
+from dask import delayed
+from numpy.typing import ArrayLike
+
+from .. import _progress
+from .. import _validation as _v
+from .. import models as _m
+from .._progress import ProgressArg
+from ..distances import _consts
+from ..kernels import _check_kernel
+from ..models import common as _mc
+from ..models import network as _mn
+from .cluster import kmeans_named
+from .common import (
+    Data,
+    aligned,
+    as_in_memory,
+    as_rows,
+    check_kernel_params,
+    check_kind,
+    check_threads,
+    checked_block,
+    checked_targets,
+    in_memory,
+    is_dask,
+    offsets,
+    result_dtype,
+    row_blocks,
+    tree,
+)
+
+
+# ---------------------------------------------------------------- RBF network
+def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads):
+    """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
+    X = checked_block(Xb, offset)
+    if classes is None:
+        T, _ = _mc.as_targets(checked_targets(Yb, offset))
+    else:
+        Ya = np.asarray(Yb)
+        _v.check_finite_labels(Ya)
+        T = _mc.class_codes(np.searchsorted(classes, Ya), classes.shape[0])
+    Xd = _v.to_dtype(X, np.float64)
+    return _mn.tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
+
+
+def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
+                alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian", classify: bool = False,
+                seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
+                learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1,
+                progress: ProgressArg = False) -> _m.RBFNetwork:
+    """An RBF network fitted on dask arrays: per-block TSQR factors reduced across workers,
+    the small solve on the client.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (N, d), chunked by rows
+    Y : dask.array.Array or array_like of shape (N,) or (N, k)
+        The same row chunks as ``X``; class labels with ``classify=True``.
+    gamma, n_centers, alpha, bias, kernel, classify :
+        As in :func:`fastrbf.rbf_network`.
+    centers : "kmeans" or array_like of shape (K, d)
+        k-means centres of ``X`` by :func:`fastrbf.dask.kmeans` (k-means|| start, so not
+        the in-memory k-means++ centres), or given (then the weights equal the in-memory
+        fit to rounding).
+    seed, max_iter, n_init :
+        Passed to :func:`fastrbf.dask.kmeans`.
+    learn_gamma, validation :
+        Not supported on dask arrays (``NotImplementedError``).
+    n_threads : int, default 1
+        Threads of each task.
+    progress : bool, logging.Logger or callable, default False
+        Report the iterations of the k-means (task ``"dask.rbf_network kmeans"``, as
+        :func:`kmeans`); the factorisation is one dask compute.
+
+    Returns
+    -------
+    RBFNetwork
+        The in-memory model (small, picklable); :func:`predict` evaluates it on dask
+        arrays.
+
+    Examples
+    --------
+    >>> import numpy as np, dask, dask.array as da
+    >>> from fastrbf import dask as fd
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    >>> Xd = da.from_array(X, chunks=(2, 2))
+    >>> with dask.config.set(scheduler="threads"):
+    ...     net = fd.rbf_network(Xd, np.array([1.0, -1.0, -1.0, 1.0]), gamma=1.0,
+    ...                          centers=np.array([[0.0, 0.2], [1.0, 0.7]]))
+    >>> print(np.round(net.bias, 3), np.round(net.weights[:, 0], 3))
+    [-7.848] [7.397 7.823]
+    """
+    if learn_gamma or validation is not None:
+        raise NotImplementedError("`learn_gamma` and `validation` are not supported on dask arrays: learn the "
+                                  "width on an in-memory sample with fastrbf.rbf_network, then fit here with it.")
+    nt = check_threads(n_threads)
+    rep = _progress.reporter(progress, "dask.rbf_network")
+    spec = _check_kernel(kernel)
+    X = as_rows(X)
+    n, d = X.shape
+    if not is_dask(Y) and not classify:
+        Y = _v.check_targets(as_in_memory(Y, "Y"), n)
+    Yd = aligned(Y, X, "Y", ndims=(1,) if classify else (1, 2))
+    if not classify:
+        check_kind(Yd.dtype, "Y")
+    if isinstance(centers, str) and centers == "all":
+        raise NotImplementedError('`centers="all"` (one centre per training point) is not supported on dask '
+                                  "arrays; use k-means centres or given ones.")
+    Ca = None if isinstance(centers, str) else in_memory(centers, "centers")
+    K = _mn.check_centers_arg(centers if Ca is None else Ca, n_centers, n, d, choices=("kmeans",))
+    C = None if Ca is None else _v.to_dtype(Ca, np.float64)
+    if C is None:
+        _v.check_seed(seed)  # checked before the k-means runs (which takes `seed` as it is)
+    g, _ = _v.check_gamma(gamma, K, np.float64)
+    deg, coef0 = check_kernel_params(spec, 3, 1.0)
+    a = _mn.check_network_alpha(alpha)
+    if C is None:
+        assert n_centers is not None
+        # the k-means reports through this fit's reporter (as a part of it); its cluster
+        # count is our `n_centers`
+        km = kmeans_named(X, n_centers, name="n_centers", seed=seed, max_iter=max_iter, n_init=n_init,
+                          n_threads=nt, progress=rep)
+        C = _v.to_dtype(km.centers, np.float64)
+    classes = None
+    if classify:
+        classes = np.asarray(da.unique(Yd).compute())
+        _v.check_finite_labels(classes)
+        _mc.check_n_classes(classes.shape[0])
+        k = 1 if classes.shape[0] == 2 else classes.shape[0]
+        single = classes.shape[0] == 2
+    else:
+        k = 1 if Yd.ndim == 1 else Yd.shape[1]
+        single = Yd.ndim == 1
+    consts = _consts(np.float64, coef0)
+    Cd, gd = delayed(C), delayed(g)
+    parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
+                                             nt)
+             for xb, off, yb in zip(row_blocks(X), offsets(X)[:-1], row_blocks(Yd), strict=True)]
+    R = tree(parts, _mn.fold_factors).compute()
+    W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)
+    dtype = result_dtype(X.dtype) if classify else result_dtype(X.dtype, Yd.dtype)
+    return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
+
+

@@ -1,0 +1,41 @@
+"""RBF models: kernel ridge regression, exact (or smoothed) RBF interpolation, and RBF
+networks with K << N centres.  Each fit returns a small frozen model (arrays only,
+picklable, no N x N or N x M matrix kept) whose ``.predict`` runs through the fused
+:func:`~fastrbf.gram_matvec`.
+
+One module per family, and what they share:
+
+- :mod:`~fastrbf.models.common`: :class:`KernelModel`, :class:`RBFNetwork`,
+  :class:`ConvergenceWarning`, the checks of data, queries and targets, the polynomial
+  tail and the n x n Gram buffer of the exact solves.
+- :mod:`~fastrbf.models.ridge`: :func:`kernel_ridge` (Cholesky, or Falkon's solver).
+- :mod:`~fastrbf.models.falkon`: Falkon's Nystroem-preconditioned conjugate gradients
+  and its landmarks (the Nystroem feature map is :func:`fastrbf.nystroem`).
+- :mod:`~fastrbf.models.interpolation`: :func:`interpolate`.
+- :mod:`~fastrbf.models.network`: :func:`rbf_network`.
+
+The modules are not named after the functions they hold (``kernel_ridge``,
+``interpolate``, ``rbf_network``): ``fastrbf.models.rbf_network`` is the function, and a
+submodule of the same name would be reachable only through ``sys.modules``.
+"""
+
+from .common import ConvergenceWarning, KernelModel, RBFNetwork
+from .interpolation import interpolate
+from .network import GAMMA_CHUNK, TSQR_CHUNK, TSQR_GROUP_CHUNKS, rbf_network
+from .ridge import AUTO_MEMORY_SHARE, PCG_KERNELS, SOLVERS, default_landmarks, kernel_ridge
+
+__all__ = [
+    "AUTO_MEMORY_SHARE",
+    "GAMMA_CHUNK",
+    "PCG_KERNELS",
+    "SOLVERS",
+    "TSQR_CHUNK",
+    "TSQR_GROUP_CHUNKS",
+    "ConvergenceWarning",
+    "KernelModel",
+    "RBFNetwork",
+    "default_landmarks",
+    "interpolate",
+    "kernel_ridge",
+    "rbf_network",
+]

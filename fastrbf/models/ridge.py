@@ -1,0 +1,317 @@
+"""Kernel ridge regression: the exact solve (Cholesky of the n x n Gram matrix) and
+Falkon's Nystroem solve for large n.
+
+Decisions:
+
+- **solver="cholesky"** builds the Gram matrix in float64 straight into the one n x n
+  buffer that LAPACK then factors in place (peak memory about one n x n float64
+  matrix).  ``fit_intercept=True`` fits on ``Y - mean(Y)`` and adds the mean back.
+  The solve is checked after the factorisation
+  (:func:`fastrbf.linalg._check_conditioning`): a system singular to working precision
+  (estimated condition number > 1/eps) raises :class:`~fastrbf.NotPositiveDefiniteError`,
+  one whose solve misses its own targets by more than 1e-6 of max |Y| gives a
+  ``scipy.linalg.LinAlgWarning``.
+- **solver="nystrom-pcg"** (large n; "auto" picks it when one n x n float64 matrix
+  would take more than half the free memory) solves the Nystroem system
+  ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` by Falkon's preconditioned conjugate
+  gradients without any n x n or n x m matrix (see :mod:`fastrbf.models.falkon`); the
+  model's centres are the landmarks.
+- The backend-free steps of "nystrom-pcg" are plain functions that
+  :func:`fastrbf.dask.kernel_ridge` calls too: :func:`check_pcg_args` and
+  :func:`check_landmark_array` (the arguments), :func:`fastrbf.models.falkon.landmark_rows`
+  and :func:`~fastrbf.models.falkon.landmarks_from_rows` (the landmarks), and
+  :func:`pcg_model` (the finish: coefficients, the convergence warning, the model).
+  Only the passes over the data differ between the backends.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import _dense, _progress, _threads
+from .. import _validation as _v
+from .._progress import ProgressArg
+from .._typing import ArrayLike, Seed, Threads
+from ..kernels import _check_kernel, _check_params, gram
+from ..linalg import _check_alpha, _check_conditioning, _diag, _factor_in_place
+from . import falkon
+from .common import (
+    ConvergenceWarning,
+    KernelModel,
+    as_targets,
+    check_model_weights,
+    check_scalar_gamma,
+    check_xy,
+    gram_buffer,
+    model_data,
+    owned,
+)
+
+_F64 = np.dtype(np.float64)
+
+
+_KRR_REMEDIES = ("a larger `alpha` (or `jitter=\"auto\"`), a larger `gamma`, or removing (near-)duplicate points "
+                 "from `X`.")
+
+#: solver="auto" factors the n x n matrix while 8 n^2 bytes are below this share of
+#: the available memory
+AUTO_MEMORY_SHARE = 0.5
+#: kernels accepted by solver="nystrom-pcg" (positive (semi-)definite: K_mm is factored)
+PCG_KERNELS = ("gaussian", "laplacian", "inverse_multiquadric", "inverse_quadratic", "truncated", "polynomial")
+SOLVERS = ("auto", "cholesky", "nystrom-pcg")
+
+
+def default_landmarks(n: int) -> int:
+    """Default number of landmarks of solver="nystrom-pcg": ``min(n, max(1000,
+    2 sqrt(n)))`` (Falkon's O(sqrt(n)) rule; 2000 at n = 10^6).
+
+    Examples
+    --------
+    >>> default_landmarks(10**6), default_landmarks(500)
+    (2000, 500)
+    """
+    return int(min(n, max(1000, int(np.ceil(2.0 * np.sqrt(n))))))
+
+
+def _choose_solver(n, alpha, n_landmarks, landmarks):
+    if n_landmarks is not None or not isinstance(landmarks, str):
+        return "nystrom-pcg"
+    if _v.ndim(alpha, "alpha") != 0:
+        return "cholesky"
+    avail = _v.available_memory()
+    if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
+        return "cholesky"
+    return "nystrom-pcg"
+
+
+def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: str = "gaussian",
+                 fit_intercept: bool = False, degree: int = 3, coef0: float = 1.0, jitter: float | str | None = None,
+                 solver: str = "auto", n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform",
+                 tol: float = 1e-7, max_iter: int = 100, seed: Seed = None, n_threads: Threads = None,
+                 progress: ProgressArg = False) -> KernelModel:
+    """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``, or its Nystroem
+    approximation for large n.
+
+    ``solver="cholesky"``: the Gram matrix is built into one n x n float64 buffer that
+    is factored in place (peak memory about one n x n matrix).
+
+    ``solver="nystrom-pcg"`` (large n, no n x n or n x m matrix): Nystroem kernel ridge
+    with m landmarks ``L``, ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` and
+    ``f(x) = K(x, L) beta`` (the same unscaled ``alpha``; with ``L = X`` it is exact
+    KRR), solved by Falkon's preconditioned conjugate gradients (Rudi et al. 2017):
+    every product with ``K_nm`` is one fused pass over the data, the m x m
+    preconditioner is two Cholesky factors.  Memory O(n d + m^2 + n k).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (n,) or (n, k)
+    gamma : float
+        Kernel width (> 0), as in :func:`fastrbf.gram`.
+    alpha : float or array_like of shape (n,)
+        Ridge, added to the diagonal; >= 0.  A number > 0 for "nystrom-pcg".
+    kernel : str, default "gaussian"
+        A positive definite kernel of :data:`fastrbf.KERNELS` ("nystrom-pcg": one of
+        gaussian, laplacian, inverse_multiquadric, inverse_quadratic, truncated,
+        polynomial).
+    fit_intercept : bool, default False
+        Fit ``Y - mean(Y)`` and add the mean back (scikit-learn's ``KernelRidge`` has
+        no intercept: the default matches it).
+    degree, coef0 :
+        Parameters of the polynomial and tanh kernels.
+    jitter : None, "auto" or float
+        As in :func:`fastrbf.cholesky` ("cholesky" only).
+    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+        "auto": "cholesky" while one n x n float64 matrix (8 n^2 bytes) takes less than
+        half the available memory and neither ``n_landmarks`` nor an array of
+        ``landmarks`` is given, else "nystrom-pcg" (array ``alpha``: always "cholesky").
+    n_landmarks : int, optional
+        Number of landmarks m in [1, n] ("nystrom-pcg"); default
+        ``min(n, max(1000, 2 sqrt(n)))``.
+    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
+        Uniform sample of the rows without replacement, k-means centres (k-means++ and
+        10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), or given.
+    tol : float, default 1e-7
+        "nystrom-pcg" stops when the relative residual of the preconditioned system is
+        below ``tol`` for every output...
+    max_iter : int, default 100
+        ... or after ``max_iter`` iterations (then a :class:`ConvergenceWarning` and
+        ``converged=False``).
+    seed : None, int or numpy.random.Generator
+        For the landmarks.
+    n_threads : int, optional
+    progress : bool, logging.Logger or callable, default False
+        "nystrom-pcg": report the conjugate-gradient iterations
+        (``kernel_ridge: CG iter 12/100, residual 3.1e-05, 1.1 s, ETA 8.2 s``; the
+        ETA assumes ``max_iter`` iterations, an upper bound) and the k-means of
+        ``landmarks="kmeans"``: True on stderr, a logger's ``info``, or a callable
+        given a dict per iteration (see :func:`fastrbf.kmeans`; the metric is
+        ``residual``).  "cholesky" (one factorisation) reports nothing.
+
+    Returns
+    -------
+    KernelModel
+        ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve.
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        "cholesky": ``K + alpha I`` is not positive definite, or singular to working
+        precision (estimated condition number > 1/eps).
+
+    Warns
+    -----
+    scipy.linalg.LinAlgWarning
+        "cholesky": the solve reproduces ``Y`` only to more than 1e-6 relative
+        (ill-conditioned; e.g. near-duplicate points with ``alpha = 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import kernel_ridge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> m = kernel_ridge(X, [0.0, 1.0, 0.0], gamma=1.0, alpha=0.1)
+    >>> m.predict(X).round(3)
+    array([0.038, 0.883, 0.038])
+    >>> rng = np.random.default_rng(0)
+    >>> Xl = rng.random((2000, 2))
+    >>> big = kernel_ridge(Xl, np.sin(4 * Xl[:, 0]), gamma=2.0, alpha=1e-3, solver="nystrom-pcg",
+    ...                    n_landmarks=100, seed=0)
+    >>> big.centers.shape, big.converged, bool(abs(big.predict([[0.3, 0.5]])[0] - np.sin(1.2)) < 1e-3)
+    ((100, 2), True, True)
+    >>> reports = []
+    >>> big = kernel_ridge(Xl, np.sin(4 * Xl[:, 0]), gamma=2.0, alpha=1e-3, solver="nystrom-pcg",
+    ...                    n_landmarks=100, seed=0, progress=reports.append)
+    >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == big.n_iter
+    ('kernel_ridge', 'cg', True)
+    """
+    spec = _check_kernel(kernel)
+    Xa, Ya = check_xy(X, Y)
+    g = check_scalar_gamma(gamma)
+    deg, coef0 = _check_params(spec, degree, coef0)
+    rng = _v.check_seed(seed, name="seed")
+    _progress.check(progress)
+    n = Xa.shape[0]
+    if not isinstance(solver, str) or solver not in SOLVERS:
+        raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
+    if solver == "auto":
+        solver = _choose_solver(n, alpha, n_landmarks, landmarks)
+    if solver == "nystrom-pcg":
+        return _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+                                 landmarks, tol, max_iter, rng, n_threads, progress)
+    if n_landmarks is not None or not isinstance(landmarks, str):
+        raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
+    a = _check_alpha(alpha, n)
+    n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
+    Xd = owned(_v.to_dtype(Xa, _F64, "X"), X)
+    T, single = as_targets(Ya)
+    intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
+    T -= intercept
+    # the whole matrix: the triangle the factorisation leaves untouched serves the check
+    B, whole = gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
+    d0 = _diag(B).copy()
+    F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
+    T0 = T.copy()
+    _dense.potrs(F, T, n_threads)
+    W = T
+    check_model_weights(W)
+    _check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
+                        remedies=_KRR_REMEDIES, alpha=a, n_threads=n_threads)
+    del B, F
+    return KernelModel.without_tail(Xd, np.ascontiguousarray(W), kernel=kernel, gamma=g, degree=deg, coef0=coef0,
+                                    intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single,
+                                    jitter=used)
+
+
+def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
+    """The checks of solver="nystrom-pcg" shared with :func:`fastrbf.dask.kernel_ridge`:
+    (alpha as a float, the landmark count for ``landmarks="uniform"`` or ``"kmeans"``;
+    None when ``landmarks`` is an array, which the caller checks)."""
+    if kernel not in PCG_KERNELS:
+        raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
+                         f"kernel); got {kernel!r}.")
+    if _v.ndim(alpha, "alpha") != 0:
+        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
+                        f"got an array of shape {np.shape(alpha)}.")
+    a = float(_check_alpha(alpha, n))
+    if not a > 0:
+        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
+            np.isfinite(_v.as_float(tol)) and tol > 0):
+        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
+    if not isinstance(landmarks, str):
+        return a, None
+    if landmarks not in ("uniform", "kmeans"):
+        raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+    m = default_landmarks(n) if n_landmarks is None else n_landmarks
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+        raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
+    return a, int(m)
+
+
+def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                      max_iter, rng, n_threads, progress=False):
+    n, d = Xa.shape
+    kernel = spec.name
+    if jitter is not None:
+        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
+    a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    if m is None:
+        landmarks = model_data(landmarks, "landmarks")
+        m = check_landmark_array(landmarks, d, n_landmarks)
+    T, single = as_targets(Ya)
+    k = T.shape[1]
+    _, nch = falkon.chunking(n)
+    _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + 2 * nch * m * k),
+                    f"kernel_ridge (nystrom-pcg, {m} landmarks)", "use fewer `n_landmarks`.")
+    nt = _threads.for_work(n * m * (d + 8), n_threads)
+    Xd = _v.to_dtype(Xa, _F64)
+    intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
+    T -= intercept
+    rep = _progress.reporter(progress, "kernel_ridge")
+    L = falkon.landmarks(Xd, m, landmarks, rng, nt, rep)  # a new array: the model owns it
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
+    Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    # the solve is linear in Y: it runs on Y / max|Y| (CG's squared norms of targets of
+    # 1e160 would overflow) and the coefficients are scaled back
+    ymax = float(np.abs(T).max())
+    ys = ymax if ymax > 0 else 1.0
+    T /= ys
+    rhs = falkon.cross_t(Xd, L, T, **params)
+    del T
+    res = falkon.falkon_solve(lambda V: falkon.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
+                                tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep)
+    return pcg_model(res, L, scale=ys, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=coef0,
+                     intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single, stacklevel=4)
+
+
+def check_landmark_array(L, d, n_landmarks):
+    """The number of landmarks given as the (checked) array ``L``: ``d`` features, and
+    ``n_landmarks`` (if given) equal to its row count."""
+    _v.check_features(np.empty((0, d)), L, "X", "landmarks")
+    m = L.shape[0]
+    if n_landmarks is not None and n_landmarks != m:
+        raise ValueError(f"`n_landmarks` ({n_landmarks}) must equal the number of given `landmarks` ({m}).")
+    return m
+
+
+def pcg_model(res, L, *, scale, tol, kernel, gamma, degree, coef0, intercept, dtype, single_output, stacklevel):
+    """The model of a "nystrom-pcg" solve (:class:`~fastrbf.models.falkon.FalkonResult`
+    ``res`` on the landmarks ``L``, targets divided by ``scale``): the coefficients scaled
+    back and checked, a :class:`ConvergenceWarning` (at ``stacklevel`` from here) when
+    the CG stopped at ``max_iter``."""
+    with np.errstate(over="ignore"):
+        beta = res.beta * scale
+    check_model_weights(beta)
+    if not res.converged:
+        warnings.warn(f'kernel_ridge (solver="nystrom-pcg") did not converge in {res.n_iter} iterations: relative '
+                      f"residual {res.residual:.3g} > tol = {tol:g}; raise `max_iter` or `alpha`.",
+                      ConvergenceWarning, stacklevel=stacklevel)
+    return KernelModel.without_tail(L, beta, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                                    intercept=intercept, dtype=dtype, single_output=single_output,
+                                    solver="nystrom-pcg", n_iter=res.n_iter, residual=res.residual,
+                                    converged=res.converged)
+
+

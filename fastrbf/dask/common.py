@@ -11,7 +11,7 @@ from dask import delayed
 from numpy.typing import ArrayLike
 
 from .. import _validation as _v
-from ..kernels import _check_params as _kernel_params
+from ..kernels import check_params as _kernel_params
 
 #: a dask array, or an in-memory array (one block)
 Data = da.Array | ArrayLike
@@ -93,12 +93,12 @@ def check_threads(n_threads):
     return int(n_threads)
 
 
-def check_kernel_params(spec, degree, coef0):
+def check_kernel_params(entry, degree, coef0):
     """The in-memory kernel-parameter check, with a ``TypeError`` naming ``coef0`` for a
     value that is not a number."""
     if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
         raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
-    return _kernel_params(spec, degree, coef0)
+    return _kernel_params(entry, degree, coef0)
 
 
 def check_gamma_dtype(g, dtype):

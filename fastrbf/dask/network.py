@@ -13,8 +13,7 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..distances import _consts
-from ..kernels import _check_kernel
+from ..kernels import check_kernel
 from ..models import common as _mc
 from ..models import network as _mn
 from .cluster import kmeans_named
@@ -38,7 +37,7 @@ from .common import (
 
 
 # ---------------------------------------------------------------- RBF network
-def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads):
+def _rbf_block(Xb, offset, Yb, C, spec, classes, n_threads):
     """R factor (upper triangular) of ``[Phi 1 T]`` of one row block."""
     X = checked_block(Xb, offset)
     if classes is None:
@@ -48,7 +47,7 @@ def _rbf_block(Xb, offset, Yb, C, g, code, dot, consts, deg, classes, n_threads)
         _v.check_finite_labels(Ya)
         T = _mc.class_codes(np.searchsorted(classes, Ya), classes.shape[0])
     Xd = _v.to_dtype(X, np.float64)
-    return _mn.tsqr(C, Xd, g, code, dot, consts, deg, T, n_threads)
+    return _mn.tsqr(C, Xd, spec, T, n_threads)
 
 
 def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
@@ -103,7 +102,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
                                   "width on an in-memory sample with fastrbf.rbf_network, then fit here with it.")
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.rbf_network")
-    spec = _check_kernel(kernel)
+    entry = check_kernel(kernel)
     X = as_rows(X)
     n, d = X.shape
     if not is_dask(Y) and not classify:
@@ -120,7 +119,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     if C is None:
         _v.check_seed(seed)  # checked before the k-means runs (which takes `seed` as it is)
     g, _ = _v.check_gamma(gamma, K, np.float64)
-    deg, coef0 = check_kernel_params(spec, 3, 1.0)
+    deg, coef0 = check_kernel_params(entry, 3, 1.0)
     a = _mn.check_network_alpha(alpha)
     if C is None:
         assert n_centers is not None
@@ -139,10 +138,8 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     else:
         k = 1 if Yd.ndim == 1 else Yd.shape[1]
         single = Yd.ndim == 1
-    consts = _consts(np.float64, coef0)
-    Cd, gd = delayed(C), delayed(g)
-    parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, gd, spec.code, not spec.radial, consts, deg, classes,
-                                             nt)
+    Cd, sd = delayed(C), delayed(entry.spec(g, coef0, deg))
+    parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, sd, classes, nt)
              for xb, off, yb in zip(row_blocks(X), offsets(X)[:-1], row_blocks(Yd), strict=True)]
     R = tree(parts, _mn.fold_factors).compute()
     W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)

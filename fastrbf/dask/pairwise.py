@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from .. import _validation as _v
 from ..distances import sqdist as _sqdist
-from ..kernels import _check_kernel
+from ..kernels import check_kernel
 from ..kernels import gram as _gram
 from ..kernels import gram_matvec as _gram_matvec
 from .common import (
@@ -114,8 +114,8 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
            [0.0111, 0.1353, 1.    ]])
     """
     nt = check_threads(n_threads)
-    spec = _check_kernel(kernel)
-    deg, c0 = check_kernel_params(spec, degree, coef0)
+    entry = check_kernel(kernel)
+    deg, c0 = check_kernel_params(entry, degree, coef0)
     X, Yd = _pair_blocks(X, Y)
     dtype = result_dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
@@ -164,8 +164,8 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
     True
     """
     nt = check_threads(n_threads)
-    spec = _check_kernel(kernel)
-    deg, c0 = check_kernel_params(spec, degree, coef0)
+    entry = check_kernel(kernel)
+    deg, c0 = check_kernel_params(entry, degree, coef0)
     X = as_rows(X)
     Ya = in_memory(Y, "Y")
     _v.check_features(np.empty((0, X.shape[1])), Ya)

@@ -16,7 +16,7 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import _check_kernel
+from ..kernels import check_kernel
 from ..kernels import gram as _gram
 from ..models import common as _mc
 from ..models import falkon
@@ -118,7 +118,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
                          f"out); got {solver!r}.")
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kernel_ridge")
-    spec = _check_kernel(kernel)
+    entry = check_kernel(kernel)
     X = as_rows(X)
     n, d = X.shape
     if not is_dask(Y):
@@ -126,7 +126,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     Yd = aligned(Y, X, "Y")
     check_kind(Yd.dtype, "Y")
     g = _mc.check_scalar_gamma(gamma)
-    deg, c0 = check_kernel_params(spec, degree, coef0)
+    deg, c0 = check_kernel_params(entry, degree, coef0)
     a, m = _mr.check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     rng = _v.check_seed(seed)
     L = None

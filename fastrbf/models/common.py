@@ -23,8 +23,8 @@ import numpy as np
 
 from .. import _threads
 from .. import _validation as _v
+from .._pairwise import pairwise
 from .._typing import ArrayLike, FloatArray, Threads
-from ..distances import _consts, pairwise
 from ..kernels import KERNELS, gram, gram_matvec
 
 _F64 = np.dtype(np.float64)
@@ -239,14 +239,14 @@ def gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     _v.check_memory(8 * n * n, f"{what}: the {n} x {n} float64 kernel matrix",
                     "use `rbf_network` with fewer centres for large n.")
     B = np.empty((n, n), dtype=np.float64)
-    spec = KERNELS[kernel]
-    if spec.radial and not whole:
-        pairwise(Xd, Xd, spec.code, np.full(n, gamma), _consts(_F64, coef0), degree, True, B, n_threads, mirror=False)
+    entry = KERNELS[kernel]
+    if entry.radial and not whole:
+        pairwise(Xd, Xd, entry.spec(np.full(n, gamma), coef0, degree), True, B, n_threads, mirror=False)
         return B, False
     try:
         gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
     except ValueError:  # the only refusal left for validated input: an overflow
-        names = "`X` and `gamma`" if spec.radial else "`X`, `gamma`, `degree` and `coef0`"
+        names = "`X` and `gamma`" if entry.radial else "`X`, `gamma`, `degree` and `coef0`"
         raise ValueError(f"{what}: the kernel matrix overflows float64 for these {names}; rescale the data or use "
                          "a smaller `gamma`.") from None
     return B, True

@@ -58,11 +58,9 @@ import numpy as np
 
 from .. import _dense, _progress, _threads
 from .. import _validation as _v
-from .._jit import kernels as _jk
 from .._jit import nystrom as _jn
 from .._lazy import blas, lapack
 from ..cluster import _kmeans
-from ..distances import _consts
 from ..kernels import KERNELS
 from ..linalg import NotPositiveDefiniteError
 
@@ -81,16 +79,14 @@ def chunking(n):
 
 
 def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
-    spec = KERNELS[kernel]
     X = np.ascontiguousarray(X)
     dt = X.dtype
     Lt = np.ascontiguousarray(np.asarray(L, dtype=dt).T)
     m = Lt.shape[1]
     chunk, nch = chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
-    g = np.full(m, gamma, dtype=dt)
-    _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, not spec.radial, _jk.phi(spec.code), g,
-                 _consts(dt, coef0), int(degree), partial)
+    spec = KERNELS[kernel].spec(np.full(m, gamma, dtype=dt), coef0, degree)
+    _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, *spec.args, partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count
         out += p

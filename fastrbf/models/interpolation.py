@@ -25,7 +25,7 @@ from .. import _dense, _threads
 from .. import _validation as _v
 from .._lazy import lapack, scipy
 from .._typing import ArrayLike, Threads
-from ..kernels import _check_kernel
+from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError, _check_alpha, _check_conditioning, _diag, _factor_in_place
 from .common import (
     KernelModel,
@@ -111,17 +111,17 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
     >>> bool(np.allclose(m.predict(X), [0.0, 1.0, 1.0, 2.0, 1.5]))
     True
     """
-    spec = _check_kernel(kernel)
-    if not spec.radial:
+    entry = check_kernel(kernel)
+    if not entry.radial:
         raise ValueError(f"`kernel` must be a radial kernel for interpolation; got {kernel!r}.")
     Xa, Ya = check_xy(X, Y)
     n, d = Xa.shape
     if gamma is None:
-        if not spec.scale_invariant:
+        if not entry.scale_invariant:
             raise ValueError(f"`gamma` must be given for the {kernel!r} kernel (it is not scale invariant).")
         gamma = 1.0
     g = check_scalar_gamma(gamma)
-    min_degree = spec.min_degree
+    min_degree = entry.min_degree
     if degree is None:
         degree = max(min_degree, 0)
     if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < -1:

@@ -24,14 +24,12 @@ import numpy as np
 
 from .. import _progress, _threads
 from .. import _validation as _v
-from .._jit import kernels as _jk
 from .._jit import linalg as _jla
 from .._lazy import scipy
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
 from ..cluster import _kmeans
-from ..distances import _consts
-from ..kernels import KERNELS, _check_kernel, _check_params
+from ..kernels import KERNELS, check_kernel, check_params
 from ..linalg import _check_alpha
 from .common import RBFNetwork, as_targets, class_codes, model_data, network_targets, owned
 
@@ -62,15 +60,16 @@ class TSQRWork:
             raise RuntimeError(f"LAPACK dtpqrt failed with info={info}.")
 
 
-def tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
-    """Upper-triangular R (p x p, p = K + 1 + k) with R^T R = M^T M, M = [Phi 1 T]."""
+def tsqr(C, X, spec, T, n_threads, Xt=None):
+    """Upper-triangular R (p x p, p = K + 1 + k) with R^T R = M^T M, M = [Phi 1 T], the
+    design matrix of kernel ``spec`` (a :class:`~fastrbf._pairwise.KernelSpec`, one gamma
+    per centre)."""
     n = X.shape[0]
     p = C.shape[0] + 1 + T.shape[1]
     Xt = np.ascontiguousarray(X.T) if Xt is None else Xt
     Tc = np.ascontiguousarray(T)
     rows = TSQR_CHUNK * TSQR_GROUP_CHUNKS
     ng = -(-n // rows)
-    phi = _jk.phi(code)
     Rts = np.zeros((ng, p, p))  # Rts[i] = R_i^T, C-ordered (R_i Fortran-ordered)
 
     def work(g0, g1):
@@ -79,7 +78,7 @@ def tsqr(C, X, g, code, dot, c, degree, T, n_threads, Xt=None):
             for r0 in range(i * rows, min(n, (i + 1) * rows), TSQR_CHUNK):
                 r1 = min(n, r0 + TSQR_CHUNK)
                 Bt = w.Bt if r1 - r0 == TSQR_CHUNK else np.empty((p, r1 - r0))
-                _jla.design_chunk(C, Xt, r0, r1, dot, phi, g, c, degree, Tc, w.gbuf, Bt)
+                _jla.design_chunk(C, Xt, r0, r1, *spec.args, Tc, w.gbuf, Bt)
                 w.fold(Rts[i], Bt)
 
     with _threads.serial_blas():
@@ -167,7 +166,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     >>> print(np.round(net.bias, 3), np.round(net.weights[:, 0], 3))
     [-7.848] [7.397 7.823]
     """
-    spec = _check_kernel(kernel)
+    entry = check_kernel(kernel)
     Xa = model_data(X, "X")
     T, single, classes = network_targets(Y, Xa.shape[0], classify)
     n, d = Xa.shape
@@ -179,7 +178,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     K = check_centers_arg(centers if Ca is None else Ca, n_centers, n, d)
     g, _ = _v.check_gamma(gamma, K, _F64)
     g = owned(g, gamma)
-    deg, coef0 = _check_params(spec, 3, 1.0)
+    deg, coef0 = check_params(entry, 3, 1.0)
     _check_network_memory(n, d, K, T.shape[1], centers, n_threads)
     Xd = _v.to_dtype(Xa, _F64, "X")
     if Ca is not None:
@@ -192,11 +191,11 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
                     progress=rep).centers
     Xt = np.ascontiguousarray(Xd.T)
-    solve = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a, bias, n_threads)  # noqa: E731
+    solve = lambda gam: _solve_weights(C, Xd, Xt, gam, entry, coef0, deg, T, a, bias, n_threads)  # noqa: E731
     W, b = solve(g)
     history = None
     if learn_gamma:
-        if spec.code != KERNELS["gaussian"].code:
+        if entry.code != KERNELS["gaussian"].code:
             raise ValueError(f"`learn_gamma` needs the 'gaussian' kernel; got {kernel!r}.")
         if validation is not None:
             Xv, Yv = validation
@@ -221,7 +220,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         # an ill-conditioned design jumps as singular values cross the rank cut-off, which
         # stalls gradient steps; the final weights are solved with the caller's alpha
         a_learn = a if a > 0 else 1e-12 * n
-        solve_learn = lambda gam: _solve_weights(C, Xd, Xt, gam, spec, coef0, deg, T, a_learn, bias, n_threads)  # noqa: E731
+        solve_learn = lambda gam: _solve_weights(C, Xd, Xt, gam, entry, coef0, deg, T, a_learn, bias, n_threads)  # noqa: E731
         # one common width first, then (per_center) one per centre from there: per-centre
         # steps from a poor common start crawl (a few centres dominate the gradient)
         W0, b0 = solve_learn(g)
@@ -311,9 +310,10 @@ def _check_network_memory(n, d, K, k, centers, n_threads):
     _v.check_memory(need, f"rbf_network: {K} centres on {n} points (factors of order {p})", hint)
 
 
-def _solve_weights(C, X, Xt, g, spec, coef0, deg, T, a, bias, n_threads):
-    """(W, b): least squares (a = 0) or ridge on the weights, from the TSQR factor."""
-    R = tsqr(C, X, g, spec.code, not spec.radial, _consts(_F64, coef0), deg, T, n_threads, Xt)
+def _solve_weights(C, X, Xt, g, entry, coef0, deg, T, a, bias, n_threads):
+    """(W, b): least squares (a = 0) or ridge on the weights, from the TSQR factor of the
+    design of kernel ``entry`` (of :data:`~fastrbf.KERNELS`) with widths ``g``."""
+    R = tsqr(C, X, entry.spec(g, coef0, deg), T, n_threads, Xt)
     return weights_from_factor(R, X.shape[0], C.shape[0], T.shape[1], a, bias, n_threads)
 
 

@@ -32,7 +32,7 @@ from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
-from ..kernels import _check_kernel, _check_params, gram
+from ..kernels import check_kernel, check_params, gram
 from ..linalg import _check_alpha, _check_conditioning, _diag, _factor_in_place
 from . import falkon
 from .common import (
@@ -185,10 +185,10 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == big.n_iter
     ('kernel_ridge', 'cg', True)
     """
-    spec = _check_kernel(kernel)
+    entry = check_kernel(kernel)
     Xa, Ya = check_xy(X, Y)
     g = check_scalar_gamma(gamma)
-    deg, coef0 = _check_params(spec, degree, coef0)
+    deg, coef0 = check_params(entry, degree, coef0)
     rng = _v.check_seed(seed, name="seed")
     _progress.check(progress)
     n = Xa.shape[0]
@@ -197,7 +197,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
-        return _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+        return _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
                                  landmarks, tol, max_iter, rng, n_threads, progress)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
@@ -251,10 +251,10 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     return a, int(m)
 
 
-def _kernel_ridge_pcg(X, Xa, Ya, spec, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
                       max_iter, rng, n_threads, progress=False):
     n, d = Xa.shape
-    kernel = spec.name
+    kernel = entry.name
     if jitter is not None:
         raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)

@@ -196,6 +196,20 @@ def is_real(value) -> bool:
     return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
 
 
+def is_int(value) -> bool:
+    """Whether ``value`` is an int: a Python or NumPy integer, never a bool (``np.bool_``
+    included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import is_int
+    >>> is_int(3), is_int(np.int64(3)), is_int(True), is_int(3.0)
+    (True, True, False, False)
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def check_int(value, name: str, low: int | None = None, high: int | None = None, *, text: str | None = None,
               type_error: type[Exception] = TypeError) -> int:
     """``value`` as a Python int, checked to be an int (NumPy's too; not a bool) in
@@ -252,7 +266,7 @@ def check_int(value, name: str, low: int | None = None, high: int | None = None,
             text = f"an int <= {high}"
         else:
             text = "an int"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if not is_int(value):
         raise type_error(f"`{name}` must be {text}; got {value!r}.")
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):

@@ -41,7 +41,6 @@ Decisions:
 
 import contextlib
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -474,7 +473,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     rng = _v.check_seed(seed)
     iters = _v.check_int(max_iter, "max_iter", 1)
     La = None
-    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, (bool, np.bool_)):
+    if _v.is_int(landmarks):
         m = _v.check_int(int(landmarks), "landmarks", 1, n, text=f"an int in [1, n_samples = {n}] or an array")
         method = _v.check_choice("kmeans" if method is None else method, "method", ("kmeans", "random"),
                                  text="'kmeans' or 'random'")

@@ -711,7 +711,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
-        if isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 0:
+        if _v.is_int(degree) and degree >= 0:
             from math import comb
 
             q = comb(d + int(degree), int(degree))
@@ -805,7 +805,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         X = _fit_x(self, X)
         n = X.shape[0]
         K = self.n_clusters
-        if isinstance(K, numbers.Integral) and not isinstance(K, bool) and K > n:
+        if _v.is_int(K) and K > n:
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
         res = _call(kmeans, X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
                     seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs), progress=_verbose(self.verbose))
@@ -917,7 +917,7 @@ class RandomFourierFeatures(_DtypeTransformer):
         _n_threads(self.n_jobs)
         seed = _seed(self.random_state)
         D = self.n_components
-        if isinstance(D, numbers.Integral) and not isinstance(D, bool) and int(D) > 0:
+        if _v.is_int(D) and int(D) > 0:
             d = X.shape[1]
             _v.check_memory(X.dtype.itemsize * int(D) * (d + 1), f"RandomFourierFeatures: the {d} x {D} random weights",
                             "use fewer `n_components`.")

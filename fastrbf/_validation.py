@@ -11,6 +11,7 @@
 
 import math
 import numbers
+from typing import TypeGuard
 
 import numpy as np
 
@@ -196,7 +197,7 @@ def is_real(value) -> bool:
     return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
 
 
-def is_int(value) -> bool:
+def is_int(value) -> TypeGuard[numbers.Integral]:
     """Whether ``value`` is an int: a Python or NumPy integer, never a bool (``np.bool_``
     included).
 

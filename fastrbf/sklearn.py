@@ -711,7 +711,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
-        if _v.is_int(degree) and degree >= 0:
+        if _v.is_int(degree) and int(degree) >= 0:
             from math import comb
 
             q = comb(d + int(degree), int(degree))

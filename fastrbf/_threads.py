@@ -31,13 +31,14 @@
 
 import contextlib
 import functools
-import numbers
 import os
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numba
+
+from . import _validation as _v
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -77,9 +78,7 @@ def resolve(n_threads):
         n_threads = getattr(_local, "n_threads", None)
         if n_threads is None:
             return max_threads()
-    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(f"`n_threads` must be an int or None; got {n_threads!r}.")
-    n = int(n_threads)
+    n = _v.check_int(n_threads, "n_threads", text="an int or None")
     if n == 0:
         raise ValueError("`n_threads` must be a positive int, a negative int (-1 = all cores) or None; got 0.")
     if n < 0:

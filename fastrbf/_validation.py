@@ -9,7 +9,9 @@
   argument, the rule and the value received.
 """
 
+import math
 import numbers
+from typing import TypeGuard
 
 import numpy as np
 
@@ -53,8 +55,10 @@ def as_array(x, name, ndim=2):
 
 
 def result_dtype(*arrays):
-    """float32 if every array is float32 (of either byte order), else float64."""
-    if all(a.dtype.kind == "f" and a.dtype.itemsize == 4 for a in arrays if a is not None):
+    """float32 if every array (or ``numpy.dtype``: a fitted map's) is float32 (of either
+    byte order), else float64."""
+    dtypes = (np.dtype(getattr(a, "dtype", a)) for a in arrays if a is not None)
+    if all(dt.kind == "f" and dt.itemsize == 4 for dt in dtypes):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
@@ -181,6 +185,277 @@ def as_float(x):
         return float(x)
     except OverflowError:
         return float("inf") if x > 0 else float("-inf")
+
+
+# ---------------------------------------------------------------- scalar checkers
+# One checker per scalar rule (an int in a range, a finite real number in a range, a
+# bool, one of a set of choices, a float dtype), so that every public function states
+# a rule in the same words and raises the same exception for it:
+# ``TypeError`` for a value of the wrong type, ``ValueError`` for a value of the right
+# type out of range, the message `` `name` must be <rule>; got <value!r>. `` with the
+# rule derived from the bounds unless a call site gives its own words (``text=``).
+# bools are never numbers here (``True`` is no count and no width), NumPy scalars are.
+
+
+def _bound(x):
+    """A bound as the rule text writes it: ``1``, ``0``, ``0.5`` (never ``1.0``)."""
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    f = float(x)
+    return str(int(f)) if f.is_integer() and abs(f) < 2**53 else repr(f)
+
+
+def is_real(value) -> bool:
+    """Whether ``value`` is a real scalar: a Python or NumPy real number or a 0-d array
+    of a real dtype; never a bool (``np.bool_`` included) and never a string.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import is_real
+    >>> is_real(1), is_real(np.float32(0.5)), is_real(np.array(2.0)), is_real(True), is_real("1")
+    (True, True, True, False, False)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Real):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
+def is_int(value) -> TypeGuard[numbers.Integral]:
+    """Whether ``value`` is an int: a Python or NumPy integer, never a bool (``np.bool_``
+    included).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import is_int
+    >>> is_int(3), is_int(np.int64(3)), is_int(True), is_int(3.0)
+    (True, True, False, False)
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(value, name: str, low: int | None = None, high: int | None = None, *, text: str | None = None,
+              type_error: type[Exception] = TypeError) -> int:
+    """``value`` as a Python int, checked to be an int (NumPy's too; not a bool) in
+    ``[low, high]`` (a bound that is None is not checked).
+
+    Parameters
+    ----------
+    value : object
+        What the caller passed.
+    name : str
+        The argument's name, as the caller wrote it.
+    low, high : int, optional
+        Inclusive bounds.
+    text : str, optional
+        The rule in words, for a site that says more than its bounds
+        (``"an int in [1, n_samples] = [1, 40]"``); default from the bounds
+        (``"an int >= 1"``, ``"an int in [1, 1000]"``).
+    type_error : type, default TypeError
+        The exception for a value that is not an int (``ValueError`` only where a
+        released function raised it).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not an int (a float, a bool, a string, an array...).
+    ValueError
+        ``value`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import check_int
+    >>> check_int(np.int64(3), "k", 1)
+    3
+    >>> check_int(0, "max_iter", 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `max_iter` must be an int >= 1; got 0.
+    >>> check_int(True, "degree", 1, 1000)
+    Traceback (most recent call last):
+    ...
+    TypeError: `degree` must be an int in [1, 1000]; got True.
+    """
+    if text is None:
+        if low is not None and high is not None:
+            text = f"an int in [{low}, {high}]"
+        elif low is not None:
+            text = f"an int >= {low}"
+        elif high is not None:
+            text = f"an int <= {high}"
+        else:
+            text = "an int"
+    if not is_int(value):
+        raise type_error(f"`{name}` must be {text}; got {value!r}.")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValueError(f"`{name}` must be {text}; got {value!r}.")
+    return v
+
+
+def check_real(value, name: str, *, low: float | None = None, strict: bool = False, high: float | None = None,
+               text: str | None = None, type_error: type[Exception] = TypeError) -> float:
+    """``value`` as a Python float, checked to be a finite real number (see
+    :func:`is_real`: NumPy scalars and 0-d arrays too; not a bool) ``>= low`` (``> low``
+    with ``strict=True``) and ``<= high``.
+
+    Parameters
+    ----------
+    value : object
+        What the caller passed.
+    name : str
+        The argument's name, as the caller wrote it.
+    low : float, optional
+        The lower bound; inclusive unless ``strict``.
+    strict : bool, default False
+        Whether ``low`` itself is refused (``> 0`` rather than ``>= 0``).
+    high : float, optional
+        The inclusive upper bound.
+    text : str, optional
+        The rule in words, for a site that says more than its bounds; default from the
+        bounds (``"a finite number > 0"``, ``"a finite number in [0, 1]"``).
+    type_error : type, default TypeError
+        The exception for a value that is not a real number (``ValueError`` only where
+        a released function raised it).
+
+    Returns
+    -------
+    float
+        A Python int too large for a float is refused as not finite.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number (a bool, a string, a 1-D array...).
+    ValueError
+        ``value`` is NaN, infinite or out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import check_real
+    >>> check_real(np.float32(0.5), "gamma", low=0, strict=True)
+    0.5
+    >>> check_real(np.array(2), "alpha", low=0)
+    2.0
+    >>> check_real(-1.0, "gamma", low=0, strict=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: `gamma` must be a finite number > 0; got -1.0.
+    >>> check_real(float("nan"), "coef0")
+    Traceback (most recent call last):
+    ...
+    ValueError: `coef0` must be a finite number; got nan.
+    >>> check_real("1", "tol", low=0)
+    Traceback (most recent call last):
+    ...
+    TypeError: `tol` must be a finite number >= 0; got '1'.
+    """
+    if text is None:
+        if low is not None and high is not None:
+            text = f"a finite number in {'(' if strict else '['}{_bound(low)}, {_bound(high)}]"
+        elif low is not None:
+            text = f"a finite number {'>' if strict else '>='} {_bound(low)}"
+        elif high is not None:
+            text = f"a finite number <= {_bound(high)}"
+        else:
+            text = "a finite number"
+    if not is_real(value):
+        raise type_error(f"`{name}` must be {text}; got {value!r}.")
+    v = as_float(value)
+    if not math.isfinite(v) or (low is not None and (v <= low if strict else v < low)) or (
+            high is not None and v > high):
+        raise ValueError(f"`{name}` must be {text}; got {value!r}.")
+    return v
+
+
+def check_bool(value, name: str, *, text: str = "a bool (True or False)") -> bool:
+    """``value`` as a Python bool, checked to be ``True`` or ``False`` (``np.bool_``
+    too); nothing truthy (``1``, ``"yes"``, ``None``, arrays) passes.
+
+    ``text`` is the rule in words (a site's own: ``"True or False"``).
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import check_bool
+    >>> check_bool(np.True_, "classify")
+    True
+    >>> check_bool(1, "fit_intercept")
+    Traceback (most recent call last):
+    ...
+    TypeError: `fit_intercept` must be a bool (True or False); got 1.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be {text}; got {value!r}.")
+    return bool(value)
+
+
+def check_choice(value, name: str, choices, *, text: str | None = None):
+    """The one of ``choices`` (strings, or None) that ``value`` equals (a NumPy string
+    too), returned as given in ``choices``.
+
+    Anything else is a ``ValueError``, a value of another type included: the rule is the
+    set of values, so ``["cos"]`` is refused as not one of them, as ``"sin"`` is.
+    ``text`` is the rule in words; default ``"one of ['cos', 'cos_sin']"``.
+
+    Examples
+    --------
+    >>> from fastrbf._validation import check_choice
+    >>> check_choice("cos", "kind", ("cos", "cos_sin"))
+    'cos'
+    >>> check_choice("sin", "kind", ("cos", "cos_sin"))
+    Traceback (most recent call last):
+    ...
+    ValueError: `kind` must be one of ['cos', 'cos_sin']; got 'sin'.
+    >>> check_choice(["kmeans"], "method", ("kmeans", "random"), text="'kmeans' or 'random'")
+    Traceback (most recent call last):
+    ...
+    ValueError: `method` must be 'kmeans' or 'random'; got ['kmeans'].
+    """
+    for c in choices:
+        if value is c or (isinstance(value, str) and isinstance(c, str) and value == c):
+            return c
+    raise ValueError(f"`{name}` must be {text or f'one of {list(choices)}'}; got {value!r}.")
+
+
+def check_float_dtype(dtype, name: str = "dtype", *, text: str = "float32 or float64") -> np.dtype:
+    """A result dtype the caller chose: float32 or float64 (``None``: float64).  Not a
+    dtype at all: ``TypeError``; another dtype: ``ValueError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf._validation import check_float_dtype
+    >>> check_float_dtype("float32"), check_float_dtype(None)
+    (dtype('float32'), dtype('float64'))
+    >>> check_float_dtype(np.int64)
+    Traceback (most recent call last):
+    ...
+    ValueError: `dtype` must be float32 or float64; got <class 'numpy.int64'>.
+    """
+    if dtype is None:
+        return np.dtype(np.float64)
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be {text}; got {dtype!r}, which is not a dtype.") from None
+    if dt != np.float32 and dt != np.float64:
+        raise ValueError(f"`{name}` must be {text}; got {dtype!r}.")
+    return dt
 
 
 def check_gamma(gamma, m, dtype, name="gamma"):

@@ -41,7 +41,6 @@ Decisions:
 
 import contextlib
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,46 +62,6 @@ PAIR_BLOCK_BYTES = 32 * 2**20
 
 
 # ---------------------------------------------------------------- validation
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"`{name}` must be an int >= {low}; got {value!r}.")
-    return int(value)
-
-
-def _check_positive(value, name):
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
-        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
-    )
-    if not ok or not (math.isfinite(float(value)) and float(value) > 0):
-        raise ValueError(f"`{name}` must be a finite number > 0; got {value!r}.")
-    return float(value)
-
-
-def _check_nonneg(value, name):
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not ok or not (math.isfinite(float(value)) and float(value) >= 0):
-        raise ValueError(f"`{name}` must be a finite number >= 0; got {value!r}.")
-    return float(value)
-
-
-def _rng(seed):
-    return _v.check_seed(seed, name="seed")
-
-
-def _check_dtype(dtype):
-    """float32 or float64 (``None``: the default, float64).  Not a dtype at all:
-    TypeError; another dtype: ValueError."""
-    if dtype is None:
-        return _F64
-    try:
-        dt = np.dtype(dtype)
-    except (TypeError, ValueError):
-        raise TypeError(f"`dtype` must be float32 or float64; got {dtype!r}, which is not a dtype.") from None
-    if dt != _F32 and dt != _F64:
-        raise ValueError(f"`dtype` must be float32 or float64; got {dtype!r}.")
-    return dt
-
-
 def _max_gamma(dt):
     """The largest ``gamma`` whose frequencies ``sqrt(2 gamma) N(0, 1)`` stay finite in
     ``dt`` (|N(0, 1)| < 40 but with probability 1e-349)."""
@@ -143,8 +102,7 @@ def _query(X, n_features, map_dtype):
     Xa = _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the map); got shape {Xa.shape}.")
-    dtype = _F32 if (Xa.dtype == _F32 and map_dtype == _F32) else _F64
-    return Xa, dtype
+    return Xa, _v.result_dtype(Xa, map_dtype)
 
 
 # ---------------------------------------------------------------- random Fourier features
@@ -325,19 +283,19 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
     >>> pair.transform(np.zeros((1, 2), dtype=np.float32)).round(3)
     array([[0.577, 0.577, 0.577, 0.   , 0.   , 0.   ]], dtype=float32)
     """
-    d = _check_int(n_features, "n_features", 1)
-    D = _check_int(n_components, "n_components", 1)
-    g = _check_positive(gamma, "gamma")
-    if not isinstance(kind, str) or kind not in _KINDS:
-        raise ValueError(f"`kind` must be one of {list(_KINDS)}; got {kind!r}.")
+    d = _v.check_int(n_features, "n_features", 1)
+    # a count or a width of the wrong type is a ValueError here, as it always was
+    D = _v.check_int(n_components, "n_components", 1, type_error=ValueError)
+    g = _v.check_real(gamma, "gamma", low=0, strict=True, type_error=ValueError)
+    kind = _v.check_choice(kind, "kind", _KINDS)
     if kind == "cos_sin" and D % 2:
         raise ValueError(f"`n_components` must be even for kind='cos_sin' (cos and sin of n_components / 2 "
                          f"frequencies); got {D}.")
-    dt = _check_dtype(dtype)
+    dt = _v.check_float_dtype(dtype)
     if g > _max_gamma(dt):
         raise ValueError(f"`gamma` must be a finite number > 0 and at most {_max_gamma(dt):.3g} for a {dt} map "
                          f"(its frequencies sqrt(2 gamma) N(0, 1) would overflow {dt}); got {gamma!r}.")
-    rng = _rng(seed)
+    rng = _v.check_seed(seed)
     Dp = D if kind == "cos" else D // 2
     # the draws in float64, the scaled weights and the phases (and their dtype copies)
     _v.check_memory(8 * (2 * d * Dp + D) + dt.itemsize * (d * Dp + D),
@@ -505,25 +463,20 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     True
     """
     spec = _check_kernel(kernel)
-    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
-        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
     deg, c0 = _check_params(spec, degree, coef0)
     Xa = _data(X, "X")
     _v.check_magnitude(Xa, "X", _F64)  # data whose float64 squared distances overflow: refused by name, up front
     n, d = Xa.shape
-    g = _check_positive(gamma, "gamma")
-    a = _check_nonneg(alpha, "alpha")
+    g = _v.check_real(gamma, "gamma", low=0, strict=True)
+    a = _v.check_real(alpha, "alpha", low=0)
     nt = _threads.resolve(n_threads)
-    rng = _rng(seed)
-    iters = _check_int(max_iter, "max_iter", 1)
+    rng = _v.check_seed(seed)
+    iters = _v.check_int(max_iter, "max_iter", 1)
     La = None
-    if isinstance(landmarks, numbers.Integral) and not isinstance(landmarks, (bool, np.bool_)):
-        m = int(landmarks)
-        if not 1 <= m <= n:
-            raise ValueError(f"`landmarks` must be an int in [1, n_samples = {n}] or an array; got {m}.")
-        method = "kmeans" if method is None else method
-        if not isinstance(method, str) or method not in ("kmeans", "random"):
-            raise ValueError(f"`method` must be 'kmeans' or 'random'; got {method!r}.")
+    if _v.is_int(landmarks):
+        m = _v.check_int(int(landmarks), "landmarks", 1, n, text=f"an int in [1, n_samples = {n}] or an array")
+        method = _v.check_choice("kmeans" if method is None else method, "method", ("kmeans", "random"),
+                                 text="'kmeans' or 'random'")
     else:
         if method is not None:
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
@@ -567,5 +520,4 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
         keep = lam > cut
         Vk = V[:, keep] / np.sqrt(lam[keep])
         N = np.ascontiguousarray(Vk @ V[:, keep].T)
-    dtype = _F32 if Xa.dtype == _F32 else _F64
-    return NystroemMap(L, N, kernel, g, deg, c0, int(keep.sum()), dtype)
+    return NystroemMap(L, N, kernel, g, deg, c0, int(keep.sum()), _v.result_dtype(Xa))

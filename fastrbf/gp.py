@@ -56,12 +56,13 @@ from .linalg import NotPositiveDefiniteError, _factor_in_place
 _KERNELS = {"prml": 4, "gaussian": 2}
 PREDICT_CHUNK = 1024
 _F64 = np.dtype(np.float64)
+#: the bool rule in this module's words
+_BOOL = "True or False"
 
 
 def _check_kernel(kernel):
-    if not isinstance(kernel, str) or kernel not in _KERNELS:
-        raise ValueError(f"`kernel` must be one of {sorted(_KERNELS)}; got {kernel!r}.")
-    return _KERNELS[kernel]
+    """The number of parameters of a kernel name."""
+    return _KERNELS[_v.check_choice(kernel, "kernel", sorted(_KERNELS))]
 
 
 def _asarray(value, name):
@@ -88,20 +89,6 @@ def _check_theta(theta, kernel, name="theta"):
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise ValueError(f"`{name}` must contain only finite values > 0; got {t.tolist()}.")
     return t
-
-
-def _check_noise(noise):
-    if isinstance(noise, (bool, np.bool_)) or not isinstance(noise, (int, float, np.integer, np.floating)):
-        raise TypeError(f"`noise` must be a finite number > 0; got {noise!r}.")
-    if not (np.isfinite(noise) and noise > 0):
-        raise ValueError(f"`noise` must be a finite number > 0; got {noise!r}.")
-    return float(noise)
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"`{name}` must be True or False; got {value!r}.")
-    return bool(value)
 
 
 class _Overflow(ValueError):
@@ -251,8 +238,8 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     """
     Xd, yd, _ = _check_xy(X, y)
     t = _check_theta(theta, kernel)
-    nz = _check_noise(noise)
-    want_grad = _check_bool(grad, "grad")
+    nz = _v.check_real(noise, "noise", low=0, strict=True)
+    want_grad = _v.check_bool(grad, "grad", text=_BOOL)
     _threads.resolve(n_threads)
     _check_scale(Xd, t, nz, _LML_NAMES)
     try:
@@ -353,9 +340,9 @@ class GPModel:
         if Xa.shape[1] != self.X_train.shape[1]:
             raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
         _v.check_magnitude(Xa, "X", _F64)  # refused here in its own name, not in gram_matvec's
-        want_var = _check_bool(return_var, "return_var")
+        want_var = _v.check_bool(return_var, "return_var", text=_BOOL)
         nt = _threads.resolve(n_threads)
-        dtype = np.dtype(np.float32) if (self.dtype == np.float32 and Xa.dtype == np.float32) else np.dtype(np.float64)
+        dtype = _v.result_dtype(self.dtype, Xa)
         Xq = _v.to_dtype(Xa, np.float64)
         t0, g, t2, t3, dotk = _params(self.theta)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
@@ -519,14 +506,11 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     Xd, yd, dtype = _check_xy(X, y)
     k = _check_kernel(kernel)
     t0 = _check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
-    nz = _check_noise(noise)
+    nz = _v.check_real(noise, "noise", low=0, strict=True)
     b = _check_bounds(bounds, k + 1)
-    do_opt = _check_bool(optimize, "optimize")
-    norm_y = _check_bool(normalize_y, "normalize_y")
-    if isinstance(n_restarts, (bool, np.bool_)) or not isinstance(n_restarts, (int, np.integer)):
-        raise TypeError(f"`n_restarts` must be an int >= 0; got {n_restarts!r}.")
-    if n_restarts < 0:
-        raise ValueError(f"`n_restarts` must be an int >= 0; got {n_restarts!r}.")
+    do_opt = _v.check_bool(optimize, "optimize", text=_BOOL)
+    norm_y = _v.check_bool(normalize_y, "normalize_y", text=_BOOL)
+    n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
     rng = _v.check_seed(seed, name="seed")
     _threads.resolve(n_threads)
     rep = _progress.reporter(progress, "gp_regression", runs="start")

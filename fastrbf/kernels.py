@@ -11,7 +11,6 @@ Dot-product kernels are functions of ``u = x . y``.
 ``gamma`` is a scalar or one value per column of the result (per-centre widths).
 """
 
-import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -77,24 +76,14 @@ _BOUNDED = frozenset({_jk.GAUSSIAN, _jk.LAPLACIAN, _jk.INVERSE_MULTIQUADRIC, _jk
 
 def check_kernel(kernel):
     """The registry entry of a kernel name (ValueError naming `kernel` otherwise)."""
-    if not isinstance(kernel, str) or kernel not in KERNELS:
-        raise ValueError(f"`kernel` must be one of {sorted(KERNELS)}; got {kernel!r}.")
-    return KERNELS[kernel]
+    return KERNELS[_v.check_choice(kernel, "kernel", sorted(KERNELS))]
 
 
 def check_params(spec, degree, coef0):
     """Checked ``(degree, coef0)`` of registry entry ``spec`` (``degree`` is 1 where the
     kernel has none)."""
-    if spec.code == _jk.POLYNOMIAL:
-        if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
-            raise TypeError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
-        if not 1 <= degree <= MAX_DEGREE:
-            raise ValueError(f"`degree` must be an int in [1, {MAX_DEGREE}]; got {degree!r}.")
-    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
-        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
-    if not np.isfinite(_v.as_float(coef0)):
-        raise ValueError(f"`coef0` must be a finite number; got {coef0!r}.")
-    return int(degree) if spec.code == _jk.POLYNOMIAL else 1, float(coef0)
+    deg = _v.check_int(degree, "degree", 1, MAX_DEGREE) if spec.code == _jk.POLYNOMIAL else 1
+    return deg, _v.check_real(coef0, "coef0")
 
 
 def coef0_in(spec, coef0, dtype):

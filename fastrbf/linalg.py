@@ -187,7 +187,7 @@ class CholeskyFactor:
         _v.check_finite(Ya, "Y")
         if Ya.shape[0] != self.n:
             raise ValueError(f"`Y` must have one row per row of the matrix ({self.n}); got shape {Ya.shape}.")
-        out_dtype = self.dtype if Ya.dtype.newbyteorder("=") == np.float32 else np.dtype(np.float64)
+        out_dtype = _v.result_dtype(self.dtype, Ya)
         _check_range(Ya, "Y", self.factor.dtype)
         B = np.array(Ya, dtype=self.factor.dtype, order="F", copy=True)
         W = B.reshape(B.shape[0], -1, order="F")  # a view: (n,) -> (n, 1)
@@ -437,15 +437,10 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
     Ka = _check_square(K)
     n = Ka.shape[0]
     a = _check_alpha(alpha, n)
-    try:
-        fdtype = np.dtype(np.float64) if dtype is None else np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"`dtype` must be float64 or float32; got {dtype!r}.") from None
-    if fdtype not in (np.dtype(np.float64), np.dtype(np.float32)):
-        raise ValueError(f"`dtype` must be float64 or float32; got {dtype!r}.")
+    fdtype = _v.check_float_dtype(dtype, text="float64 or float32")
     _check_range(Ka, "K", fdtype, float(np.max(a)))
     Ka, fresh = _native_float(Ka, fdtype)
-    in_dtype = np.dtype(np.float32) if Ka.dtype == np.float32 else np.dtype(np.float64)
+    in_dtype = _v.result_dtype(Ka)
     if overwrite and isinstance(K, np.ndarray) and K.dtype == fdtype and K.flags.writeable and K.dtype.isnative:
         if K.flags.c_contiguous:
             B = K

@@ -48,30 +48,11 @@ from ._typing import ArrayLike, FloatArray, IntArray, Threads
 
 
 def _check_k(k, n):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"`k` must be an int in [1, n_samples] = [1, {n}]; got {k!r}.")
-    if not 1 <= k <= n:
-        raise ValueError(f"`k` must be an int in [1, n_samples] = [1, {n}]; got {k!r}.")
-    return int(k)
+    return _v.check_int(k, "k", 1, n, text=f"an int in [1, n_samples] = [1, {n}]")
 
 
 def _check_classify(classify):
-    if not isinstance(classify, (bool, np.bool_)):
-        raise TypeError(f"`classify` must be True or False; got {classify!r}.")
-    return bool(classify)
-
-
-def _check_scalar_gamma(gamma):
-    """gamma as a Python float (a finite number > 0)."""
-    if isinstance(gamma, (bool, np.bool_)) or not (
-        isinstance(gamma, (int, float, np.integer, np.floating))
-        or (isinstance(gamma, np.ndarray) and gamma.ndim == 0 and gamma.dtype.kind in "iuf")
-    ):
-        raise TypeError(f"`gamma` must be a finite number > 0; got {gamma!r}.")
-    g = float(gamma)
-    if not (np.isfinite(g) and g > 0):
-        raise ValueError(f"`gamma` must be a finite number > 0; got {gamma!r}.")
-    return g
+    return _v.check_bool(classify, "classify", text="True or False")
 
 
 def _check_data(X, Xq):
@@ -203,8 +184,7 @@ def knn_predict(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, k: int, *, weights: s
     >>> knn_predict(X, ["a", "a", "b", "b"], [[0.2], [2.9]], 3, classify=True)
     array(['a', 'b'], dtype='<U1')
     """
-    if not isinstance(weights, str) or weights not in ("uniform", "distance"):
-        raise ValueError(f'`weights` must be "uniform" or "distance"; got {weights!r}.')
+    weights = _v.check_choice(weights, "weights", ("uniform", "distance"), text='"uniform" or "distance"')
     classify = _check_classify(classify)
     Xa, Qa, dtype = _check_data(X, Xq)
     T, classes, single = _targets(Y, Xa.shape[0], classify)
@@ -229,8 +209,7 @@ def knn_predict(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, k: int, *, weights: s
         return classes[np.argmax(votes, axis=1)]
     w /= w.sum(axis=1, keepdims=True)  # a weighted mean of the targets cannot overflow
     out = np.einsum("mk,mkt->mt", w, T[idx])
-    dtype = np.dtype(np.float32) if d2.dtype == np.float32 and np.asarray(Y).dtype == np.float32 else np.dtype(np.float64)
-    out = out.astype(dtype, copy=False)
+    out = out.astype(_v.result_dtype(d2, np.asarray(Y)), copy=False)
     return out[:, 0] if single else out
 
 
@@ -301,16 +280,14 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     >>> nadaraya_watson(X, [0.0, 1.0, 4.0], [[1.0], [50.0]], gamma=2.0).round(3)  # far away: the nearest value
     array([1.213, 4.   ])
     """
-    if not isinstance(kernel, str) or kernel not in _NW_KERNELS:
-        raise ValueError(f"`kernel` must be one of {list(_NW_KERNELS)}; got {kernel!r}.")
+    kernel = _v.check_choice(kernel, "kernel", _NW_KERNELS)
     Xa, Qa, dtype = _check_data(X, Xq)
     T, _, single = _targets(Y, Xa.shape[0], False)
-    g = _check_scalar_gamma(gamma)
+    g = _v.check_real(gamma, "gamma", low=0, strict=True)
     _threads.resolve(n_threads)
     num, den, tT, _ = _shifted(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
     out = _ldexp(num / den[:, None], tT)  # den >= 1 (the nearest point weighs 1)
-    out_dtype = np.dtype(np.float32) if dtype == np.float32 and np.asarray(Y).dtype == np.float32 else np.dtype(np.float64)
-    out = out.astype(out_dtype, copy=False)
+    out = out.astype(_v.result_dtype(dtype, np.asarray(Y)), copy=False)
     return out[:, 0] if single else out
 
 
@@ -353,7 +330,7 @@ def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classif
     classify = _check_classify(classify)
     Xa, Qa, dtype = _check_data(X, Xq)
     T, classes, single = _targets(Y, Xa.shape[0], classify)
-    g = _check_scalar_gamma(gamma)
+    g = _v.check_real(gamma, "gamma", low=0, strict=True)
     _threads.resolve(n_threads)
     if not classify:
         num, _, tT, lognear = _shifted(Xa, Qa, dtype, T, g, False, n_threads)
@@ -365,8 +342,7 @@ def rbf_vote(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, classif
             safe = (f > 1e-290) & (tT == 0)
             out = np.where(safe, direct, np.sign(num) * np.exp(np.log(np.abs(num)) + tT * np.log(2.0) - lognear[:, None]))
             out += 0.0  # no -0.0 where the sum underflows
-        both32 = dtype == np.float32 and np.asarray(Y).dtype == np.float32
-        out = _ldexp(out, 0, np.float32 if both32 else np.float64)  # inf beyond the float32 range
+        out = _ldexp(out, 0, _v.result_dtype(dtype, np.asarray(Y)))  # inf beyond the float32 range
         return out[:, 0] if single else out
     C = classes.shape[0]
     if C < 2:

@@ -148,30 +148,12 @@ def _n_threads(n_jobs):
     return n_jobs
 
 
-def _bool(value, name):
-    """A boolean parameter: ``True`` or ``False`` (NumPy's bools too), nothing truthy."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"`{name}` must be a bool (True or False); got {value!r}.")
-    return bool(value)
-
-
 def _verbose(value):
     """scikit-learn's ``verbose`` (an int >= 0, or a bool) as fastrbf's ``progress``:
     ``verbose > 0`` reports on stderr."""
-    if not isinstance(value, (numbers.Integral, np.bool_)):
-        raise TypeError(f"`verbose` must be an int >= 0; got {value!r}.")
-    if int(value) < 0:
-        raise ValueError(f"`verbose` must be an int >= 0; got {value!r}.")
-    return int(value) > 0
-
-
-def _finite(value, name):
-    """A real-number parameter that must be finite (``coef0``)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a finite number; got {value!r}.")
-    if not np.isfinite(float(value)):
-        raise ValueError(f"`{name}` must be a finite number; got {value!r}.")
-    return float(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return _v.check_int(value, "verbose", 0) > 0
 
 
 #: fastrbf's names of the parameters that every estimator calls otherwise
@@ -244,19 +226,16 @@ def _check_overflow(model, remedy):
 
 
 def _scalar_gamma(gamma):
-    """One kernel width: a finite number > 0."""
-    if isinstance(gamma, (bool, np.bool_)) or not (
-            isinstance(gamma, numbers.Real) or (isinstance(gamma, np.ndarray) and gamma.ndim == 0)):
+    """One kernel width: a finite number > 0 (by the models' rule, which names `gamma`)."""
+    if not _v.is_real(gamma):
         raise TypeError(f"`gamma` must be a finite number > 0 (or None); got {gamma!r}.")
     return _check_scalar_gamma(gamma)
 
 
 def _kernel(kernel):
-    name = _ALIASES.get(kernel, kernel) if isinstance(kernel, str) else kernel
-    if not isinstance(name, str) or name not in KERNELS:
-        raise ValueError(f"`kernel` must be one of {sorted(KERNELS)} or an alias {sorted(_ALIASES)}; "
-                         f"got {kernel!r}.")
-    return name
+    name = _v.check_choice(kernel, "kernel", (*KERNELS, *_ALIASES),
+                           text=f"one of {sorted(KERNELS)} or an alias {sorted(_ALIASES)}")
+    return _ALIASES.get(name, name)
 
 
 def _gamma(gamma, n_features):
@@ -329,26 +308,21 @@ def _fit_network(est, X, Y, classify):
     centers = est.centers
     K = est.n_centers
     kernel = _kernel(est.kernel)
-    bias = _bool(est.fit_intercept, "fit_intercept")
-    learn_gamma = _bool(est.learn_gamma, "learn_gamma")
+    bias = _v.check_bool(est.fit_intercept, "fit_intercept")
+    learn_gamma = _v.check_bool(est.learn_gamma, "learn_gamma")
     if learn_gamma and kernel != "gaussian":
         raise ValueError(f"`learn_gamma` needs the 'gaussian' `kernel`; got kernel={est.kernel!r}.")
     nt = _n_threads(est.n_jobs)
     seed = _seed(est.random_state)
     alpha = est.alpha
-    if isinstance(alpha, (bool, np.bool_)) or not (
-            isinstance(alpha, numbers.Real) or (isinstance(alpha, np.ndarray) and alpha.ndim == 0)):
+    if not _v.is_real(alpha):
         raise TypeError(f"`alpha` must be a number; got {alpha!r}.")
     _check_alpha(alpha, 1)
     kmeans_centers = isinstance(centers, str) and centers == "kmeans"
     if kmeans_centers:
-        if isinstance(K, (bool, np.bool_)) or not isinstance(K, numbers.Integral):
-            raise TypeError(f"`n_centers` must be an int >= 1; got {K!r}.")
-        if K < 1:
-            raise ValueError(f"`n_centers` must be an int >= 1; got {K!r}.")
-        if K > n:
+        n_c = _v.check_int(K, "n_centers", 1)
+        if n_c > n:
             raise ValueError(f"`n_centers` ({K}) must not exceed the number of samples (n_samples = {n}).")
-        n_c = int(K)
     elif isinstance(centers, str):
         if centers != "all":
             raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
@@ -641,8 +615,8 @@ class KernelRidge(_MultiOutputRegressor):
         _magnitude(X)
         kernel = _kernel(self.kernel)
         _check_alpha(self.alpha, X.shape[0])
-        fit_intercept = _bool(self.fit_intercept, "fit_intercept")
-        coef0 = _finite(self.coef0, "coef0")
+        fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
+        coef0 = _v.check_real(self.coef0, "coef0")
         seed = _seed(self.random_state)
         gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
         _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
@@ -729,20 +703,16 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
             if not spec.scale_invariant:
                 raise ValueError(f"`epsilon` must be given for the {spec.name!r} kernel (it is not scale invariant).")
             eps = 1.0
-        if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
-            raise TypeError(f"`epsilon` must be a finite number > 0; got {eps!r}.")
-        eps = float(eps)
+        eps = _v.check_real(eps, "epsilon", low=0, strict=True)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             gamma = float(np.float64(eps) ** 2)
-        if not (np.isfinite(eps) and eps > 0):
-            raise ValueError(f"`epsilon` must be a finite number > 0; got {self.epsilon!r}.")
         if not (np.isfinite(gamma) and gamma > 0):
             raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
                              f"gamma = epsilon ** 2); got {self.epsilon!r}.")
         _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
-        if isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 0:
+        if _v.is_int(degree) and int(degree) >= 0:
             from math import comb
 
             q = comb(d + int(degree), int(degree))
@@ -836,7 +806,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         X = _fit_x(self, X)
         n = X.shape[0]
         K = self.n_clusters
-        if isinstance(K, numbers.Integral) and not isinstance(K, bool) and K > n:
+        if _v.is_int(K) and K > n:
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
         res = _call(kmeans, X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
                     seed=_seed(self.random_state), n_threads=_n_threads(self.n_jobs), progress=_verbose(self.verbose))
@@ -948,7 +918,7 @@ class RandomFourierFeatures(_DtypeTransformer):
         _n_threads(self.n_jobs)
         seed = _seed(self.random_state)
         D = self.n_components
-        if isinstance(D, numbers.Integral) and not isinstance(D, bool) and int(D) > 0:
+        if _v.is_int(D) and int(D) > 0:
             d = X.shape[1]
             _v.check_memory(X.dtype.itemsize * int(D) * (d + 1), f"RandomFourierFeatures: the {d} x {D} random weights",
                             "use fewer `n_components`.")
@@ -1045,12 +1015,9 @@ class Nystroem(_DtypeTransformer):
         """
         X = _fit_x(self, X)
         _magnitude(X)
-        m = self.n_components
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-            raise ValueError(f"`n_components` must be an int >= 1; got {m!r}.")
-        m = min(int(m), X.shape[0])
+        m = min(_v.check_int(self.n_components, "n_components", 1), X.shape[0])
         kernel = _kernel(self.kernel)
-        coef0 = _finite(self.coef0, "coef0")
+        coef0 = _v.check_real(self.coef0, "coef0")
         gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
         _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
         ny = _call(nystroem, X, m, kernel=kernel, gamma=gamma, alpha=self.alpha, method=self.method,
@@ -1154,11 +1121,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         X, y = _fit_xy(self, X, y, y_numeric=True)
         _magnitude(X)
-        if not isinstance(self.optimizer, (str, type(None))) or self.optimizer not in ("fmin_l_bfgs_b", None):
-            raise ValueError(f"`optimizer` must be 'fmin_l_bfgs_b' or None; got {self.optimizer!r}.")
-        if not isinstance(self.kernel, str) or self.kernel not in ("gaussian", "prml"):
-            raise ValueError(f"`kernel` must be 'gaussian' or 'prml'; got {self.kernel!r}.")
-        normalize_y = _bool(self.normalize_y, "normalize_y")
+        _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None), text="'fmin_l_bfgs_b' or None")
+        _v.check_choice(self.kernel, "kernel", ("gaussian", "prml"), text="'gaussian' or 'prml'")
+        normalize_y = _v.check_bool(self.normalize_y, "normalize_y")
         for name in ("theta", "bounds"):
             value = getattr(self, name)
             try:
@@ -1208,9 +1173,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             float32 when ``X`` and the training data were float32.
         std : ndarray of shape (n_samples,), only with ``return_std``
         """
-        return_std = _bool(return_std, "return_std")
+        return_std = _v.check_bool(return_std, "return_std")
         Xv = _x(self, X)
-        dtype = np.float32 if (Xv.dtype == np.float32 and self._dtype == np.float32) else np.float64
+        dtype = _v.result_dtype(Xv, self._dtype)
         if not return_std:
             return self.model_.predict(Xv, n_threads=self.n_jobs).astype(dtype, copy=False)
         p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)

@@ -50,8 +50,8 @@ from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
 from ._typing import ArrayLike, DTypeLike, FloatArray, Seed, Threads
-from .cluster import _kmeans
-from .kernels import _check_kernel, _check_params, gram
+from .cluster import kmeans_named
+from .kernels import check_kernel, check_params, gram
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -462,8 +462,8 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
     >>> bool(np.abs(Z @ Z.T - gram(X, gamma=0.5)).max() < 0.01)
     True
     """
-    spec = _check_kernel(kernel)
-    deg, c0 = _check_params(spec, degree, coef0)
+    spec = check_kernel(kernel)
+    deg, c0 = check_params(spec, degree, coef0)
     Xa = _data(X, "X")
     _v.check_magnitude(Xa, "X", _F64)  # data whose float64 squared distances overflow: refused by name, up front
     n, d = Xa.shape
@@ -496,7 +496,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
         # data itself) whose squared distances can neither overflow nor underflow
         top = float(np.abs(Xd).max())
         s = 2.0 ** round(math.log2(top)) if top > 0 and not 2.0**-256 <= top <= 2.0**256 else 1.0
-        L = _kmeans(Xd / s if s != 1.0 else Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+        L = kmeans_named(Xd / s if s != 1.0 else Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
         L = L * s if s != 1.0 else L
     else:
         L = Xd[np.sort(rng.choice(n, size=m, replace=False))]

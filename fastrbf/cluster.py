@@ -523,11 +523,11 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     >>> reports[-1]["message"].split(", ")[0], reports[-1]["iter"] == res.n_iter
     ('kmeans init 1/1: iter 2/300 done', True)
     """
-    return _kmeans(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
+    return kmeans_named(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
                    sample_weight=sample_weight, empty=empty, n_threads=n_threads, progress=progress)
 
 
-def _kmeans(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: str | ArrayLike = "k-means++",
+def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: str | ArrayLike = "k-means++",
             n_init: int = 1, max_iter: int = 300, tol: float = 1e-4, seed: Seed = None,
             sample_weight: ArrayLike | None = None, empty: str = "relocate", n_threads: Threads = None,
             progress: object = False) -> KMeansResult:

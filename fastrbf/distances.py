@@ -15,19 +15,7 @@ symmetric with exact zeros on the diagonal.
 """
 
 from . import _pairwise as _pw
-from ._jit import kernels as _jk
 from ._typing import ArrayLike, FloatArray, Threads
-
-
-def _consts(dtype, coef0=0.0):
-    # kept for callers not yet passing a KernelSpec
-    return _pw.consts(dtype, coef0)
-
-
-def pairwise(X, Y, code, g, c, degree, symmetric, out, n_threads, mirror=True):
-    # kept for callers not yet passing a KernelSpec
-    spec = _pw.KernelSpec(_jk.phi(code), False, g, c, degree)
-    return _pw.pairwise(X, Y, spec, symmetric, out, n_threads, mirror)
 
 
 def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,

@@ -51,7 +51,7 @@ from ._lazy import lapack, scipy
 from ._progress import ProgressArg
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
-from .linalg import NotPositiveDefiniteError, _factor_in_place
+from .linalg import NotPositiveDefiniteError, factor_in_place
 
 _KERNELS = {"prml": 4, "gaussian": 2}
 PREDICT_CHUNK = 1024
@@ -60,7 +60,7 @@ _F64 = np.dtype(np.float64)
 _BOOL = "True or False"
 
 
-def _check_kernel(kernel):
+def check_kernel(kernel):
     """The number of parameters of a kernel name."""
     return _KERNELS[_v.check_choice(kernel, "kernel", sorted(_KERNELS))]
 
@@ -79,7 +79,7 @@ def _asarray(value, name):
 
 
 def _check_theta(theta, kernel, name="theta"):
-    k = _check_kernel(kernel)
+    k = check_kernel(kernel)
     a = _asarray(theta, name)
     if a.dtype.kind == "b":
         raise TypeError(f"`{name}` must be {k} real numbers; got booleans {a.tolist()}.")
@@ -139,7 +139,7 @@ def _factor(X, theta, noise, n_threads):
     B = np.empty((n, n))
     Xt = np.ascontiguousarray(X.T)
     _threads.map_ranges(lambda lo, hi: _jgp.cov_upper(X, Xt, lo, hi, t0, g, t2, t3, dotk, B), (n + 1) // 2, n_threads)
-    F, _ = _factor_in_place(B, noise, None, n_threads, name="C = K + noise I", whole=False)
+    F, _ = factor_in_place(B, noise, None, n_threads, name="C = K + noise I", whole=False)
     return B, F, Xt
 
 
@@ -504,7 +504,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     (True, 'gp_regression start 4/4')
     """
     Xd, yd, dtype = _check_xy(X, y)
-    k = _check_kernel(kernel)
+    k = check_kernel(kernel)
     t0 = _check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
     nz = _v.check_real(noise, "noise", low=0, strict=True)
     b = _check_bounds(bounds, k + 1)

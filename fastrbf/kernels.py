@@ -104,11 +104,6 @@ def make_spec(entry, gamma, m, dtype, degree=3, coef0=1.0, name="gamma"):
     return entry.spec(g, coef0_in(entry, coef0, dtype), deg), scalar
 
 
-# kept for callers that still use the old names
-_check_kernel = check_kernel
-_check_params = check_params
-
-
 def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
          out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes

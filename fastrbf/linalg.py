@@ -26,7 +26,7 @@ Decisions:
   are noise.  Merely ill-conditioned matrices (pivots of 1e-12, say) are factored.
 - The exact solves of the models (:func:`fastrbf.kernel_ridge` with the Cholesky
   solver, :func:`fastrbf.interpolate`) then check the factored system
-  (:func:`_check_conditioning`), because a factorisation can complete on a matrix whose
+  (:func:`check_conditioning`), because a factorisation can complete on a matrix whose
   solution is rounding noise:
 
   - The residual ``Y - A W`` of the solve is computed with the stored triangle (one
@@ -100,7 +100,7 @@ class NotPositiveDefiniteError(np.linalg.LinAlgError):
         self.alpha = alpha
 
 
-def _diag(A):
+def diag_view(A):
     """A writeable view of the diagonal of a square contiguous array."""
     n = A.shape[0]
     flat = A.ravel(order="A")  # a view for C- and Fortran-contiguous arrays
@@ -113,7 +113,7 @@ def _alpha_text(alpha):
     return f"{float(a):g}" if a.ndim == 0 else f"per-row, in [{a.min():g}, {a.max():g}]"
 
 
-def _check_alpha(alpha, n, name="alpha"):
+def check_alpha(alpha, n, name="alpha"):
     """A float >= 0, or a length-n float64 array of values >= 0."""
     a = _v._convert(alpha, name)  # ragged: a ValueError naming `name`
     if a.dtype.kind not in "iuf" or a.ndim > 1:
@@ -209,7 +209,7 @@ class CholeskyFactor:
         >>> round(cholesky(np.array([[4.0, 2.0], [2.0, 3.0]])).logdet(), 6)  # log(8)
         2.079442
         """
-        return 2.0 * float(np.sum(np.log(_diag(self.factor))))
+        return 2.0 * float(np.sum(np.log(diag_view(self.factor))))
 
 
 def _check_square(K, name="K"):
@@ -261,14 +261,14 @@ def _check_symmetric(A, name, n_threads):
         )
 
 
-def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
+def factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
     """Factor ``B + alpha I`` in the C-contiguous symmetric buffer ``B``: LAPACK reads
     the upper triangle of ``B`` (the lower one of the Fortran view ``B.T``) and writes
     the factor over it; the strict lower triangle of ``B`` is kept.  ``whole=False``
     says only the upper triangle was filled (it is mirrored first if a retry may be
     needed).  Returns the Fortran-ordered view that holds the factor, and the jitter."""
     A = B.T  # Fortran-ordered view of the same (symmetric) matrix
-    d = _diag(A)
+    d = diag_view(A)
     d0 = d.copy()  # the diagonal of K, to undo a failed try
     mean_diag = float(np.mean(d0 + alpha))
     if not np.isfinite(mean_diag) or mean_diag <= 0:
@@ -280,7 +280,7 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
             raise ValueError(f'`jitter` must be None, "auto" or a number >= 0; got {jitter!r}.')
         ladder = (0.0, *(j * mean_diag for j in JITTER_LADDER))
     else:
-        j = _check_alpha(jitter, B.shape[0], "jitter")
+        j = check_alpha(jitter, B.shape[0], "jitter")
         if isinstance(j, np.ndarray):
             raise TypeError('`jitter` must be None, "auto" or a number >= 0; got an array.')
         ladder = (j,)
@@ -302,7 +302,7 @@ def _factor_in_place(B, alpha, jitter, n_threads, name="K", whole=True):
             # a pivot at the level of the rounding noise of an exactly singular matrix
             # (measured ~eps for duplicated rows; bound 4 sqrt(n) eps of the diagonal) is
             # numerically zero: the matrix is singular to working precision
-            piv = _diag(F)
+            piv = diag_view(F)
             bad = np.flatnonzero(piv * piv <= 4 * np.sqrt(n) * eps * np.abs(full))
             if bad.size == 0:
                 return F, float(jit_value)
@@ -339,16 +339,16 @@ def _sym_norm1_upper(A, block=256):
     return float((col + row).max())
 
 
-def _check_conditioning(F, diag, W, Y, *, what, remedies, alpha=None, n_threads=None):
+def check_conditioning(F, diag, W, Y, *, what, remedies, alpha=None, n_threads=None):
     """Check an exact solve ``A W = Y`` done with the Cholesky factor ``F`` of ``A``.
 
     ``F`` is Fortran-ordered with the factor in its lower triangle and ``A``'s strict
-    upper triangle untouched (as :func:`_factor_in_place` leaves it); ``diag`` is the
+    upper triangle untouched (as :func:`factor_in_place` leaves it); ``diag`` is the
     diagonal of ``A`` (regularisation included).  ``W`` and ``Y`` are (n, k).  Raises
     :class:`NotPositiveDefiniteError` when ``A`` is singular to working precision
     (``rcond < eps``), warns (``scipy.linalg.LinAlgWarning``) when the residual exceeds
     ``RESIDUAL_WARN max |Y|``; see the module docstring."""
-    d = _diag(F)
+    d = diag_view(F)
     fd = d.copy()
     Wf = np.asfortranarray(W, dtype=np.float64)
     Yf = np.asarray(Y)
@@ -436,7 +436,7 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
     """
     Ka = _check_square(K)
     n = Ka.shape[0]
-    a = _check_alpha(alpha, n)
+    a = check_alpha(alpha, n)
     fdtype = _v.check_float_dtype(dtype, text="float64 or float32")
     _check_range(Ka, "K", fdtype, float(np.max(a)))
     Ka, fresh = _native_float(Ka, fdtype)
@@ -457,7 +457,7 @@ def cholesky(K: ArrayLike, *, alpha: ArrayLike = 0.0, overwrite: bool = False, j
         _v.check_memory(n * n * fdtype.itemsize, f"cholesky: a {n} x {n} {fdtype} copy of `K`",
                         "pass a float64 `K` with `overwrite=True` to factor it in place.")
         B = np.array(Ka, dtype=fdtype, order="C", copy=True)
-    A, used = _factor_in_place(B, a, jitter, n_threads)
+    A, used = factor_in_place(B, a, jitter, n_threads)
     return CholeskyFactor(A, a, used, in_dtype)
 
 

@@ -105,8 +105,8 @@ from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .kernels import KERNELS, _check_params, gram
-from .linalg import _check_alpha
+from .kernels import KERNELS, check_params, gram
+from .linalg import check_alpha
 from .models import interpolate, kernel_ridge, rbf_network
 from .models.common import check_scalar_gamma as _check_scalar_gamma
 
@@ -190,7 +190,7 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
     of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
     dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
     spec = KERNELS[kernel]
-    _check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
+    check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
     X = np.asarray(X, dtype=np.float64)
     if spec.radial:
         P = np.stack([X.min(axis=0), X.max(axis=0)])
@@ -317,7 +317,7 @@ def _fit_network(est, X, Y, classify):
     alpha = est.alpha
     if not _v.is_real(alpha):
         raise TypeError(f"`alpha` must be a number; got {alpha!r}.")
-    _check_alpha(alpha, 1)
+    check_alpha(alpha, 1)
     kmeans_centers = isinstance(centers, str) and centers == "kmeans"
     if kmeans_centers:
         n_c = _v.check_int(K, "n_centers", 1)
@@ -614,7 +614,7 @@ class KernelRidge(_MultiOutputRegressor):
         X, y = _xy(self, X, y, multi_output=True)
         _magnitude(X)
         kernel = _kernel(self.kernel)
-        _check_alpha(self.alpha, X.shape[0])
+        check_alpha(self.alpha, X.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         coef0 = _v.check_real(self.coef0, "coef0")
         seed = _seed(self.random_state)

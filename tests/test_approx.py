@@ -318,7 +318,7 @@ def test_nystroem_checks_memory_before_any_kmeans(rng, monkeypatch):
     def no_kmeans(*args, **kwargs):
         raise AssertionError("k-means ran before the memory check")
 
-    monkeypatch.setattr(_approx, "_kmeans", no_kmeans)
+    monkeypatch.setattr(_approx, "kmeans_named", no_kmeans)
     with pytest.raises(MemoryError, match=r"nystroem: the 300000 x 300000 landmark kernel matrix and its "
                                           r"eigendecomposition needs 3352\.76 GiB .*; use fewer `landmarks`\."):
         nystroem(rng.random((300000, 1)), 300000, gamma=1.0)

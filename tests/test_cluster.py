@@ -465,7 +465,7 @@ def test_kmeans_memory_error_before_clustering(monkeypatch):
     with pytest.raises(MemoryError, match=r"kmeans with n_clusters=5 on data of shape \(100, 3\) needs .* smaller `n_clusters`"):
         fastrbf.kmeans(X, 5)
     with pytest.raises(MemoryError, match=r"kmeans with n_centers=5 .* smaller `n_centers`"):
-        cluster._kmeans(X, 5, name="n_centers")
+        cluster.kmeans_named(X, 5, name="n_centers")
 
 
 # --- the private entry point with the caller's name for the cluster count --------
@@ -489,12 +489,12 @@ def test_kmeans_memory_error_before_clustering(monkeypatch):
 def test_private_kmeans_names_the_callers_argument(args, kwargs, exc, match):
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0], [2.0, 2.0]])
     with pytest.raises(exc, match=match):
-        cluster._kmeans(X, *args, name="n_centers", **kwargs)
+        cluster.kmeans_named(X, *args, name="n_centers", **kwargs)
 
 
 def test_private_kmeans_is_kmeans(rng):
     X = rng.standard_normal((300, 3))
-    a = cluster._kmeans(X, 5, name="n_landmarks", seed=1, n_init=2, max_iter=20, tol=0.0)
+    a = cluster.kmeans_named(X, 5, name="n_landmarks", seed=1, n_init=2, max_iter=20, tol=0.0)
     b = fastrbf.kmeans(X, 5, seed=1, n_init=2, max_iter=20, tol=0.0)
     assert isinstance(a, fastrbf.KMeansResult)
     assert_array_equal(a.centers, b.centers)

@@ -194,11 +194,11 @@ def test_ragged_and_bad_types_are_named():
 def test_check_conditioning_leaves_the_factor_intact(rng):
     K = _spd(rng, 40, gamma=30.0)
     B = np.array(K, order="C")
-    F, _ = fl._factor_in_place(B, 1e-3, None, None)
+    F, _ = fl.factor_in_place(B, 1e-3, None, None)
     F0 = F.copy()
     Y = rng.standard_normal((40, 2))
     W = scipy.linalg.cho_solve((F, True), Y)
-    fl._check_conditioning(F, np.diag(K) + 1e-3, W, Y, what="K", remedies="none")
+    fl.check_conditioning(F, np.diag(K) + 1e-3, W, Y, what="K", remedies="none")
     assert np.array_equal(F, F0)
     # the 1-norm from the stored triangle is the 1-norm of the matrix
     A = K + 1e-3 * np.eye(40)

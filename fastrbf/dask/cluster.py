@@ -373,7 +373,7 @@ def _kmeans_parallel(blocks, wblock, K, rng, ell, rounds, rep=_progress.OFF, nam
         cands.append(new)
         r += 1
     rep.finish_stage(r, candidates=allc.shape[0])
-    res = _cl._kmeans(allc[keep], K, name=name, sample_weight=wc[keep], seed=rng)
+    res = _cl.kmeans_named(allc[keep], K, name=name, sample_weight=wc[keep], seed=rng)
     return res.centers
 
 
@@ -442,7 +442,7 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
                  progress=False):
     """:func:`kmeans` for callers whose users know the cluster count by another name
     (``n_centers``): every message about the cluster count names ``name``, as the
-    in-memory ``fastrbf.cluster._kmeans`` does."""
+    in-memory ``fastrbf.cluster.kmeans_named`` does."""
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kmeans", runs="init")
     X = as_rows(X)

@@ -60,7 +60,7 @@ from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._jit import nystrom as _jn
 from .._lazy import blas, lapack
-from ..cluster import _kmeans
+from ..cluster import kmeans_named
 from ..kernels import KERNELS
 from ..linalg import NotPositiveDefiniteError
 
@@ -363,5 +363,5 @@ def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Gener
     """
     if how == "uniform":
         return np.ascontiguousarray(rows, dtype=_F64)
-    res = _kmeans(rows, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
+    res = kmeans_named(rows, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
     return np.ascontiguousarray(res.centers, dtype=_F64)

@@ -11,7 +11,7 @@ Decisions:
   in the same n x n buffer; then ``R c = Q_1^T (y - A w)``.  A ``degree`` below the
   kernel's minimum (SciPy warns) falls back to SciPy's LU on the full system.
 - The solve is checked after the factorisation
-  (:func:`fastrbf.linalg._check_conditioning`): a system singular to working precision
+  (:func:`fastrbf.linalg.check_conditioning`): a system singular to working precision
   raises :class:`~fastrbf.NotPositiveDefiniteError`, one whose solve misses its own
   targets by more than 1e-6 of max |Y| gives a ``scipy.linalg.LinAlgWarning``.
 """
@@ -26,7 +26,7 @@ from .. import _validation as _v
 from .._lazy import lapack, scipy
 from .._typing import ArrayLike, Threads
 from ..kernels import check_kernel
-from ..linalg import NotPositiveDefiniteError, _check_alpha, _check_conditioning, _diag, _factor_in_place
+from ..linalg import NotPositiveDefiniteError, check_alpha, check_conditioning, diag_view, factor_in_place
 from .common import (
     KernelModel,
     as_targets,
@@ -130,7 +130,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
     if degree < min_degree:
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
-    a = _check_alpha(alpha, n)
+    a = check_alpha(alpha, n)
     # count the monomials before listing them: C(d + degree, d) grows without bound
     q = math.comb(d + degree, d) if degree >= 0 else 0
     if n < q:
@@ -171,12 +171,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             raise NotPositiveDefiniteError(_lu_singular_text(degree, kernel, min_degree), alpha=a)
         W, C = sol[:n], sol[n:]
     elif q == 0:
-        d0 = _diag(B).copy()
+        d0 = diag_view(B).copy()
         F, used = _interp_factor(B, a, n_threads)
         T0 = T.copy()
         _dense.potrs(F, T, n_threads)
         W = T
-        _check_conditioning(F, d0 + a + used, W, T0, what="The interpolation matrix K(X, X) + diag(alpha)",
+        check_conditioning(F, d0 + a + used, W, T0, what="The interpolation matrix K(X, X) + diag(alpha)",
                             remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
         C = np.zeros((0, k))
     else:
@@ -196,12 +196,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
                 M = _compact_trailing(A, q)
                 del A
                 Bm = M.T  # C-ordered view for the in-place factorisation
-                dm = _diag(Bm).copy()
+                dm = diag_view(Bm).copy()
                 F, used = _interp_factor(Bm, 0.0, n_threads)
                 b20 = b2.copy()
                 _dense.potrs(F, b2, n_threads)
                 z = b2
-                _check_conditioning(F, dm + used, z, b20, what="The interpolation system (on the polynomial null "
+                check_conditioning(F, dm + used, z, b20, what="The interpolation system (on the polynomial null "
                                     "space)", remedies=_INTERP_REMEDIES, alpha=a, n_threads=n_threads)
                 del M, F
             else:  # as many points as monomials: the polynomial alone interpolates, w = 0
@@ -221,7 +221,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
 
 def _interp_factor(B, a, n_threads):
     try:
-        return _factor_in_place(B, a, None, n_threads)
+        return factor_in_place(B, a, None, n_threads)
     except NotPositiveDefiniteError as exc:
         raise NotPositiveDefiniteError(
             f"The interpolation system is not positive definite (numerically singular) on the "

@@ -28,9 +28,9 @@ from .._jit import linalg as _jla
 from .._lazy import scipy
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
-from ..cluster import _kmeans
+from ..cluster import kmeans_named
 from ..kernels import KERNELS, check_kernel, check_params
-from ..linalg import _check_alpha
+from ..linalg import check_alpha
 from .common import RBFNetwork, as_targets, class_codes, model_data, network_targets, owned
 
 _F64 = np.dtype(np.float64)
@@ -188,7 +188,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     else:
         if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
-        C = _kmeans(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
+        C = kmeans_named(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
                     progress=rep).centers
     Xt = np.ascontiguousarray(Xd.T)
     solve = lambda gam: _solve_weights(C, Xd, Xt, gam, entry, coef0, deg, T, a, bias, n_threads)  # noqa: E731
@@ -264,7 +264,7 @@ def check_network_alpha(alpha):
     """The ridge of a network: one number >= 0, as a float."""
     if _v.ndim(alpha, "alpha") != 0:
         raise TypeError(f"`alpha` must be a number here; got {alpha!r}.")
-    return float(_check_alpha(alpha, 1))
+    return float(check_alpha(alpha, 1))
 
 
 def fold_factors(*Rs):

@@ -7,7 +7,7 @@ Decisions:
   buffer that LAPACK then factors in place (peak memory about one n x n float64
   matrix).  ``fit_intercept=True`` fits on ``Y - mean(Y)`` and adds the mean back.
   The solve is checked after the factorisation
-  (:func:`fastrbf.linalg._check_conditioning`): a system singular to working precision
+  (:func:`fastrbf.linalg.check_conditioning`): a system singular to working precision
   (estimated condition number > 1/eps) raises :class:`~fastrbf.NotPositiveDefiniteError`,
   one whose solve misses its own targets by more than 1e-6 of max |Y| gives a
   ``scipy.linalg.LinAlgWarning``.
@@ -33,7 +33,7 @@ from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
 from ..kernels import check_kernel, check_params, gram
-from ..linalg import _check_alpha, _check_conditioning, _diag, _factor_in_place
+from ..linalg import check_alpha, check_conditioning, diag_view, factor_in_place
 from . import falkon
 from .common import (
     ConvergenceWarning,
@@ -201,7 +201,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
                                  landmarks, tol, max_iter, rng, n_threads, progress)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
-    a = _check_alpha(alpha, n)
+    a = check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
     Xd = owned(_v.to_dtype(Xa, _F64, "X"), X)
     T, single = as_targets(Ya)
@@ -209,13 +209,13 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     T -= intercept
     # the whole matrix: the triangle the factorisation leaves untouched serves the check
     B, whole = gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
-    d0 = _diag(B).copy()
-    F, used = _factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
+    d0 = diag_view(B).copy()
+    F, used = factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
     T0 = T.copy()
     _dense.potrs(F, T, n_threads)
     W = T
     check_model_weights(W)
-    _check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
+    check_conditioning(F, d0 + a + used, W, T0, what="The kernel matrix K(X, X) + alpha I",
                         remedies=_KRR_REMEDIES, alpha=a, n_threads=n_threads)
     del B, F
     return KernelModel.without_tail(Xd, np.ascontiguousarray(W), kernel=kernel, gamma=g, degree=deg, coef0=coef0,
@@ -233,7 +233,7 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     if _v.ndim(alpha, "alpha") != 0:
         raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
                         f"got an array of shape {np.shape(alpha)}.")
-    a = float(_check_alpha(alpha, n))
+    a = float(check_alpha(alpha, n))
     if not a > 0:
         raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (

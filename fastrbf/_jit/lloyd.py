@@ -331,6 +331,8 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
     # The whole Lloyd loop of fastrbf.cluster._lloyd in one serial call, for problems
     # with n <= UPDATE_CHUNK rows and a direct assignment (so the arithmetic, and the
     # result, are bitwise those of the general path).  C (K, d) is updated in place.
+    # Twin of the Python rules fastrbf._kmeans_rules.lloyd_centers and lloyd_stop: keep
+    # the same formulas.
     # Returns (n_iter, converged, empty_iteration): empty_iteration > 0 means a cluster
     # became empty at that iteration and raise_empty asked to stop there (wsum then
     # holds the cluster weights of that iteration).
@@ -393,6 +395,8 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
 
 @jit
 def relocate_empty(X, w, labels, mind, sums, wsum):
+    # (twin of fastrbf._kmeans_rules.relocate_candidates, which applies this rule to the
+    # candidates gathered from dask blocks: keep the same rule)
     # IN: X (n, d), w (n,), mind (n,) distance of each point to its centre
     # IN/OUT: labels (n,), sums (K, d), wsum (K,) float64 cluster sums and weights.
     # Each empty cluster (in index order) takes, in order of decreasing distance to its

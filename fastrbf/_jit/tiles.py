@@ -14,7 +14,7 @@ time; ``phi(-1)`` for plain distances) is applied to the chunk while it is in ca
 
 The top-level kernels built from them live with their families: :mod:`.pairwise`
 (``sqdist``, ``gram``, ``gram_matvec``), :mod:`.lloyd`, :mod:`.neighbors`, :mod:`.seeding`,
-:mod:`.gp`, :mod:`.linalg`, :mod:`.nystrom`.
+:mod:`.gp`, :mod:`.network`, :mod:`.falkon`.
 """
 
 

@@ -58,7 +58,7 @@ import numpy as np
 
 from .. import _dense, _progress, _threads
 from .. import _validation as _v
-from .._jit import nystrom as _jn
+from .._jit import falkon as _jf
 from .._lazy import blas, lapack
 from ..cluster import kmeans_named
 from ..kernels import KERNELS
@@ -86,7 +86,7 @@ def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     chunk, nch = chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
     spec = KERNELS[kernel].spec(np.full(m, gamma, dtype=dt), coef0, degree)
-    _jn.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, *spec.args, partial)
+    _jf.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, *spec.args, partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count
         out += p

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _progress, _threads
 from .. import _validation as _v
-from .._jit import linalg as _jla
+from .._jit import network as _jnet
 from .._lazy import scipy
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
@@ -49,7 +49,7 @@ class TSQRWork:
         self.T = np.empty((p, self.nb))
         self.work = np.empty(self.nb * p)
         self.iw = np.zeros(8, dtype=np.int32)
-        self.gbuf = np.empty(_jla.JB)
+        self.gbuf = np.empty(_jnet.JB)
         self.Bt = np.empty((p, chunk))
 
     def fold(self, Rt, Bt):
@@ -78,7 +78,7 @@ def tsqr(C, X, spec, T, n_threads, Xt=None):
             for r0 in range(i * rows, min(n, (i + 1) * rows), TSQR_CHUNK):
                 r1 = min(n, r0 + TSQR_CHUNK)
                 Bt = w.Bt if r1 - r0 == TSQR_CHUNK else np.empty((p, r1 - r0))
-                _jla.design_chunk(C, Xt, r0, r1, *spec.args, Tc, w.gbuf, Bt)
+                _jnet.design_chunk(C, Xt, r0, r1, *spec.args, Tc, w.gbuf, Bt)
                 w.fold(Rts[i], Bt)
 
     with _threads.serial_blas():
@@ -357,12 +357,12 @@ def _gamma_objective(C, Xt, T, g, W, b, want_grad, n_threads):
     Tc = np.ascontiguousarray(T)
 
     def work(c0, c1):
-        D = np.empty((K, _jla.JB))
-        P = np.empty((K, _jla.JB))
-        Rs = np.empty((k, _jla.JB))
+        D = np.empty((K, _jnet.JB))
+        P = np.empty((K, _jnet.JB))
+        Rs = np.empty((k, _jnet.JB))
         for c in range(c0, c1):
             lo = c * GAMMA_CHUNK
-            _jla.gamma_pass(C, Xt, lo, min(n, lo + GAMMA_CHUNK), g, W, b, Tc, want_grad, D, P, Rs,
+            _jnet.gamma_pass(C, Xt, lo, min(n, lo + GAMMA_CHUNK), g, W, b, Tc, want_grad, D, P, Rs,
                             errs[c : c + 1], grads[c])
 
     _threads.map_ranges(work, nch, n_threads)

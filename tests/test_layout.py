@@ -10,6 +10,7 @@
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -168,3 +169,15 @@ def test_the_checks_see_a_violation():
         assert _cycle(edges) is not None
     finally:
         del MODULES["fastrbf._layout_probe"]
+
+
+def test_architecture_page_names_files_that_exist():
+    """Every module or folder docs/architecture.md names in backticks exists (under
+    ``fastrbf/`` or at the top of the repository)."""
+    root = PKG.parent
+    text = (root / "docs" / "architecture.md").read_text()
+    names = set(re.findall(r"`((?:[\w.]+/)*[\w.]+\.py|[\w]+/)`", text))
+    assert len(names) > 20
+    missing = [n for n in sorted(names) if not ((PKG / n).exists() or (root / n).exists()
+                                                 or any(PKG.rglob(n.rstrip("/"))))]
+    assert missing == []

@@ -56,7 +56,7 @@ def test_setup_gives_two_commands_and_ci_runs_the_second():
     assert tests in ci.splitlines()
 
 
-@pytest.mark.parametrize("path", ["README.md", "docs/guide.md", "docs/api.md"])
+@pytest.mark.parametrize("path", ["README.md", "docs/guide.md", "docs/api.md", "docs/architecture.md"])
 def test_links_stay_inside_the_repository(path):
     text = (ROOT / path).read_text()
     base = (ROOT / path).parent

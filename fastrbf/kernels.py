@@ -22,11 +22,15 @@ from ._pairwise import KernelSpec
 from ._typing import ArrayLike, FloatArray, Threads
 
 
-class Kernel(namedtuple("Kernel", "name code radial formula min_degree scale_invariant")):
+class Kernel(namedtuple("Kernel", "name code radial formula min_degree scale_invariant max_dim support",
+                        defaults=(None, None))):
     """Properties of a kernel: its code in the numba layer, whether it is radial
     (a function of ``r``), its formula, the minimum degree of the polynomial tail it needs to
-    be (conditionally) positive definite (-1: none, as in SciPy), and whether ``gamma``
-    only rescales it.  :meth:`spec` builds what the kernels need to evaluate it."""
+    be (conditionally) positive definite (-1: none, as in SciPy), whether ``gamma``
+    only rescales it, the largest dimension ``d`` of the data in which it is (conditionally)
+    positive definite (``None``: every ``d``; ``0``: not positive definite), and its support
+    (``None``: global; else the kernel is 0 where ``sqrt(gamma) r`` exceeds it).
+    :meth:`spec` builds what the kernels need to evaluate it."""
 
     __slots__ = ()
 
@@ -58,9 +62,20 @@ KERNELS = {
         Kernel("cubic", _jk.CUBIC, True, "(e r)^3, e = sqrt(gamma)", 1, True),
         Kernel("quintic", _jk.QUINTIC, True, "-(e r)^5, e = sqrt(gamma)", 2, True),
         Kernel("linear", _jk.LINEAR, True, "-(e r), e = sqrt(gamma)", 0, True),
-        Kernel("truncated", _jk.TRUNCATED, True, "[e r <= 1] (1 - e r)^2, e = sqrt(gamma)", -1, False),
+        Kernel("truncated", _jk.TRUNCATED, True, "[e r <= 1] (1 - e r)^2, e = sqrt(gamma)", -1, False, 3, 1.0),
         Kernel("polynomial", _jk.POLYNOMIAL, False, "(coef0 + gamma x.y)^degree", -1, False),
-        Kernel("tanh", _jk.TANH, False, "tanh(gamma x.y + coef0)", -1, False),
+        Kernel("tanh", _jk.TANH, False, "tanh(gamma x.y + coef0)", -1, False, 0),
+        # Matern: scikit-learn's Matern(nu, length_scale=l) with gamma = 1 / l^2; matern12 is
+        # the laplacian under the name the Matern family uses
+        Kernel("matern12", _jk.LAPLACIAN, True, "exp(-e r), e = sqrt(gamma)", -1, False),
+        Kernel("matern32", _jk.MATERN32, True, "(1 + t) exp(-t), t = sqrt(3 gamma) r", -1, False),
+        Kernel("matern52", _jk.MATERN52, True, "(1 + t + t^2 / 3) exp(-t), t = sqrt(5 gamma) r", -1, False),
+        # Wendland's compactly supported functions psi_{3,1} and psi_{3,2}, scaled to 1 at r = 0:
+        # positive definite for d <= 3, zero beyond r = 1 / sqrt(gamma)
+        Kernel("wendland_c2", _jk.WENDLAND_C2, True, "[t < 1] (1 - t)^4 (4 t + 1), t = sqrt(gamma) r", -1, False, 3,
+               1.0),
+        Kernel("wendland_c4", _jk.WENDLAND_C4, True, "[t < 1] (1 - t)^6 (35 t^2 + 18 t + 3) / 3, t = sqrt(gamma) r", -1,
+               False, 3, 1.0),
     )
 }
 
@@ -71,7 +86,7 @@ MAX_DEGREE = 1000
 #: kernels whose values lie in [-1, 1] whatever the input: their Gram matrices cannot
 #: overflow, so they skip the O(n m) scan of the result
 _BOUNDED = frozenset({_jk.GAUSSIAN, _jk.LAPLACIAN, _jk.INVERSE_MULTIQUADRIC, _jk.INVERSE_QUADRATIC, _jk.TRUNCATED,
-                      _jk.TANH})
+                      _jk.TANH, _jk.MATERN32, _jk.MATERN52, _jk.WENDLAND_C2, _jk.WENDLAND_C4})
 
 
 def check_kernel(kernel):
@@ -118,7 +133,10 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     kernel : str
         A name in :data:`KERNELS`: gaussian, laplacian, multiquadric,
         inverse_multiquadric, inverse_quadratic, thin_plate_spline, cubic, quintic,
-        linear, truncated, polynomial, tanh.
+        linear, truncated, polynomial, tanh, matern12 (= laplacian), matern32,
+        matern52 (scikit-learn's ``Matern(nu=1.5 | 2.5, length_scale=l)`` is
+        ``gamma = 1 / l**2``), wendland_c2, wendland_c4 (compactly supported: 0 beyond
+        ``r = 1 / sqrt(gamma)``; positive definite for up to 3 features).
     gamma : float or array_like of shape (m,)
         Width, or one width per column of the result (per-centre widths).  > 0.
     out : ndarray of shape (n, m), optional

@@ -37,8 +37,18 @@ def kernel_function(name, s, *, degree=3, coef0=1.0):
     if name == "gaussian":
         return np.exp(-s)
     r = np.sqrt(s) if name not in ("polynomial", "tanh") else np.zeros_like(s)  # r: radial kernels only
-    if name == "laplacian":
+    if name in ("laplacian", "matern12"):
         return np.exp(-r)
+    if name == "matern32":
+        t = np.sqrt(3.0) * r
+        return (1 + t) * np.exp(-t)
+    if name == "matern52":
+        t = np.sqrt(5.0) * r
+        return (1 + t + t**2 / 3) * np.exp(-t)
+    if name == "wendland_c2":
+        return np.where(r < 1, (1 - r) ** 4 * (4 * r + 1), 0.0).astype(s.dtype)
+    if name == "wendland_c4":
+        return np.where(r < 1, (1 - r) ** 6 * (35 * r**2 + 18 * r + 3) / 3, 0.0).astype(s.dtype)
     if name == "multiquadric":
         return -np.sqrt(1 + s)
     if name == "inverse_multiquadric":

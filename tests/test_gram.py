@@ -283,3 +283,41 @@ def test_huge_python_ints_are_named():
             fastrbf.gram(np.ones((2, 2)), **kwargs)
     with pytest.raises(ValueError, match=r"`coef0` must be a finite number in float32 \(the result dtype\)"):
         fastrbf.gram(np.ones((2, 2), np.float32), kernel="tanh", coef0=1e300)
+
+
+@pytest.mark.parametrize("nu, kernel", [(0.5, "matern12"), (1.5, "matern32"), (2.5, "matern52")])
+@pytest.mark.parametrize("d", [1, 3, 16])
+def test_matern_matches_sklearn(rng, nu, kernel, d):
+    from sklearn.gaussian_process.kernels import Matern
+
+    X = rng.standard_normal((120, d))
+    Y = rng.standard_normal((70, d))
+    length_scale = 0.8 * np.sqrt(d)
+    K = fastrbf.gram(X, Y, kernel=kernel, gamma=1 / length_scale**2)
+    ref = Matern(length_scale=length_scale, nu=nu)(X, Y)
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=1e-300)
+    assert np.all(np.diag(fastrbf.gram(X, kernel=kernel, gamma=0.4)) == 1.0)
+
+
+@pytest.mark.parametrize("kernel", ["wendland_c2", "wendland_c4", "truncated"])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_compact_support_sparse_and_positive_definite(rng, kernel, d):
+    spec = KERNELS[kernel]
+    assert spec.support == 1.0 and spec.max_dim == 3
+    X = rng.random((300, d))
+    gamma = 4.0  # support radius 0.5
+    K = fastrbf.gram(X, kernel=kernel, gamma=gamma)
+    D = np.sqrt(reference.sqdist(X))
+    outside = np.sqrt(gamma) * D >= spec.support
+    assert outside.any() and np.all(K[outside] == 0.0)
+    assert np.all(K[~outside] > 0.0) or kernel == "truncated"
+    assert np.linalg.eigvalsh(K).min() > -1e-12 * np.abs(K).max()
+
+
+def test_registry_declares_definiteness_and_support():
+    for name, k in KERNELS.items():
+        assert k.max_dim is None or k.max_dim >= 0, name
+        assert k.support is None or (k.radial and k.support > 0), name
+    assert KERNELS["tanh"].max_dim == 0
+    assert KERNELS["gaussian"].max_dim is None and KERNELS["gaussian"].support is None
+    assert KERNELS["matern12"].code == KERNELS["laplacian"].code

@@ -1,6 +1,6 @@
 """Kernel functions applied in place to a tile of squared distances or dot products.
 
-Radial kernels (codes 0-9) act on ``s = gamma * r**2`` (so ``epsilon = sqrt(gamma)`` in
+Radial kernels (every code but 10 and 11) act on ``s = gamma * r**2`` (so ``epsilon = sqrt(gamma)`` in
 SciPy's ``RBFInterpolator`` notation, ``phi(epsilon * r)``); dot-product kernels (codes
 10-11) on ``u = x . y``.  ``g`` holds one gamma per column of the tile; ``c`` holds the
 constants in the tile's dtype: ``c = [1, 1/2, coef0, 0]`` (typed constants keep float32
@@ -38,7 +38,11 @@ LINEAR = 8
 TRUNCATED = 9
 POLYNOMIAL = 10
 TANH = 11
-N_RADIAL = 10  # codes below this act on squared distances
+MATERN32 = 12
+MATERN52 = 13
+WENDLAND_C2 = 14
+WENDLAND_C4 = 15
+LAST = WENDLAND_C4
 
 
 class Phi:
@@ -74,7 +78,7 @@ def _unbox_phi(typ, obj, c):
     return NativeValue(c.context.get_dummy_value())
 
 
-_PHIS = {code: Phi(code) for code in range(NONE, TANH + 1)}
+_PHIS = {code: Phi(code) for code in range(NONE, LAST + 1)}
 
 
 def phi(code):
@@ -165,6 +169,56 @@ def _tanh(phi, o, g, c, degree):
         o[j] = math.tanh(g[j] * o[j] + coef0)
 
 
+def _matern32(phi, o, g, c, degree):
+    # (1 + t) exp(-t), t = sqrt(3 s); 0 where exp(-t) underflows (t, s may be inf there)
+    one = c[0]
+    zero = c[3]
+    three = one + one + one
+    for j in range(o.shape[0]):
+        t = np.sqrt(three * (g[j] * o[j]))
+        e = fexp(-t)
+        o[j] = (one + t) * e if e > zero else zero
+
+
+def _matern52(phi, o, g, c, degree):
+    # (1 + t + t^2 / 3) exp(-t), t = sqrt(5 s)
+    one = c[0]
+    zero = c[3]
+    three = one + one + one
+    five = three + one + one
+    for j in range(o.shape[0]):
+        t2 = five * (g[j] * o[j])
+        t = np.sqrt(t2)
+        e = fexp(-t)
+        o[j] = (one + t + t2 / three) * e if e > zero else zero
+
+
+def _wendland_c2(phi, o, g, c, degree):
+    # (1 - t)^4 (4 t + 1) for t = sqrt(s) < 1, else 0
+    one = c[0]
+    zero = c[3]
+    four = one + one + one + one
+    for j in range(o.shape[0]):
+        t = np.sqrt(g[j] * o[j])
+        u = one - t
+        u2 = u * u
+        o[j] = u2 * u2 * (four * t + one) if t < one else zero
+
+
+def _wendland_c4(phi, o, g, c, degree):
+    # (1 - t)^6 (35 t^2 + 18 t + 3) / 3 for t = sqrt(s) < 1, else 0
+    one = c[0]
+    zero = c[3]
+    three = one + one + one
+    six = three + three
+    c35 = six * six - one
+    for j in range(o.shape[0]):
+        t = np.sqrt(g[j] * o[j])
+        u = one - t
+        u3 = u * u * u
+        o[j] = u3 * u3 * ((c35 / three) * (t * t) + six * t + one) if t < one else zero
+
+
 _IMPLS = {
     NONE: _none,
     GAUSSIAN: _gaussian,
@@ -179,6 +233,10 @@ _IMPLS = {
     TRUNCATED: _truncated,
     POLYNOMIAL: _polynomial,
     TANH: _tanh,
+    MATERN32: _matern32,
+    MATERN52: _matern52,
+    WENDLAND_C2: _wendland_c2,
+    WENDLAND_C4: _wendland_c4,
 }
 
 

@@ -42,7 +42,6 @@ from .common import (
     is_dask,
     offsets,
     raise_global,
-    result_dtype,
     row_blocks,
     row_index,
     tree,
@@ -80,7 +79,7 @@ def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> t
     nt = check_threads(n_threads)
     X = as_rows(X)
     C = check_centers(in_memory(centers, "centers"), X.shape[1])
-    dtype = result_dtype(X.dtype, C.dtype)
+    dtype = _v.result_dtype(X.dtype, C.dtype)
     return da.apply_gufunc(_assign_block, "(d),()->(),()", X, row_index(X), C=C, n_threads=nt,
                            meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
 
@@ -454,7 +453,7 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
     if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
             or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
         raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
-    dtype = result_dtype(X.dtype)
+    dtype = _v.result_dtype(X.dtype)
     init_arr = check_init(init if isinstance(init, str) else in_memory(init, "init"), K, d, dtype, n_init,
                           ("k-means||",), name)
     if sample_weight is None:

@@ -16,7 +16,7 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import check_kernel
+from ..kernels import check_kernel, check_params
 from ..kernels import gram as _gram
 from ..models import common as _mc
 from ..models import falkon
@@ -27,7 +27,6 @@ from .common import (
     aligned,
     as_in_memory,
     as_rows,
-    check_kernel_params,
     check_kind,
     check_threads,
     checked_block,
@@ -35,7 +34,6 @@ from .common import (
     in_memory,
     is_dask,
     offsets,
-    result_dtype,
     row_blocks,
     tree,
 )
@@ -126,7 +124,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     Yd = aligned(Y, X, "Y")
     check_kind(Yd.dtype, "Y")
     g = _mc.check_scalar_gamma(gamma)
-    deg, c0 = check_kernel_params(entry, degree, coef0)
+    deg, c0 = check_params(entry, degree, coef0)
     a, m = _mr.check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     rng = _v.check_seed(seed)
     L = None
@@ -163,7 +161,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
 
     res = falkon.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter), progress=rep)
     return _mr.pcg_model(res, L, scale=1.0, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=c0,
-                         intercept=intercept, dtype=result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
+                         intercept=intercept, dtype=_v.result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
 
 
 def _take(block, idx):

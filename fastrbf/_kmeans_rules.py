@@ -19,8 +19,6 @@ Decisions:
   all the rule can reach: the same visiting order, eligibility and sums.
 """
 
-import numbers
-
 import numpy as np
 
 from . import _validation as _v
@@ -30,12 +28,12 @@ EMPTY_RULES = ("relocate", "raise")
 
 
 def check_n_clusters(n_clusters, n, name="n_clusters"):
-    """An int in ``[1, n]``; the messages name ``name``."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+    """An int in ``[1, n]``; the messages name ``name`` (the type and the range are
+    stated apart: "an int", "in [1, n_samples] = [1, n]")."""
+    if not _v.is_int(n_clusters):
         raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
-    if not 1 <= n_clusters <= n:
-        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
-    return int(n_clusters)
+    # as a Python int: the message shows 5, never np.int64(5)
+    return _v.check_int(int(n_clusters), name, 1, n, text=f"in [1, n_samples] = [1, {n}]")
 
 
 def check_centers(centers, d, name="centers"):
@@ -49,18 +47,11 @@ def check_centers(centers, d, name="centers"):
 def check_lloyd_args(n_init, max_iter, tol, empty):
     """``n_init`` and ``max_iter`` ints >= 1, ``tol`` a finite number >= 0, ``empty`` one
     of :data:`EMPTY_RULES`; returns ``tol`` as a float."""
-    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
-        if val < 1:
-            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not np.isfinite(float(tol)) or tol < 0:
-        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not isinstance(empty, str) or empty not in EMPTY_RULES:
-        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
-    return float(tol)
+    _v.check_int(n_init, "n_init", 1)
+    _v.check_int(max_iter, "max_iter", 1)
+    tol = _v.check_real(tol, "tol", low=0)
+    _v.check_choice(empty, "empty", EMPTY_RULES, text="'relocate' or 'raise'")
+    return tol
 
 
 def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
@@ -68,9 +59,8 @@ def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
     in ``methods``; an array needs ``n_init == 1``.  ``init`` is checked data when it is
     not a string."""
     if isinstance(init, str):
-        if init not in methods:
-            allowed = ", ".join(repr(m) for m in methods)
-            raise ValueError(f"`init` must be {allowed} or an array of shape ({K}, {d}); got {init!r}.")
+        allowed = ", ".join(repr(m) for m in methods)
+        _v.check_choice(init, "init", methods, text=f"{allowed} or an array of shape ({K}, {d})")
         return None
     C = check_centers(init, d, "init")
     if C.shape[0] != K:
@@ -78,6 +68,20 @@ def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
     if n_init != 1:
         raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
     return _v.to_dtype(C, dtype)
+
+
+def weight_problem(w, offset=0):
+    """The message of the first rule that the sample weights ``w`` break (NaN/inf first,
+    its index counted from ``offset``, the global row of a block's first row; then a
+    value < 0), or None.  One rule for the whole array (in memory) and for each row
+    block (dask), so the two backends refuse the same weights with the same words."""
+    bad = ~np.isfinite(w)
+    if bad.any():
+        i = int(np.argmax(bad))
+        return f"`sample_weight` must contain only finite values; got {float(w[i])!r} at index {i + int(offset)}."
+    if np.any(w < 0):
+        return f"`sample_weight` must be >= 0; got {float(w[w < 0][0])!r}."
+    return None
 
 
 def check_enough_points(K, n_pos, name="n_clusters"):

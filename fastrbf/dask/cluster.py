@@ -7,8 +7,6 @@ k-means (:mod:`fastrbf._kmeans_rules`), and each block is assigned by the in-mem
 :class:`fastrbf.cluster.Assigner`, prepared once per run.
 """
 
-import numbers
-
 import dask
 import dask.array as da
 import numpy as np
@@ -28,6 +26,7 @@ from .._kmeans_rules import (
     lloyd_stop,
     lloyd_tolerance,
     relocate_candidates,
+    weight_problem,
 )
 from .._progress import ProgressArg
 from ..cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
@@ -106,16 +105,11 @@ class _KBlock:
         self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
         bad = _v.find_non_finite(X, self.offset)
         self.stats = {"n": n, "nbad": 0 if bad is None else bad[2], "bad": bad, "mean": None, "m2": None,
-                      "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
+                      "wproblem": weight_problem(self.w, self.offset),
+                      "wsum": float(self.w.sum()) if wb is not None else float(n),
                       "wnnz": int(np.count_nonzero(self.w))}
-        wbad = ~np.isfinite(self.w)
-        if wbad.any():
-            i = int(np.argmax(wbad))
-            self.stats["wbad"] = (i + self.offset, float(self.w[i]))
-        elif np.any(self.w < 0):
-            self.stats["wneg"] = float(self.w[self.w < 0][0])
         self._assigner = None
-        if self.stats["nbad"] or self.stats["wbad"] or self.stats["wneg"] is not None:
+        if self.stats["nbad"] or self.stats["wproblem"] is not None:
             return
         if need_var:  # for the scaling of `tol`
             mean = X.mean(axis=0, dtype=np.float64)
@@ -171,11 +165,8 @@ def _raise_bad(stats):
             index, value, _ = s["bad"]
             raise _v.non_finite_error("X", (index, value, sum(t["nbad"] for t in stats)), "in all")
     for s in stats:
-        if s["wbad"] is not None:
-            raise ValueError(f"`sample_weight` must contain only finite values; got {s['wbad'][1]!r} "
-                             f"at index {s['wbad'][0]}.")
-        if s["wneg"] is not None:
-            raise ValueError(f"`sample_weight` must be >= 0; got {s['wneg']!r}.")
+        if s["wproblem"] is not None:
+            raise ValueError(s["wproblem"])
 
 
 def _step(blk, prev, C):
@@ -448,11 +439,8 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
     n, d = X.shape
     K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
-    if isinstance(init_rounds, bool) or not isinstance(init_rounds, (int, np.integer)) or init_rounds < 1:
-        raise ValueError(f"`init_rounds` must be an int >= 1; got {init_rounds!r}.")
-    if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
-            or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
-        raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
+    init_rounds = _v.check_int(init_rounds, "init_rounds", 1)
+    oversampling_factor = _v.check_real(oversampling_factor, "oversampling_factor", low=0, strict=True)
     dtype = _v.result_dtype(X.dtype)
     init_arr = check_init(init if isinstance(init, str) else in_memory(init, "init"), K, d, dtype, n_init,
                           ("k-means||",), name)

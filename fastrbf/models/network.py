@@ -185,7 +185,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     elif centers == "all":
         C = owned(Xd, X)  # copied only when it is the caller's own array
     else:
-        if _v.is_int(max_iter) and max_iter > 2**31:
+        if _v.is_int(max_iter) and int(max_iter) > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
         C = kmeans_named(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
                     progress=rep).centers

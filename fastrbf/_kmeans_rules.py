@@ -70,6 +70,15 @@ def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
     return _v.to_dtype(C, dtype)
 
 
+def weight_array(sample_weight, n):
+    """In-memory ``sample_weight`` as a 1-D real array (not yet converted) of one value
+    per row of ``X`` (``n``)."""
+    w = _v.as_array(sample_weight, "sample_weight", ndim=1)
+    if w.shape[0] != n:
+        raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+    return w
+
+
 def weight_problem(w, offset=0):
     """The message of the first rule that the sample weights ``w`` break (NaN/inf first,
     its index counted from ``offset``, the global row of a block's first row; then a
@@ -82,6 +91,13 @@ def weight_problem(w, offset=0):
     if np.any(w < 0):
         return f"`sample_weight` must be >= 0; got {float(w[w < 0][0])!r}."
     return None
+
+
+def check_weight_total(n_pos):
+    """At least one weight > 0 (``n_pos`` of them, counted once :func:`weight_problem`
+    found none < 0)."""
+    if n_pos == 0:
+        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
 
 
 def check_enough_points(K, n_pos, name="n_clusters"):

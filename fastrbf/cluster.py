@@ -58,9 +58,11 @@ from ._kmeans_rules import (
     check_init,
     check_lloyd_args,
     check_n_clusters,
+    check_weight_total,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
+    weight_array,
     weight_problem,
 )
 from ._progress import ProgressArg
@@ -304,14 +306,11 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
 def _check_weights(sample_weight, n):
     if sample_weight is None:
         return np.ones(n, dtype=np.float64)
-    w = _v.as_array(sample_weight, "sample_weight", ndim=1)
-    if w.shape[0] != n:
-        raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+    w = weight_array(sample_weight, n)
     problem = weight_problem(w)
     if problem is not None:
         raise ValueError(problem)
-    if not np.any(w > 0):
-        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
+    check_weight_total(int(np.count_nonzero(w)))
     return np.ascontiguousarray(w, dtype=np.float64)
 
 

@@ -22,10 +22,12 @@ from .._kmeans_rules import (
     check_init,
     check_lloyd_args,
     check_n_clusters,
+    check_weight_total,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
     relocate_candidates,
+    weight_array,
     weight_problem,
 )
 from .._progress import ProgressArg
@@ -448,9 +450,7 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
         wblocks = [None] * X.numblocks[0]
     else:
         if not is_dask(sample_weight):
-            w = _v.as_array(sample_weight, "sample_weight", ndim=1)
-            if w.shape[0] != n:
-                raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+            weight_array(sample_weight, n)
         else:
             check_kind(sample_weight.dtype, "sample_weight")
         wblocks = row_blocks(aligned(sample_weight, X, "sample_weight", ndims=(1,)))
@@ -462,10 +462,10 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
                             for i in range(len(xb))])
     stats = dask.compute(*[delayed(_get_stats, pure=False)(b) for b in blocks])
     _raise_bad(stats)
+    n_pos = sum(s["wnnz"] for s in stats)  # NaN and weights < 0 were refused above
+    check_weight_total(n_pos)
+    check_enough_points(K, n_pos, name)
     wblock = np.array([s["wsum"] for s in stats])
-    if not np.any(wblock > 0):
-        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
-    check_enough_points(K, sum(s["wnnz"] for s in stats), name)
     tol_abs = lloyd_tolerance(tol, _merge_stats(stats, d)) if tol > 0 else 0.0
     best = None
     rep.runs(n_init)

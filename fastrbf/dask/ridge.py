@@ -111,9 +111,8 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     >>> m.converged, bool(np.abs(m.predict(X) - ref.predict(X)).max() < 1e-6)  # to the CG tolerance
     (True, True)
     """
-    if solver != "nystrom-pcg":
-        raise ValueError(f'`solver` must be "nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale '
-                         f"out); got {solver!r}.")
+    _v.check_choice(solver, "solver", ("nystrom-pcg",),
+                    text='"nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale out)')
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kernel_ridge")
     entry = check_kernel(kernel)

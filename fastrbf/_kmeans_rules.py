@@ -6,7 +6,12 @@ call them; only their passes over the data differ.
 Decisions:
 
 - One argument check for both backends, with the in-memory types of error: a
-  ``TypeError`` for a value of the wrong type, a ``ValueError`` for a bad value.
+  ``TypeError`` for a value of the wrong type, a ``ValueError`` for a bad value
+  (the scalar checkers of :mod:`fastrbf._validation`).
+- One rule for ``sample_weight`` (:func:`weight_array`, :func:`weight_problem`,
+  :func:`check_weight_total`): dask applies :func:`weight_problem` to each row block
+  with the block's global offset, so a NaN weight is reported at the same index, in
+  the same words, as in memory.
 - The stopping test (:func:`lloyd_stop`) and the centre update
   (:func:`lloyd_centers`) have a numba twin, ``fastrbf._jit.lloyd.lloyd_small``, which
   runs the whole loop of a small problem in one compiled call: the same formula

@@ -6,7 +6,12 @@ call them; only their passes over the data differ.
 Decisions:
 
 - One argument check for both backends, with the in-memory types of error: a
-  ``TypeError`` for a value of the wrong type, a ``ValueError`` for a bad value.
+  ``TypeError`` for a value of the wrong type, a ``ValueError`` for a bad value
+  (the scalar checkers of :mod:`fastrbf._validation`).
+- One rule for ``sample_weight`` (:func:`weight_array`, :func:`weight_problem`,
+  :func:`check_weight_total`): dask applies :func:`weight_problem` to each row block
+  with the block's global offset, so a NaN weight is reported at the same index, in
+  the same words, as in memory.
 - The stopping test (:func:`lloyd_stop`) and the centre update
   (:func:`lloyd_centers`) have a numba twin, ``fastrbf._jit.lloyd.lloyd_small``, which
   runs the whole loop of a small problem in one compiled call: the same formula
@@ -19,8 +24,6 @@ Decisions:
   all the rule can reach: the same visiting order, eligibility and sums.
 """
 
-import numbers
-
 import numpy as np
 
 from . import _validation as _v
@@ -30,12 +33,12 @@ EMPTY_RULES = ("relocate", "raise")
 
 
 def check_n_clusters(n_clusters, n, name="n_clusters"):
-    """An int in ``[1, n]``; the messages name ``name``."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+    """An int in ``[1, n]``; the messages name ``name`` (the type and the range are
+    stated apart: "an int", "in [1, n_samples] = [1, n]")."""
+    if not _v.is_int(n_clusters):
         raise TypeError(f"`{name}` must be an int; got {n_clusters!r}.")
-    if not 1 <= n_clusters <= n:
-        raise ValueError(f"`{name}` must be in [1, n_samples] = [1, {n}]; got {n_clusters}.")
-    return int(n_clusters)
+    # as a Python int: the message shows 5, never np.int64(5)
+    return _v.check_int(int(n_clusters), name, 1, n, text=f"in [1, n_samples] = [1, {n}]")
 
 
 def check_centers(centers, d, name="centers"):
@@ -49,18 +52,11 @@ def check_centers(centers, d, name="centers"):
 def check_lloyd_args(n_init, max_iter, tol, empty):
     """``n_init`` and ``max_iter`` ints >= 1, ``tol`` a finite number >= 0, ``empty`` one
     of :data:`EMPTY_RULES`; returns ``tol`` as a float."""
-    for arg, val in (("n_init", n_init), ("max_iter", max_iter)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)):
-            raise TypeError(f"`{arg}` must be an int >= 1; got {val!r}.")
-        if val < 1:
-            raise ValueError(f"`{arg}` must be an int >= 1; got {val!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not np.isfinite(float(tol)) or tol < 0:
-        raise ValueError(f"`tol` must be a finite number >= 0; got {tol!r}.")
-    if not isinstance(empty, str) or empty not in EMPTY_RULES:
-        raise ValueError(f"`empty` must be 'relocate' or 'raise'; got {empty!r}.")
-    return float(tol)
+    _v.check_int(n_init, "n_init", 1)
+    _v.check_int(max_iter, "max_iter", 1)
+    tol = _v.check_real(tol, "tol", low=0)
+    _v.check_choice(empty, "empty", EMPTY_RULES, text="'relocate' or 'raise'")
+    return tol
 
 
 def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
@@ -68,9 +64,8 @@ def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
     in ``methods``; an array needs ``n_init == 1``.  ``init`` is checked data when it is
     not a string."""
     if isinstance(init, str):
-        if init not in methods:
-            allowed = ", ".join(repr(m) for m in methods)
-            raise ValueError(f"`init` must be {allowed} or an array of shape ({K}, {d}); got {init!r}.")
+        allowed = ", ".join(repr(m) for m in methods)
+        _v.check_choice(init, "init", methods, text=f"{allowed} or an array of shape ({K}, {d})")
         return None
     C = check_centers(init, d, "init")
     if C.shape[0] != K:
@@ -78,6 +73,36 @@ def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
     if n_init != 1:
         raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
     return _v.to_dtype(C, dtype)
+
+
+def weight_array(sample_weight, n):
+    """In-memory ``sample_weight`` as a 1-D real array (not yet converted) of one value
+    per row of ``X`` (``n``)."""
+    w = _v.as_array(sample_weight, "sample_weight", ndim=1)
+    if w.shape[0] != n:
+        raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+    return w
+
+
+def weight_problem(w, offset=0):
+    """The message of the first rule that the sample weights ``w`` break (NaN/inf first,
+    its index counted from ``offset``, the global row of a block's first row; then a
+    value < 0), or None.  One rule for the whole array (in memory) and for each row
+    block (dask), so the two backends refuse the same weights with the same words."""
+    bad = ~np.isfinite(w)
+    if bad.any():
+        i = int(np.argmax(bad))
+        return f"`sample_weight` must contain only finite values; got {float(w[i])!r} at index {i + int(offset)}."
+    if np.any(w < 0):
+        return f"`sample_weight` must be >= 0; got {float(w[w < 0][0])!r}."
+    return None
+
+
+def check_weight_total(n_pos):
+    """At least one weight > 0 (``n_pos`` of them, counted once :func:`weight_problem`
+    found none < 0)."""
+    if n_pos == 0:
+        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
 
 
 def check_enough_points(K, n_pos, name="n_clusters"):

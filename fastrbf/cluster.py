@@ -58,9 +58,12 @@ from ._kmeans_rules import (
     check_init,
     check_lloyd_args,
     check_n_clusters,
+    check_weight_total,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
+    weight_array,
+    weight_problem,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
@@ -303,14 +306,11 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
 def _check_weights(sample_weight, n):
     if sample_weight is None:
         return np.ones(n, dtype=np.float64)
-    w = _v.as_array(sample_weight, "sample_weight", ndim=1)
-    if w.shape[0] != n:
-        raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
-    _v.check_finite(w, "sample_weight")
-    if np.any(w < 0):
-        raise ValueError(f"`sample_weight` must be >= 0; got {float(w[w < 0][0])!r}.")
-    if not np.any(w > 0):
-        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
+    w = weight_array(sample_weight, n)
+    problem = weight_problem(w)
+    if problem is not None:
+        raise ValueError(problem)
+    check_weight_total(int(np.count_nonzero(w)))
     return np.ascontiguousarray(w, dtype=np.float64)
 
 
@@ -383,11 +383,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     """
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise TypeError(f"`n_clusters` must be an int >= 1; got {n_clusters!r}.")
-    if n_clusters < 1:
-        raise ValueError(f"`n_clusters` must be an int >= 1; got {n_clusters!r}.")
-    K = int(n_clusters)
+    K = _v.check_int(n_clusters, "n_clusters", 1)
     lab = _check_labels(labels, n, K)
     w = _check_weights(sample_weight, n)
     _threads.resolve(n_threads)

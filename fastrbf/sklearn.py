@@ -108,7 +108,6 @@ from .gp import gp_regression
 from .kernels import KERNELS, check_params, gram
 from .linalg import check_alpha
 from .models import interpolate, kernel_ridge, rbf_network
-from .models.common import check_scalar_gamma as _check_scalar_gamma
 
 __all__ = [
     "GaussianProcessRegressor",
@@ -226,10 +225,10 @@ def _check_overflow(model, remedy):
 
 
 def _scalar_gamma(gamma):
-    """One kernel width: a finite number > 0 (by the models' rule, which names `gamma`)."""
+    """One kernel width: a finite number > 0 (None is resolved before this)."""
     if not _v.is_real(gamma):
         raise TypeError(f"`gamma` must be a finite number > 0 (or None); got {gamma!r}.")
-    return _check_scalar_gamma(gamma)
+    return _v.check_real(gamma, "gamma", low=0, strict=True)
 
 
 def _kernel(kernel):

@@ -264,3 +264,106 @@ def test_byte_swapped_float32_gives_float32(rng):
         assert out.dtype == np.float32
     gp = fastrbf.gp_regression(X, y, kernel="gaussian", theta0=[1.0, 1.0], noise=0.1, optimize=False)
     assert gp.predict(Xs).dtype == np.float32
+
+
+# ---------------------------------------------------------------- models, dask, k-means
+def test_dask_kmeans_wrong_types_are_type_errors():
+    """`init_rounds` and `oversampling_factor` of a wrong type: TypeError (a ValueError before)."""
+    import dask.array as da
+
+    from fastrbf import dask as fd
+    Xd = da.from_array(np.random.default_rng(0).standard_normal((40, 2)), chunks=(20, 2))
+    with pytest.raises(TypeError, match=msg("init_rounds", "an int >= 1", 1.5)):
+        fd.kmeans(Xd, 2, init_rounds=1.5)
+    with pytest.raises(TypeError, match=msg("init_rounds", "an int >= 1", True)):
+        fd.kmeans(Xd, 2, init_rounds=True)
+    with pytest.raises(ValueError, match=msg("init_rounds", "an int >= 1", 0)):
+        fd.kmeans(Xd, 2, init_rounds=0)
+    with pytest.raises(TypeError, match=msg("oversampling_factor", "a finite number > 0", "2")):
+        fd.kmeans(Xd, 2, oversampling_factor="2")
+    with pytest.raises(ValueError, match=msg("oversampling_factor", "a finite number > 0", float("inf"))):
+        fd.kmeans(Xd, 2, oversampling_factor=float("inf"))
+    with pytest.raises(TypeError, match=msg("n_threads", "a nonzero int or None", 1.5)):
+        fd.kmeans(Xd, 2, n_threads=1.5)
+    with pytest.raises(ValueError, match=msg("n_threads", "a nonzero int or None", 0)):
+        fd.kmeans(Xd, 2, n_threads=0)
+    with pytest.raises(ValueError, match=msg(
+            "solver", '"nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale out)', None)):
+        fd.kernel_ridge(Xd, np.ones(40), gamma=1.0, alpha=1.0, solver=None)
+
+
+def test_sample_weight_rule_is_the_same_in_memory_and_on_dask():
+    """One rule and one message (the global row index) for both backends."""
+    import dask
+    import dask.array as da
+
+    from fastrbf import dask as fd
+    X = np.random.default_rng(0).standard_normal((60, 2))
+    for w, text in ((np.r_[np.ones(40), np.nan, np.ones(19)], "contain only finite values; got nan at index 40."),
+                    (np.r_[np.ones(40), -2.0, np.ones(19)], "be >= 0; got -2.0."),
+                    (np.zeros(60), "have at least one value > 0; got all zeros.")):
+        pattern = "^" + re.escape(f"`sample_weight` must {text}") + "$"
+        with pytest.raises(ValueError, match=pattern):
+            fastrbf.kmeans(X, 2, seed=0, sample_weight=w)
+        with pytest.raises(ValueError, match=pattern):
+            fastrbf.lloyd_update(X, np.zeros(60, dtype=np.int64), 1, sample_weight=w)
+        with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match=pattern):
+            fd.kmeans(da.from_array(X, chunks=(30, 2)), 2, seed=0, sample_weight=da.from_array(w, chunks=30))
+    with pytest.raises(ValueError, match=r"^`sample_weight` must have one value per row of `X` \(60\); got shape"):
+        fd.kmeans(da.from_array(X, chunks=(30, 2)), 2, sample_weight=np.ones(59))
+
+
+def test_kmeans_scalars_take_numpy_scalars_and_0d_arrays():
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    a = fastrbf.kmeans(X, np.int64(3), seed=0, tol=np.array(1e-4), max_iter=np.int32(50), n_init=np.int64(2))
+    b = fastrbf.kmeans(X, 3, seed=0, tol=1e-4, max_iter=50, n_init=2)
+    np.testing.assert_array_equal(a.centers, b.centers)
+    with pytest.raises(ValueError, match=msg("n_clusters", "in [1, n_samples] = [1, 50]", 51)):
+        fastrbf.kmeans(X, np.int64(51))
+    with pytest.raises(TypeError, match=msg("tol", "a finite number >= 0", np.array([1e-4]))):
+        fastrbf.kmeans(X, 3, tol=np.array([1e-4]))
+    with pytest.raises(ValueError, match=msg("init", "'k-means++', 'random' or an array of shape (3, 2)", "kmeans")):
+        fastrbf.kmeans(X, 3, init="kmeans")
+
+
+def test_model_scalar_rules():
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = X[:, 0]
+    with pytest.raises(TypeError, match=msg("gamma", "a finite number > 0", "abc")):
+        fastrbf.kernel_ridge(X, y, gamma="abc", alpha=1.0)
+    with pytest.raises(TypeError, match=msg("gamma", "a finite number > 0", True)):
+        fastrbf.kernel_ridge(X, y, gamma=True, alpha=1.0)
+    with pytest.raises(ValueError, match=msg("solver", "one of ('auto', 'cholesky', 'nystrom-pcg')", "lu")):
+        fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=1.0, solver="lu")
+    pcg = {"gamma": 1.0, "alpha": 1.0, "solver": "nystrom-pcg"}
+    with pytest.raises(ValueError, match=msg("tol", "a finite number > 0", "1e-6")):  # ValueError: as released
+        fastrbf.kernel_ridge(X, y, tol="1e-6", **pcg)
+    with pytest.raises(ValueError, match=msg("max_iter", "an int >= 1", 2.5)):
+        fastrbf.kernel_ridge(X, y, max_iter=2.5, **pcg)
+    with pytest.raises(ValueError, match=msg("n_landmarks", "an int in [1, n_samples] = [1, 20]", 2.5)):
+        fastrbf.kernel_ridge(X, y, n_landmarks=2.5, **pcg)
+    with pytest.raises(ValueError, match=msg("landmarks", '"uniform", "kmeans" or an array', "random")):
+        fastrbf.kernel_ridge(X, y, landmarks="random", **pcg)
+    with pytest.raises(ValueError, match=msg("degree", "an int >= -1", 1.0)):
+        fastrbf.interpolate(X, y, degree=1.0)
+    with pytest.raises(ValueError, match=msg("n_centers", "an int in [1, n_samples] = [1, 20]", 2.5)):
+        fastrbf.rbf_network(X, y, n_centers=2.5, gamma=1.0)
+    with pytest.raises(TypeError, match=re.escape("`n_centers` must be None or an int; got 2.0.")):
+        fastrbf.rbf_network(X, y, centers=X[:2], n_centers=2.0, gamma=1.0)
+    with pytest.raises(ValueError, match=msg("centers", '"kmeans", "all" or an array', "none")):
+        fastrbf.rbf_network(X, y, centers="none", gamma=1.0)
+    with pytest.raises(TypeError, match=msg("bias", "a bool", 1)):
+        fastrbf.rbf_network(X, y, n_centers=3, gamma=1.0, bias=1)
+    with pytest.raises(TypeError, match=msg("max_gamma_iter", "an int >= 0", np.True_)):
+        fastrbf.rbf_network(X, y, n_centers=3, gamma=1.0, max_gamma_iter=np.True_)
+
+
+def test_float32_predictions_for_byte_swapped_float32_queries():
+    """The prediction dtype follows the float32 rule of every function: float32 of either byte order."""
+    X = np.random.default_rng(0).standard_normal((20, 2)).astype(np.float32)
+    m = fastrbf.kernel_ridge(X, X[:, 0], gamma=1.0, alpha=1.0)
+    assert m.dtype == np.float32
+    got = m.predict(X.astype(">f4"))
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, m.predict(X))
+    assert m.predict(X.astype(np.float64)).dtype == np.float64

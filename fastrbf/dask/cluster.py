@@ -7,8 +7,6 @@ k-means (:mod:`fastrbf._kmeans_rules`), and each block is assigned by the in-mem
 :class:`fastrbf.cluster.Assigner`, prepared once per run.
 """
 
-import numbers
-
 import dask
 import dask.array as da
 import numpy as np
@@ -24,10 +22,13 @@ from .._kmeans_rules import (
     check_init,
     check_lloyd_args,
     check_n_clusters,
+    check_weight_total,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
     relocate_candidates,
+    weight_array,
+    weight_problem,
 )
 from .._progress import ProgressArg
 from ..cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
@@ -42,7 +43,6 @@ from .common import (
     is_dask,
     offsets,
     raise_global,
-    result_dtype,
     row_blocks,
     row_index,
     tree,
@@ -80,7 +80,7 @@ def lloyd_assign(X: Data, centers: ArrayLike, *, n_threads: int | None = 1) -> t
     nt = check_threads(n_threads)
     X = as_rows(X)
     C = check_centers(in_memory(centers, "centers"), X.shape[1])
-    dtype = result_dtype(X.dtype, C.dtype)
+    dtype = _v.result_dtype(X.dtype, C.dtype)
     return da.apply_gufunc(_assign_block, "(d),()->(),()", X, row_index(X), C=C, n_threads=nt,
                            meta=(np.empty((0,), np.int64), np.empty((0,), dtype)))
 
@@ -107,16 +107,11 @@ class _KBlock:
         self.w = np.ones(n) if wb is None else np.ascontiguousarray(wb, dtype=np.float64)
         bad = _v.find_non_finite(X, self.offset)
         self.stats = {"n": n, "nbad": 0 if bad is None else bad[2], "bad": bad, "mean": None, "m2": None,
-                      "wbad": None, "wneg": None, "wsum": float(self.w.sum()) if wb is not None else float(n),
+                      "wproblem": weight_problem(self.w, self.offset),
+                      "wsum": float(self.w.sum()) if wb is not None else float(n),
                       "wnnz": int(np.count_nonzero(self.w))}
-        wbad = ~np.isfinite(self.w)
-        if wbad.any():
-            i = int(np.argmax(wbad))
-            self.stats["wbad"] = (i + self.offset, float(self.w[i]))
-        elif np.any(self.w < 0):
-            self.stats["wneg"] = float(self.w[self.w < 0][0])
         self._assigner = None
-        if self.stats["nbad"] or self.stats["wbad"] or self.stats["wneg"] is not None:
+        if self.stats["nbad"] or self.stats["wproblem"] is not None:
             return
         if need_var:  # for the scaling of `tol`
             mean = X.mean(axis=0, dtype=np.float64)
@@ -172,11 +167,8 @@ def _raise_bad(stats):
             index, value, _ = s["bad"]
             raise _v.non_finite_error("X", (index, value, sum(t["nbad"] for t in stats)), "in all")
     for s in stats:
-        if s["wbad"] is not None:
-            raise ValueError(f"`sample_weight` must contain only finite values; got {s['wbad'][1]!r} "
-                             f"at index {s['wbad'][0]}.")
-        if s["wneg"] is not None:
-            raise ValueError(f"`sample_weight` must be >= 0; got {s['wneg']!r}.")
+        if s["wproblem"] is not None:
+            raise ValueError(s["wproblem"])
 
 
 def _step(blk, prev, C):
@@ -449,21 +441,16 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
     n, d = X.shape
     K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
-    if isinstance(init_rounds, bool) or not isinstance(init_rounds, (int, np.integer)) or init_rounds < 1:
-        raise ValueError(f"`init_rounds` must be an int >= 1; got {init_rounds!r}.")
-    if (isinstance(oversampling_factor, bool) or not isinstance(oversampling_factor, numbers.Real)
-            or not np.isfinite(float(oversampling_factor)) or float(oversampling_factor) <= 0):
-        raise ValueError(f"`oversampling_factor` must be a finite number > 0; got {oversampling_factor!r}.")
-    dtype = result_dtype(X.dtype)
+    init_rounds = _v.check_int(init_rounds, "init_rounds", 1)
+    oversampling_factor = _v.check_real(oversampling_factor, "oversampling_factor", low=0, strict=True)
+    dtype = _v.result_dtype(X.dtype)
     init_arr = check_init(init if isinstance(init, str) else in_memory(init, "init"), K, d, dtype, n_init,
                           ("k-means||",), name)
     if sample_weight is None:
         wblocks = [None] * X.numblocks[0]
     else:
         if not is_dask(sample_weight):
-            w = _v.as_array(sample_weight, "sample_weight", ndim=1)
-            if w.shape[0] != n:
-                raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {w.shape}.")
+            weight_array(sample_weight, n)
         else:
             check_kind(sample_weight.dtype, "sample_weight")
         wblocks = row_blocks(aligned(sample_weight, X, "sample_weight", ndims=(1,)))
@@ -475,10 +462,10 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
                             for i in range(len(xb))])
     stats = dask.compute(*[delayed(_get_stats, pure=False)(b) for b in blocks])
     _raise_bad(stats)
+    n_pos = sum(s["wnnz"] for s in stats)  # NaN and weights < 0 were refused above
+    check_weight_total(n_pos)
+    check_enough_points(K, n_pos, name)
     wblock = np.array([s["wsum"] for s in stats])
-    if not np.any(wblock > 0):
-        raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
-    check_enough_points(K, sum(s["wnnz"] for s in stats), name)
     tol_abs = lloyd_tolerance(tol, _merge_stats(stats, d)) if tol > 0 else 0.0
     best = None
     rep.runs(n_init)

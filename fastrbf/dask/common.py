@@ -3,7 +3,6 @@ chunked by rows, the dtype and thread rules of the tasks, the global row index o
 block's NaN/inf, and the tree reductions of per-block results computed on the client.
 """
 
-import numbers
 
 import dask.array as da
 import numpy as np
@@ -11,7 +10,6 @@ from dask import delayed
 from numpy.typing import ArrayLike
 
 from .. import _validation as _v
-from ..kernels import check_params as _kernel_params
 
 #: a dask array, or an in-memory array (one block)
 Data = da.Array | ArrayLike
@@ -79,26 +77,13 @@ def as_in_memory(Y, name):
         raise ValueError(f"`{name}` must be array-like; could not convert it: {exc}") from None
 
 
-def result_dtype(*dtypes):
-    return _v.result_dtype(*(np.empty(0, dtype=t) for t in dtypes))
-
-
 def check_threads(n_threads):
     if n_threads is None:
         return None
-    if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, numbers.Integral):
-        raise TypeError(f"`n_threads` must be a nonzero int or None; got {n_threads!r}.")
-    if n_threads == 0:
+    nt = _v.check_int(n_threads, "n_threads", text="a nonzero int or None")
+    if nt == 0:
         raise ValueError(f"`n_threads` must be a nonzero int or None; got {n_threads!r}.")
-    return int(n_threads)
-
-
-def check_kernel_params(entry, degree, coef0):
-    """The in-memory kernel-parameter check, with a ``TypeError`` naming ``coef0`` for a
-    value that is not a number."""
-    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real):
-        raise TypeError(f"`coef0` must be a finite number; got {coef0!r}.")
-    return _kernel_params(entry, degree, coef0)
+    return nt
 
 
 def check_gamma_dtype(g, dtype):

@@ -13,7 +13,7 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import check_kernel
+from ..kernels import check_kernel, check_params
 from ..models import common as _mc
 from ..models import network as _mn
 from .cluster import kmeans_named
@@ -22,7 +22,6 @@ from .common import (
     aligned,
     as_in_memory,
     as_rows,
-    check_kernel_params,
     check_kind,
     check_threads,
     checked_block,
@@ -30,7 +29,6 @@ from .common import (
     in_memory,
     is_dask,
     offsets,
-    result_dtype,
     row_blocks,
     tree,
 )
@@ -119,7 +117,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     if C is None:
         _v.check_seed(seed)  # checked before the k-means runs (which takes `seed` as it is)
     g, _ = _v.check_gamma(gamma, K, np.float64)
-    deg, coef0 = check_kernel_params(entry, 3, 1.0)
+    deg, coef0 = check_params(entry, 3, 1.0)
     a = _mn.check_network_alpha(alpha)
     if C is None:
         assert n_centers is not None
@@ -143,7 +141,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
              for xb, off, yb in zip(row_blocks(X), offsets(X)[:-1], row_blocks(Yd), strict=True)]
     R = tree(parts, _mn.fold_factors).compute()
     W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)
-    dtype = result_dtype(X.dtype) if classify else result_dtype(X.dtype, Yd.dtype)
+    dtype = _v.result_dtype(X.dtype) if classify else _v.result_dtype(X.dtype, Yd.dtype)
     return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
 
 

@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from .. import _validation as _v
 from ..distances import sqdist as _sqdist
-from ..kernels import check_kernel
+from ..kernels import check_kernel, check_params
 from ..kernels import gram as _gram
 from ..kernels import gram_matvec as _gram_matvec
 from .common import (
@@ -17,12 +17,10 @@ from .common import (
     as_rows,
     block_offset,
     check_gamma_dtype,
-    check_kernel_params,
     check_threads,
     in_memory,
     is_dask,
     raise_global,
-    result_dtype,
     row_index,
 )
 
@@ -71,7 +69,7 @@ def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.A
     """
     nt = check_threads(n_threads)
     X, Yd = _pair_blocks(X, Y)
-    dtype = result_dtype(X.dtype, Yd.dtype)
+    dtype = _v.result_dtype(X.dtype, Yd.dtype)
     return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", row_index(X), "i", row_index(Yd), "j", dtype=dtype,
                         meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
                         n_threads=nt)
@@ -115,9 +113,9 @@ def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: Arr
     """
     nt = check_threads(n_threads)
     entry = check_kernel(kernel)
-    deg, c0 = check_kernel_params(entry, degree, coef0)
+    deg, c0 = check_params(entry, degree, coef0)
     X, Yd = _pair_blocks(X, Y)
-    dtype = result_dtype(X.dtype, Yd.dtype)
+    dtype = _v.result_dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
     check_gamma_dtype(g, dtype)
     gd = da.from_array(g, chunks=(Yd.chunks[0],))
@@ -165,7 +163,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
     """
     nt = check_threads(n_threads)
     entry = check_kernel(kernel)
-    deg, c0 = check_kernel_params(entry, degree, coef0)
+    deg, c0 = check_params(entry, degree, coef0)
     X = as_rows(X)
     Ya = in_memory(Y, "Y")
     _v.check_features(np.empty((0, X.shape[1])), Ya)
@@ -175,7 +173,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian"
     _v.check_finite(Va, "V")
     if Va.shape[0] != Ya.shape[0]:
         raise ValueError(f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}.")
-    dtype = result_dtype(X.dtype, Ya.dtype, Va.dtype)
+    dtype = _v.result_dtype(X.dtype, Ya.dtype, Va.dtype)
     g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
     check_gamma_dtype(g, dtype)
     gam = float(g[0]) if scalar else g

@@ -6,8 +6,9 @@
 import dask.array as da
 import numpy as np
 
+from .. import _validation as _v
 from .. import models as _m
-from ..models.common import check_query_features, prediction_dtype
+from ..models.common import check_query_features
 from .common import (
     Data,
     as_rows,
@@ -79,7 +80,7 @@ def _predict(model, X, method, n_threads):
     X = as_rows(X)
     d = model.centers.shape[1]
     check_query_features(d, X.shape)
-    ftype = prediction_dtype(model.dtype, X.dtype)
+    ftype = _v.result_dtype(X.dtype, model.dtype)
     k = model.weights.shape[1]
     classes = getattr(model, "classes", None)
     labels = method == "predict" and classes is not None

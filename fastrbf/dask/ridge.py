@@ -16,7 +16,7 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import check_kernel
+from ..kernels import check_kernel, check_params
 from ..kernels import gram as _gram
 from ..models import common as _mc
 from ..models import falkon
@@ -27,7 +27,6 @@ from .common import (
     aligned,
     as_in_memory,
     as_rows,
-    check_kernel_params,
     check_kind,
     check_threads,
     checked_block,
@@ -35,7 +34,6 @@ from .common import (
     in_memory,
     is_dask,
     offsets,
-    result_dtype,
     row_blocks,
     tree,
 )
@@ -113,9 +111,8 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     >>> m.converged, bool(np.abs(m.predict(X) - ref.predict(X)).max() < 1e-6)  # to the CG tolerance
     (True, True)
     """
-    if solver != "nystrom-pcg":
-        raise ValueError(f'`solver` must be "nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale '
-                         f"out); got {solver!r}.")
+    _v.check_choice(solver, "solver", ("nystrom-pcg",),
+                    text='"nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale out)')
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kernel_ridge")
     entry = check_kernel(kernel)
@@ -126,7 +123,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
     Yd = aligned(Y, X, "Y")
     check_kind(Yd.dtype, "Y")
     g = _mc.check_scalar_gamma(gamma)
-    deg, c0 = check_kernel_params(entry, degree, coef0)
+    deg, c0 = check_params(entry, degree, coef0)
     a, m = _mr.check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
     rng = _v.check_seed(seed)
     L = None
@@ -163,7 +160,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
 
     res = falkon.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter), progress=rep)
     return _mr.pcg_model(res, L, scale=1.0, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=c0,
-                         intercept=intercept, dtype=result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
+                         intercept=intercept, dtype=_v.result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
 
 
 def _take(block, idx):

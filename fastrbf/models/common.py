@@ -49,8 +49,7 @@ def check_scalar_gamma(gamma):
         raise ValueError("`gamma` must be a finite number > 0; got None.")
     if _v.ndim(gamma, "gamma") != 0:
         raise TypeError(f"`gamma` must be a number here (one width for all points); got {gamma!r}.")
-    g, _ = _v.check_gamma(gamma, 1, _F64)
-    return float(g[0])
+    return _v.check_real(gamma, "gamma", low=0, strict=True)
 
 
 def owned(arr, *sources):
@@ -67,18 +66,13 @@ def check_query(model_dtype, n_features, X):
     ``n_features`` features in ``model_dtype``."""
     Xa = model_data(X, "X")
     check_query_features(n_features, Xa.shape)
-    return _v.to_dtype(Xa, _F64), prediction_dtype(model_dtype, Xa.dtype)
+    return _v.to_dtype(Xa, _F64), _v.result_dtype(Xa, model_dtype)
 
 
 def check_query_features(n_features, shape):
     """Query points of ``shape`` for a model fitted on ``n_features`` features."""
     if shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the training data); got shape {shape}.")
-
-
-def prediction_dtype(model_dtype, query_dtype):
-    """float32 when the training data and the query points were float32, else float64."""
-    return np.dtype(np.float32) if (query_dtype == np.float32 and model_dtype == np.float32) else _F64
 
 
 # ---------------------------------------------------------------- polynomial tail

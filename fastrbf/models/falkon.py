@@ -67,6 +67,9 @@ from ..linalg import NotPositiveDefiniteError
 #: smallest row chunk of the fused passes, and the most chunks (bounds the partials)
 NM_CHUNK = 1024
 MAX_CHUNKS = 256
+#: the landmark methods by name (an array of landmarks is the other choice)
+LANDMARK_METHODS = ("uniform", "kmeans")
+LANDMARKS_TEXT = '"uniform", "kmeans" or an array'
 
 _F64 = np.dtype(np.float64)
 
@@ -342,11 +345,9 @@ def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.nda
     >>> landmark_rows(10, 3, "uniform", np.random.default_rng(0)).shape, landmark_rows(10, 3, "kmeans", None)
     ((3,), None)
     """
-    if how == "uniform":
+    if _v.check_choice(how, "landmarks", LANDMARK_METHODS, text=LANDMARKS_TEXT) == "uniform":
         return np.sort(rng.choice(n, size=M, replace=False))
-    if how == "kmeans":
-        return None if n <= 20 * M else np.sort(rng.choice(n, size=20 * M, replace=False))
-    raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {how!r}.')
+    return None if n <= 20 * M else np.sort(rng.choice(n, size=20 * M, replace=False))
 
 
 def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Generator, n_threads: int | None,

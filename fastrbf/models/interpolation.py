@@ -124,9 +124,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
     min_degree = entry.min_degree
     if degree is None:
         degree = max(min_degree, 0)
-    if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < -1:
-        raise ValueError(f"`degree` must be an int >= -1; got {degree!r}.")
-    degree = int(degree)
+    degree = _v.check_int(degree, "degree", -1, type_error=ValueError)
     if degree < min_degree:
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)

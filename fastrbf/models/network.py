@@ -18,7 +18,6 @@ Decisions:
   :func:`weights_from_factor` (the small solve).  Only the passes over the data differ.
 """
 
-import numbers
 
 import numpy as np
 
@@ -186,7 +185,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     elif centers == "all":
         C = owned(Xd, X)  # copied only when it is the caller's own array
     else:
-        if isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool) and max_iter > 2**31:
+        if _v.is_int(max_iter) and int(max_iter) > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
         C = kmeans_named(Xd, K, name="n_centers", seed=rng, max_iter=max_iter, n_init=n_init, n_threads=n_threads,
                     progress=rep).centers
@@ -241,19 +240,16 @@ def check_centers_arg(centers, n_centers, n, d, choices=("kmeans", "all")):
     one of ``choices`` ("kmeans": ``n_centers`` of them; "all": n) or the checked array of
     the given centres (d features; ``n_centers``, if given, equal to its row count)."""
     if isinstance(centers, str):
-        if centers not in choices:
-            allowed = ", ".join(f'"{c}"' for c in choices)
-            raise ValueError(f"`centers` must be {allowed} or an array; got {centers!r}.")
-        if centers == "all":
+        allowed = ", ".join(f'"{c}"' for c in choices)
+        if _v.check_choice(centers, "centers", choices, text=f"{allowed} or an array") == "all":
             return n
         if n_centers is None:
             raise ValueError('`n_centers` must be given with centers="kmeans".')
-        if isinstance(n_centers, bool) or not isinstance(n_centers, (int, np.integer)) or not 1 <= n_centers <= n:
-            raise ValueError(f"`n_centers` must be an int in [1, n_samples] = [1, {n}]; got {n_centers!r}.")
-        return int(n_centers)
+        return _v.check_int(n_centers, "n_centers", 1, n, text=f"an int in [1, n_samples] = [1, {n}]",
+                            type_error=ValueError)
     _v.check_features(np.empty((0, d)), centers, "X", "centers")
     K = centers.shape[0]
-    if n_centers is not None and (isinstance(n_centers, bool) or not isinstance(n_centers, numbers.Integral)):
+    if n_centers is not None and not _v.is_int(n_centers):
         raise TypeError(f"`n_centers` must be None or an int; got {n_centers!r}.")
     if n_centers is not None and n_centers != K:
         raise ValueError(f"`n_centers` ({n_centers}) must equal the number of given `centers` ({K}).")
@@ -282,16 +278,9 @@ def _check_network_options(validation, gamma_tol, max_gamma_iter, learn_gamma, p
     """The scalar options of :func:`rbf_network` (checked whether or not they are used)."""
     for name, val in (("learn_gamma", learn_gamma), ("per_center", per_center), ("bias", bias),
                       ("classify", classify)):
-        if not isinstance(val, (bool, np.bool_)):
-            raise TypeError(f"`{name}` must be a bool; got {val!r}.")
-    if isinstance(gamma_tol, (bool, np.bool_)) or not isinstance(gamma_tol, numbers.Real):
-        raise TypeError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
-    if not (np.isfinite(_v.as_float(gamma_tol)) and _v.as_float(gamma_tol) >= 0):
-        raise ValueError(f"`gamma_tol` must be a finite number >= 0; got {gamma_tol!r}.")
-    if isinstance(max_gamma_iter, (bool, np.bool_)) or not isinstance(max_gamma_iter, numbers.Integral):
-        raise TypeError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
-    if max_gamma_iter < 0:
-        raise ValueError(f"`max_gamma_iter` must be an int >= 0; got {max_gamma_iter!r}.")
+        _v.check_bool(val, name, text="a bool")
+    _v.check_real(gamma_tol, "gamma_tol", low=0)
+    _v.check_int(max_gamma_iter, "max_gamma_iter", 0)
     if validation is not None and (not isinstance(validation, (tuple, list)) or len(validation) != 2):
         raise TypeError(f"`validation` must be None or a pair (X_val, Y_val); got {type(validation).__name__} "
                         f"{validation!r:.60}.")

@@ -192,8 +192,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     rng = _v.check_seed(seed, name="seed")
     _progress.check(progress)
     n = Xa.shape[0]
-    if not isinstance(solver, str) or solver not in SOLVERS:
-        raise ValueError(f"`solver` must be one of {SOLVERS}; got {solver!r}.")
+    solver = _v.check_choice(solver, "solver", SOLVERS, text=f"one of {SOLVERS}")
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
@@ -236,19 +235,14 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     a = float(check_alpha(alpha, n))
     if not a > 0:
         raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
-            np.isfinite(_v.as_float(tol)) and tol > 0):
-        raise ValueError(f"`tol` must be a finite number > 0; got {tol!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"`max_iter` must be an int >= 1; got {max_iter!r}.")
+    _v.check_real(tol, "tol", low=0, strict=True, type_error=ValueError)
+    _v.check_int(max_iter, "max_iter", 1, type_error=ValueError)
     if not isinstance(landmarks, str):
         return a, None
-    if landmarks not in ("uniform", "kmeans"):
-        raise ValueError(f'`landmarks` must be "uniform", "kmeans" or an array; got {landmarks!r}.')
+    _v.check_choice(landmarks, "landmarks", falkon.LANDMARK_METHODS, text=falkon.LANDMARKS_TEXT)
     m = default_landmarks(n) if n_landmarks is None else n_landmarks
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
-        raise ValueError(f"`n_landmarks` must be an int in [1, n_samples] = [1, {n}]; got {m!r}.")
-    return a, int(m)
+    return a, _v.check_int(m, "n_landmarks", 1, n, text=f"an int in [1, n_samples] = [1, {n}]",
+                           type_error=ValueError)
 
 
 def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,

@@ -512,3 +512,13 @@ def test_kmeans_survives_a_killed_worker(rng, client, monkeypatch):
     assert (res.n_iter, res.converged, res.inertia) == (ref.n_iter, ref.converged, ref.inertia)
     client.wait_for_workers(2, timeout=60)
     assert victim not in client.run(os.getpid).values()  # the nanny started a new process
+
+
+@pytest.mark.parametrize("name", ["bias", "classify"])
+def test_rbf_network_bools_checked_as_in_memory(name):
+    X = da.from_array(np.random.default_rng(0).random((40, 2)), chunks=20)
+    y = np.arange(40.0) % 2
+    with pytest.raises(TypeError, match=f"^`{name}` must be a bool; got 'yes'"):
+        fd.rbf_network(X, y, gamma=1.0, n_centers=3, **{name: "yes"})
+    with pytest.raises(TypeError, match=f"^`{name}` must be a bool; got 'yes'"):
+        fastrbf.rbf_network(X.compute(), y, gamma=1.0, n_centers=3, **{name: "yes"})

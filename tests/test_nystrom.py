@@ -33,7 +33,8 @@ PARAMS = {"degree": 3, "coef0": 1.0}
 
 # ---------------------------------------------------------------- fused passes
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("kernel, gamma, degree", [("gaussian", 0.4, 3), ("laplacian", 0.3, 3), ("polynomial", 0.2, 2)])
+@pytest.mark.parametrize("kernel, gamma, degree", [("gaussian", 0.4, 3), ("laplacian", 0.3, 3), ("polynomial", 0.2, 2),
+                                                    ("matern52", 0.3, 3), ("wendland_c4", 0.2, 3)])
 @pytest.mark.parametrize("n, m, k", [(1, 1, 1), (257, 13, 1), (300, 40, 3)])
 def test_passes_match_reference(rng, monkeypatch, dtype, kernel, gamma, degree, n, m, k):
     monkeypatch.setattr(_nystrom, "NM_CHUNK", 16)  # several chunks, one odd tail
@@ -218,3 +219,14 @@ def test_huge_tol_is_named(rng):
     X, y = _data(rng, 30)
     with pytest.raises(ValueError, match=r"`tol` must be a finite number > 0; got 1000"):
         kernel_ridge(X, y, gamma=0.5, alpha=0.1, solver="nystrom-pcg", tol=10**400)
+
+
+@pytest.mark.parametrize("kernel", ["matern32", "matern52", "wendland_c2"])
+def test_pcg_takes_the_registry_positive_definite_kernels(rng, kernel):
+    assert kernel in models.PCG_KERNELS
+    X, y = _data(rng, 200, d=3)
+    exact = kernel_ridge(X, y, kernel=kernel, gamma=0.5, alpha=0.05, solver="cholesky")
+    pcg = kernel_ridge(X, y, kernel=kernel, gamma=0.5, alpha=0.05, solver="nystrom-pcg", landmarks=X, tol=1e-12,
+                       max_iter=300)
+    assert pcg.converged
+    assert _rel(pcg.predict(X[:50]), exact.predict(X[:50])) < 1e-6

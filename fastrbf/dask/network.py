@@ -101,6 +101,8 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.rbf_network")
     entry = check_kernel(kernel)
+    bias = _v.check_bool(bias, "bias", text="a bool")  # as the in-memory fit checks them
+    classify = _v.check_bool(classify, "classify", text="a bool")
     X = as_rows(X)
     n, d = X.shape
     if not is_dask(Y) and not classify:

@@ -32,7 +32,7 @@ from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import ArrayLike, Seed, Threads
-from ..kernels import check_kernel, check_params, gram
+from ..kernels import KERNELS, check_kernel, check_params, gram
 from ..linalg import check_alpha, check_conditioning, diag_view, factor_in_place
 from . import falkon
 from .common import (
@@ -56,8 +56,9 @@ _KRR_REMEDIES = ("a larger `alpha` (or `jitter=\"auto\"`), a larger `gamma`, or 
 #: solver="auto" factors the n x n matrix while 8 n^2 bytes are below this share of
 #: the available memory
 AUTO_MEMORY_SHARE = 0.5
-#: kernels accepted by solver="nystrom-pcg" (positive (semi-)definite: K_mm is factored)
-PCG_KERNELS = ("gaussian", "laplacian", "inverse_multiquadric", "inverse_quadratic", "truncated", "polynomial")
+#: kernels accepted by solver="nystrom-pcg": the positive definite ones of the registry (no
+#: polynomial tail needed, not declared indefinite): K_mm is factored
+PCG_KERNELS = tuple(name for name, k in KERNELS.items() if k.min_degree < 0 and k.max_dim != 0)
 SOLVERS = ("auto", "cholesky", "nystrom-pcg")
 
 

@@ -177,7 +177,7 @@ def measure_floors(n_threads: int | None = None, *, scale: float = 1.0, fexp: bo
 
 
 def format_floors(floors: dict) -> str:
-    """The floors as the run header prints them (two lines, each under 120 characters).
+    """The floors as the run header prints them (lines of at most 120 characters).
 
     Examples
     --------
@@ -186,8 +186,8 @@ def format_floors(floors: dict) -> str:
     ...          exp_f64_gelems=0.81, exp_f32_gelems=1.9, fexp_f64_gelems=1.2, seconds=2.1)
     >>> print(format_floors(f))
     floors (2 threads, measured in 2.1 s): DGEMM 101 / SGEMM 198 GFLOP/s (openblas 0.3.31 SkylakeX); memory read 15.2 /
-      write 9.50 GB/s; exp float64 0.81 / float32 1.90 Gelem/s (np.exp); fexp float64 1.20 Gelem/s (fastrbf
-      gram_matvec, d=1)
+      write 9.50 GB/s; exp float64 0.81 / float32 1.90 Gelem/s (np.exp); fexp float64 1.20 Gelem/s (fastrbf gram_matvec,
+      d=1)
     """
     def num(v):
         return "?" if v is None else (f"{v:.0f}" if v >= 100 else (f"{v:.1f}" if v >= 10 else f"{v:.2f}"))

@@ -382,10 +382,12 @@ def format_table(rows):
     One group of lines per workload (and size): its contenders with the time (minimum
     and median over the rounds), the spread (interquartile range of the rounds as a
     percentage of the median), the paired ratio against the best peer with its verdict,
-    against the NumPy reference and against the workload's baseline, and the peak traced
-    memory.  Sizes, accuracy notes and baselines are in the numbered legend below; the
-    compile rows (and the scaling over sizes of a full run) follow in their own
-    sections.  No line is wider than :data:`TABLE_WIDTH`.
+    against the NumPy reference and against the workload's baseline, the peak traced
+    memory and the fraction of the workload's binding floor (:mod:`fastrbf.bench.roofline`).
+    Sizes, accuracy notes, baselines, the binding floor with the workload's essential cost
+    and the notes on peers (the code path they ran, why they did not run) are in the
+    numbered legend below; the compile rows (and the scaling over sizes of a full run)
+    follow in their own sections.  No line is wider than :data:`TABLE_WIDTH`.
 
     Parameters
     ----------
@@ -403,10 +405,10 @@ def format_table(rows):
     ...            q1_s=0.45, q3_s=0.55, ratio_vs_numpy=4.0, ratio_vs_best_peer=2.0, verdict="faster",
     ...            peak_mem_bytes=2**20)
     >>> print(format_table([row]))  # doctest: +ELLIPSIS
-    workload / contender  time min / median  IQR  vs best peer  vs NumPy  vs base  peak mem  floor %
-    --------------------  -----------------  ---  ------------  --------  -------  --------  -------
+    workload / contender  time min / median  IQR  vs best peer  vs NumPy  vs base  peak mem  floor
+    --------------------  -----------------  ---  ------------  --------  -------  --------  -----
     [1] w
-      fastrbf                  400 / 500 ms  20%  2.00x faster     4.00x        -     1 MiB        -
+      fastrbf                  400 / 500 ms  20%  2.00x faster     4.00x        -     1 MiB      -
     <BLANKLINE>
     [1] w: 10x2
     ...
@@ -416,7 +418,7 @@ def format_table(rows):
     legend = []
     if timed:
         head = ["workload / contender", "time min / median", "IQR", "vs best peer", "vs NumPy", "vs base", "peak mem",
-                "floor %"]
+                "floor"]
         cells: list = []
         for k, ((w, shape), g) in enumerate(_groups(timed).items(), 1):
             cells.append([f"[{k}] {w}", "", "", "", "", "", "", ""])
@@ -455,10 +457,10 @@ def format_table(rows):
             f"1/{1 + VERDICT_MARGIN:g}, else within noise.  "
             f"vs NumPy, vs base: the same paired ratio against the NumPy reference and the workload's baseline "
             f"([floor]: a hardware floor; [baseline]: a reference point, named in the legend).  peak mem: peak "
-            f"traced memory (tracemalloc) of one call.  floor %: the time the workload's binding floor allows for its "
-            f"essential work (legend) over this row's median time (100%: at the floor; flop: the GEMM peak of its "
-            f"dtype, mem: memory read + write bandwidth, exp: the vectorised-exp rate; the floors are in the "
-            f"header).", indent="")]
+            f"traced memory (tracemalloc) of one call.  floor: the time the workload's binding floor allows for its "
+            f"essential work over this row's median time (100%: at the floor; the legend names the binding floor, "
+            f"flop: the GEMM peak of the dtype, mem: memory read + write bandwidth, exp: the vectorised-exp rate; "
+            f"the floors are in the header).", indent="")]
     scaling = format_scaling(timed)
     if scaling:
         out += ["", scaling]

@@ -266,17 +266,18 @@ def roofline_fields(cost: Cost | None, floors: dict | None, dtype: str, median_s
 
 
 def format_fraction(row: dict) -> str:
-    """The table's ``floor %`` cell: the fraction of the binding floor and its name.
+    """The table's ``floor`` cell: the fraction of the binding floor in percent (which
+    floor binds is the same for every row of a workload: the legend names it).
 
     Examples
     --------
     >>> format_fraction({"floor_fraction": 0.123, "floor_bound": "exp"}), format_fraction({})
-    ('12% exp', '-')
+    ('12%', '-')
     >>> format_fraction({"floor_fraction": 0.0004, "floor_bound": "flop"})
-    '<1% flop'
+    '<1%'
     """
     f = row.get("floor_fraction")
     if f is None:
         return "-"
     pct = 100 * f
-    return (f"{pct:.0f}%" if pct >= 1 else "<1%") + f" {row.get('floor_bound')}"
+    return f"{pct:.0f}%" if pct >= 1 else "<1%"

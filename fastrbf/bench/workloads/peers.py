@@ -8,10 +8,14 @@ Decisions:
 - **Never a silent omission.**  :func:`optional_peer` returns a contender even when its
   module is absent: the row says ``not installed`` and the legend how to install it; a
   peer whose import or warm-up raises becomes a ``failed: <exception type>`` row (the
-  suite catches it), with the message in the legend.  These peers are left out of the ``[bench]`` extra: they are
-  large binary wheels (oneDAL and TBB, a C++ tool chain for KeOps) that a fastrbf
-  user does not need to run the rest of the suite; the legend names the ``pip
-  install`` line.
+  suite catches it), with the message in the legend.
+- **They are in the ``[bench]`` extra**: in a fresh virtual environment ``pip install
+  scikit-learn-intelex pykeops`` took under 20 s with all their dependencies, and
+  both run here.  scikit-learn-intelex only on x86-64, where its wheels exist;
+  pykeops also needs g++ when it runs, without which its row says ``failed``.
+- **The run's thread limit** (``--threads``) reaches oneDAL (``daal4py.daalinit``:
+  its TBB threads are out of threadpoolctl's reach) and faiss's OpenMP pool before
+  each call.
 - **scikit-learn-intelex is called directly** (``sklearnex.cluster.KMeans``,
   ``sklearnex.neighbors.NearestNeighbors``), without patching scikit-learn, so the
   scikit-learn rows stay scikit-learn's.  Which oneDAL code path runs on this CPU (the
@@ -22,7 +26,7 @@ Decisions:
   contender is marked ``compiles="g++"``, so that call is part of the untimed warm-up
   and the suite reports its time apart.
 - faiss works in float32 only: its rows convert float64 data once, in the set-up (the
-  index), or per call (k-means, as before).
+  index) or per call (k-means).
 """
 
 import contextlib
@@ -71,16 +75,36 @@ def optional_peer(label: str, module: str, fn: Callable[[dict], Any], *, package
 
 
 # ---------------------------------------------------------------- scikit-learn-intelex
+def _run_threads() -> int:
+    """The threads the run gives every contender (numba's count, which ``--threads`` limits)."""
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+def _limit_onedal() -> None:
+    """oneDAL's threads (TBB, which threadpoolctl does not limit) set to the run's."""
+    importlib.import_module("daal4py").daalinit(_run_threads())
+
+
 def sklearnex_lloyd(a: dict, n_iter: int) -> None:
     """``n_iter`` Lloyd iterations of scikit-learn-intelex's ``KMeans`` from the centres ``a["C"]``."""
+    _limit_onedal()
     KMeans = importlib.import_module("sklearnex.cluster").KMeans  # (no type information shipped)
     KMeans(a["C"].shape[0], init=a["C"], n_init=1, max_iter=n_iter, tol=0, algorithm="lloyd").fit(a["X"])
 
 
 def sklearnex_knn_index(X: np.ndarray, k: int) -> Any:
     """scikit-learn-intelex's brute ``NearestNeighbors`` fitted on ``X`` (set-up, untimed)."""
+    _limit_onedal()
     NearestNeighbors = importlib.import_module("sklearnex.neighbors").NearestNeighbors
     return NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X)
+
+
+def sklearnex_kneighbors(index: Any, Q: np.ndarray) -> Any:
+    """The neighbours of the rows of ``Q`` by a fitted scikit-learn-intelex index, on the run's threads."""
+    _limit_onedal()
+    return index.kneighbors(Q)
 
 
 _PROBE = r"""
@@ -155,6 +179,9 @@ def faiss_knn_index(X: np.ndarray) -> Any:
 
 def faiss_knn(index: Any, Q: np.ndarray, k: int) -> Any:
     """The ``k`` nearest neighbours of the rows of ``Q`` in a faiss index (float32 queries)."""
+    import faiss
+
+    faiss.omp_set_num_threads(_run_threads())  # its OpenMP pool, loaded after the run's limits were set
     return index.search(np.ascontiguousarray(Q, dtype=np.float32), k)
 
 

@@ -7,8 +7,11 @@ quick size, or with ``FASTRBF_BENCH_FULL=1`` at its largest (design) size.  Peer
 are not installed are not in the parametrisation; contenders too slow above the quick
 size are reported as skipped.  For verdicts that hold on a busy machine (contenders
 timed in interleaved rounds, paired ratios) use ``python -m fastrbf.bench``.
-``extra_info`` records the numba threads and the BLAS (library, kernel, threads)."""
+``extra_info`` records the numba threads, the BLAS (library, kernel, threads) and the
+workload's essential cost (flops, bytes read and written, exps: divide by the time for
+the achieved rate; ``python -m fastrbf.bench`` measures the floors)."""
 
+import dataclasses
 import os
 
 import numba
@@ -24,6 +27,7 @@ _CASES = [
     pytest.param(wl.name, c.label, id=f"{wl.name}|{c.label}", marks=() if QUICK or c.full else _TOO_SLOW)
     for wl in _WORKLOADS.values()
     for c in wl.contenders
+    if not c.missing  # a peer that is not installed (python -m fastrbf.bench shows its row)
 ]
 _DATA = {}
 
@@ -59,6 +63,7 @@ def test_workload(benchmark, workload, contender):
     benchmark.extra_info.update(
         contender=contender, kind=c.kind, threads=numba.get_num_threads(), blas=_threads.blas_info(),
         work=wl.work(data), unit=wl.unit, quick=QUICK, size=wl.sizes[0] if QUICK else wl.sizes[-1],
+        cost=dataclasses.asdict(wl.cost(data)) if wl.cost is not None else None,  # flops, bytes, exps: the roofline
     )
     if getattr(c.fn, "self_timed", False):
         # the peer's own loop measures one iteration; record that as the result

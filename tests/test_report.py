@@ -328,6 +328,10 @@ def test_real_run_json_compare_plot(tmp_path, capsys):
     assert any("kernels" in ln and "cache" in ln for ln in progress[:first])
     meta, rows = report.load_run(run)
     assert len(meta["load_before"]) == 3 and len(meta["load_after"]) == 3 and meta["cores"] == os.cpu_count()
+    # the roofline: the floors in the header and the JSON, each row's fraction of its workload's binding floor
+    assert "floors (" in proc.stdout and "peak mem  floor" in proc.stdout
+    assert meta["floors"]["sgemm_gflops"] > 0 and meta["floors"]["write_gbs"] > 0
+    assert all(r["floor_bound"] in ("flop", "mem") and r["floor_fraction"] > 0 for r in rows)
     assert rows and all(r["workload"] == "sqdist-lowd/float32" and r["median_s"] > 0 for r in rows)
     for r in rows:
         assert r["rounds"] == 1 and r["min_s"] == r["median_s"] == r["q1_s"] == r["q3_s"] == r["times_s"][0]

@@ -3,11 +3,15 @@ pytest-benchmark suite in ``bench/``.
 
 The package, from the bottom layer up (each module imports only those below it):
 
+- :mod:`~fastrbf.bench.roofline`: this machine's floors (GEMM peaks, memory bandwidth,
+  exp rates; measured once per run) and each row's fraction of its workload's binding
+  floor.
 - :mod:`~fastrbf.bench.harness`: what a workload and a contender are; warm-up,
   interleaved rounds, summaries, paired ratios and verdicts; load averages; compile and
   import times measured in fresh processes.
 - :mod:`~fastrbf.bench.workloads`: one module per family of fastrbf (distances,
-  kernels, cluster, linalg, models, neighbors, gp, approx, sklearn, dask) and the
+  kernels, cluster, linalg, models, neighbors, gp, approx, sklearn, dask), the peers
+  users would pick instead (``peers``: scikit-learn-intelex, faiss, pykeops) and the
   registry that lists them in the order of the report.
 - :mod:`~fastrbf.bench.report`: the table, saved runs (``--json``) and ``--compare``;
   :mod:`~fastrbf.bench.figure`: ``--plot`` (matplotlib).

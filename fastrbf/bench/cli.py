@@ -10,7 +10,10 @@ workload are timed in interleaved rounds; the table gives minimum / median, the
 interquartile range and paired ratios with a verdict ("faster", "slower" or "within
 noise"; see :mod:`fastrbf.bench.harness`). The header gives the versions, the BLAS
 (threadpoolctl) and the load average, which is recorded again after the run; a warning
-says when it is above the core count. A progress line per workload (with an estimate of
+says when it is above the core count.  Before the first workload the run measures this
+machine's floors (GEMM peaks, memory bandwidth, exp rates; about 3 s, see
+:mod:`fastrbf.bench.roofline`), printed in the header; each row gives the fraction of
+its workload's binding floor. A progress line per workload (with an estimate of
 the time left) goes to standard error.
 
 The report (see :mod:`fastrbf.bench.report` and :mod:`fastrbf.bench.figure`):
@@ -125,6 +128,10 @@ def main(argv=None):
             rows = [row for row in rows if args.only in row["workload"]]
         print(f"rows of {args.from_json}" + (f" (workloads containing {args.only!r})" if args.only else "")
               + (f" | {_load_text(meta)}" if meta.get("load_before") else ""))
+        if meta.get("floors"):
+            from . import roofline
+
+            print(roofline.format_floors(meta["floors"]))
         print(report.format_table(rows))
     else:
         meta, rows = _run(args)
@@ -185,7 +192,7 @@ def _run(args):
     import fastrbf
     from fastrbf import _threads
 
-    from . import harness, report, suite
+    from . import harness, report, roofline, suite, workloads
 
     quick = not args.full
     meta = dict(fastrbf=fastrbf.__version__, numba=numba.__version__, numpy=np.__version__,
@@ -198,7 +205,13 @@ def _run(args):
     print(f"BLAS (threadpoolctl): {meta['blas']} | sizes: {meta['sizes']} | load average (1, 5, 15 min) before: "
           f"{_fmt_load(meta['load_before'])}")
     _warn(harness.busy_warning(meta["load_before"]))
-    rows = suite.run(quick=quick, repeats=args.repeats, only=args.only, progress=True, n_threads=args.threads)
+    floors: dict = {}
+    if workloads.select(args.only):  # not for the compile rows alone
+        floors = suite.measure_floors(args.threads)
+        meta["floors"] = floors
+        print(roofline.format_floors(floors))
+    rows = suite.run(quick=quick, repeats=args.repeats, only=args.only, progress=True, n_threads=args.threads,
+                     floors=floors)
     meta["load_after"] = harness.load_average()
     try:
         layer: str = numba.threading_layer()

@@ -7,9 +7,11 @@ The workloads themselves are in :mod:`fastrbf.bench.workloads` (one module per f
 workload, so the families build on it and it stays the bottom layer of the package.
 
 Each workload has a data set (seeded) at one or more sizes, a measure of work (for the
-throughput) and its contenders: fastrbf, the plain NumPy reference
-(:mod:`fastrbf.reference`), the peers that are installed (scikit-learn, SciPy, faiss,
-the NumPy norm trick) and at most one *baseline*: a hardware floor (LAPACK ``dpotrf``
+throughput), its essential cost (flops, bytes, exps: :class:`~fastrbf.bench.roofline.Cost`,
+for the fraction of the machine's floor) and its contenders: fastrbf, the plain NumPy reference
+(:mod:`fastrbf.reference`), the peers (scikit-learn, SciPy, faiss, scikit-learn-intelex,
+pykeops, the NumPy norm trick; the ones users would pick instead are listed even when
+they are not installed or fail here, with the reason in their row) and at most one *baseline*: a hardware floor (LAPACK ``dpotrf``
 alone: what a Cholesky cannot beat) or another reference point named by its label (the
 functional call a scikit-learn wrapper makes, in-memory k-means under dask).
 
@@ -61,6 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from .roofline import Cost
+
 FASTRBF, NUMPY, PEER, FLOOR, BASELINE = "fastrbf", "numpy", "peer", "floor", "baseline"
 #: what each kind of contender is, in the table's legend and the figure
 KIND_NAMES = {FASTRBF: "fastrbf", PEER: "peer", NUMPY: "NumPy reference", FLOOR: "hardware floor",
@@ -69,12 +73,23 @@ KIND_NAMES = {FASTRBF: "fastrbf", PEER: "peer", NUMPY: "NumPy reference", FLOOR:
 
 @dataclass
 class Contender:
-    """One implementation of a workload: ``fn(data)`` runs it once."""
+    """One implementation of a workload: ``fn(data)`` runs it once.
+
+    A peer that cannot run here keeps its row: ``missing`` says why (``"not installed"``,
+    ``"failed: ImportError"``) and ``note`` the details for the legend.  ``note`` may
+    also be a callable, called once after the rounds, giving what the legend should say
+    about the row (the code path a peer ran).  ``compiles`` names what its first call
+    compiles (``"g++"``): that call is part of the untimed warm-up and its extra time is
+    reported apart.
+    """
 
     label: str
     kind: str  # FASTRBF, NUMPY, PEER, FLOOR (a real hardware/LAPACK floor) or BASELINE (another reference point)
     fn: Callable[[dict], Any]
     full: bool = True  # also run above the quick size (False: too slow, quick size only)
+    missing: str = ""  # why it cannot run here (no warm-up, no rounds; a row with this in the time column)
+    note: str | Callable[[], str] = ""  # the legend's note on this row
+    compiles: str = ""  # what its first call compiles (reported apart from the timed rounds)
 
 
 @dataclass
@@ -90,6 +105,7 @@ class Workload:
     accuracy: Callable[[dict], str] | None = None  # accuracy(data) -> str, after the contenders ran (a note in the legend)
     teardown: Callable[[dict], None] | None = None  # teardown(data): release what setup started (a dask cluster)
     sizes: tuple = ()  # ascending; the first is the quick size, --full runs them all
+    cost: Callable[[dict], Cost] | None = None  # cost(data): the essential work of one call (the roofline)
 
 
 # ---------------------------------------------------------------- timing

@@ -35,8 +35,12 @@ import textwrap
 import numpy as np
 
 from .harness import BASELINE, COMPILE_GOALS, FLOOR, KIND_NAMES, VERDICT_MARGIN, compile_goal_misses, format_seconds
+from .roofline import format_fraction
 
-#: the format tag of a saved run (``--json``); older versions wrote a bare list of rows
+#: the format tag of a saved run (``--json``); older versions wrote a bare list of rows.  The
+#: roofline (``meta["floors"]``, the rows' ``floor_*``, ``achieved_*`` and cost fields) and
+#: the rows of peers that did not run (``unavailable``) were added to this format: a file
+#: without them reads as before ("-" in their column)
 FORMAT = "fastrbf-bench/2"
 
 _KEYS = ("workload", "contender", "median_s")
@@ -341,6 +345,29 @@ def _wrap(text, indent="    "):
     return textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
+def _amount(v, unit):
+    """``1.3 G<unit>`` / ``40 M<unit>`` / ``512 k<unit>``."""
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= scale:
+            return f"{_num(v / scale)} {prefix}{unit}"
+    return f"{_num(v)} {unit}"
+
+
+def _floor_note(g):
+    """The legend's roofline note of one workload: its binding floor and cost, and the
+    rate fastrbf achieves; "" without them."""
+    r = next((x for x in g if x.get("floor_s")), None)
+    if r is None:
+        return ""
+    cost = [_amount(r[k], u) for k, u in (("flops", "flop"), ("exps", "exp")) if r.get(k)]
+    moved = (r.get("bytes_read") or 0) + (r.get("bytes_written") or 0)
+    if moved:
+        cost.append(_amount(moved, "B"))
+    ours = next((x for x in g if x.get("kind") == "fastrbf" and x.get("achieved_rate") is not None), None)
+    rate = f"; fastrbf {_num(ours['achieved_rate'])} {ours['achieved_unit']}" if ours else ""
+    return f"; floor ({r['floor_bound']}) {format_seconds(r['floor_s'])} for {', '.join(cost)}{rate}"
+
+
 def _groups(rows):
     """(workload, shape) groups in order of appearance."""
     out: dict = {}
@@ -355,10 +382,12 @@ def format_table(rows):
     One group of lines per workload (and size): its contenders with the time (minimum
     and median over the rounds), the spread (interquartile range of the rounds as a
     percentage of the median), the paired ratio against the best peer with its verdict,
-    against the NumPy reference and against the workload's baseline, and the peak traced
-    memory.  Sizes, accuracy notes and baselines are in the numbered legend below; the
-    compile rows (and the scaling over sizes of a full run) follow in their own
-    sections.  No line is wider than :data:`TABLE_WIDTH`.
+    against the NumPy reference and against the workload's baseline, the peak traced
+    memory and the fraction of the workload's binding floor (:mod:`fastrbf.bench.roofline`).
+    Sizes, accuracy notes, baselines, the binding floor with the workload's essential cost
+    and the notes on peers (the code path they ran, why they did not run) are in the
+    numbered legend below; the compile rows (and the scaling over sizes of a full run)
+    follow in their own sections.  No line is wider than :data:`TABLE_WIDTH`.
 
     Parameters
     ----------
@@ -376,10 +405,10 @@ def format_table(rows):
     ...            q1_s=0.45, q3_s=0.55, ratio_vs_numpy=4.0, ratio_vs_best_peer=2.0, verdict="faster",
     ...            peak_mem_bytes=2**20)
     >>> print(format_table([row]))  # doctest: +ELLIPSIS
-    workload / contender  time min / median  IQR  vs best peer  vs NumPy  vs base  peak mem
-    --------------------  -----------------  ---  ------------  --------  -------  --------
+    workload / contender  time min / median  IQR  vs best peer  vs NumPy  vs base  peak mem  floor
+    --------------------  -----------------  ---  ------------  --------  -------  --------  -----
     [1] w
-      fastrbf                  400 / 500 ms  20%  2.00x faster     4.00x        -     1 MiB
+      fastrbf                  400 / 500 ms  20%  2.00x faster     4.00x        -     1 MiB      -
     <BLANKLINE>
     [1] w: 10x2
     ...
@@ -388,31 +417,36 @@ def format_table(rows):
     out = []
     legend = []
     if timed:
-        head = ["workload / contender", "time min / median", "IQR", "vs best peer", "vs NumPy", "vs base", "peak mem"]
+        head = ["workload / contender", "time min / median", "IQR", "vs best peer", "vs NumPy", "vs base", "peak mem",
+                "floor"]
         cells: list = []
         for k, ((w, shape), g) in enumerate(_groups(timed).items(), 1):
-            cells.append([f"[{k}] {w}", "", "", "", "", "", ""])
+            cells.append([f"[{k}] {w}", "", "", "", "", "", "", ""])
             note = "; ".join(x for x in (shape, g[0].get("accuracy", "")) if x)
             base = next((r for r in g if r.get("kind") in (FLOOR, BASELINE)), None)
             if base is not None:
                 note += f"; vs base: against {base['contender']} ({KIND_NAMES[base['kind']]})"
+            note += _floor_note(g)
+            for r in g:  # what the legend says of a row: the code path a peer ran, why it did not run
+                if r.get("note") and (r.get("median_s") is not None or r.get("unavailable")):
+                    note += f"; {r['contender']}: {r['note']}"
             legend.append(_wrap(f"[{k}] {w}: {note}"))
             for r in g:
                 tag = {FLOOR: " [floor]", BASELINE: " [baseline]"}.get(r.get("kind"), "")
                 mem = "-" if r.get("peak_mem_bytes") is None else f"{r['peak_mem_bytes'] / 2**20:.0f} MiB"
                 best = r["contender"] == next((x.get("best_peer") for x in g if x.get("best_peer")), None)
                 time_cell = (_time_pair(r.get("min_s"), r["median_s"]) if r.get("median_s") is not None
-                             else r.get("note") or "-")
+                             else r.get("unavailable") or r.get("note") or "-")
                 cells.append([("  " + r["contender"], tag), time_cell, _iqr(r),
                               "best peer" if best else _vs_peer(r), _fmt_x(r.get("ratio_vs_numpy")),
-                              _fmt_x(r.get("ratio_vs_baseline", r.get("ratio_vs_floor"))), mem])
+                              _fmt_x(r.get("ratio_vs_baseline", r.get("ratio_vs_floor"))), mem, format_fraction(r)])
         rest = sum(max(len(str(c[i])) for c in [*cells, head]) + 2 for i in range(1, len(head)))
         room = TABLE_WIDTH - rest
         for c in cells:
             if isinstance(c[0], tuple):  # a contender: its label shortened to fit, its kind tag kept
                 label, tag = c[0]
                 c[0] = (label if len(label) + len(tag) <= room else label[: room - len(tag) - 3] + "...") + tag
-        lines, _ = _align(head, cells, right={1, 2, 4, 5, 6})
+        lines, _ = _align(head, cells, right={1, 2, 4, 5, 6, 7})
         # group headers: the name alone, not padded
         out += [ln.rstrip() for ln in lines]
         out += ["", *legend, "", _wrap(
@@ -423,7 +457,10 @@ def format_table(rows):
             f"1/{1 + VERDICT_MARGIN:g}, else within noise.  "
             f"vs NumPy, vs base: the same paired ratio against the NumPy reference and the workload's baseline "
             f"([floor]: a hardware floor; [baseline]: a reference point, named in the legend).  peak mem: peak "
-            f"traced memory (tracemalloc) of one call.", indent="")]
+            f"traced memory (tracemalloc) of one call.  floor: the time the workload's binding floor allows for its "
+            f"essential work over this row's median time (100%: at the floor; the legend names the binding floor, "
+            f"flop: the GEMM peak of the dtype, mem: memory read + write bandwidth, exp: the vectorised-exp rate; "
+            f"the floors are in the header).", indent="")]
     scaling = format_scaling(timed)
     if scaling:
         out += ["", scaling]

@@ -16,7 +16,7 @@ import numpy as np
 
 from fastrbf import _threads
 
-from . import harness, workloads
+from . import harness, roofline, workloads
 from .harness import (
     FASTRBF,
     FULL_BUDGET_S,
@@ -42,6 +42,13 @@ def n_of(size: int | tuple | list) -> int:
     return size[0] if isinstance(size, (tuple, list)) else size
 
 
+def measure_floors(n_threads=None):
+    """The machine's floors (:func:`fastrbf.bench.roofline.measure_floors`) on the threads
+    a run with this ``n_threads`` uses (None: all cores)."""
+    with _limit_threads(n_threads):
+        return roofline.measure_floors(n_threads)
+
+
 @contextlib.contextmanager
 def _limit_threads(n_threads):
     """Limit fastrbf (numba), BLAS and OpenMP (scikit-learn) threads for the block; None: no limit."""
@@ -54,7 +61,7 @@ def _limit_threads(n_threads):
         yield
 
 
-def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads=None):
+def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads=None, floors=None):
     """Run the workloads; return one dict per (workload, size, contender).
 
     Parameters
@@ -81,6 +88,10 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
         machine parallel code on oversubscribed cores slows down by amounts that differ
         from one implementation to the next and from one minute to the next, so
         ``n_threads=1`` gives verdicts that hold better from run to run.
+    floors : dict, optional
+        The machine's floors (:func:`measure_floors`) for the roofline fields; None:
+        measured here, once, before the first workload (about 2-3 s); ``{}``: not
+        measured (the rows keep their cost, without a floor fraction).
 
     Returns
     -------
@@ -97,16 +108,24 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
         ``baseline_kind`` (floor or baseline), ``peak_mem_bytes`` (peak traced memory),
         ``threads`` (numba threads), ``blas`` (BLAS library, kernel and threads),
         ``load_before`` / ``load_after`` (load averages around the workload),
-        ``note``.  Skipped contenders have ``median_s=None``; the rows of
+        ``note`` (the legend's note on the row), ``unavailable`` (``"not installed"``,
+        ``"failed: <exception type>"`` or None), ``first_call_s`` (the first warm-up
+        call), ``compile_s`` (for a contender that compiles on its first call, e.g.
+        pykeops: that call's time beyond a steady one, untimed), and the roofline
+        fields of :func:`fastrbf.bench.roofline.roofline_fields` (``floor_bound``,
+        ``floor_s``, ``floor_fraction``, ``achieved_rate``, ``achieved_unit``,
+        ``flops``, ``bytes_read``, ``bytes_written``, ``exps``).  Skipped, missing and
+        failed contenders have ``median_s=None``; the rows of
         :func:`~fastrbf.bench.harness.measure_compile` follow with ``workload="compile"``.
 
     Examples
     --------
-    >>> rows = run(quick=True, repeats=1, only="sqdist-lowd/float32")
+    >>> floors = dict(dgemm_gflops=50.0, sgemm_gflops=100.0, read_gbs=20.0, write_gbs=10.0)
+    >>> rows = run(quick=True, repeats=1, only="sqdist-lowd/float32", floors=floors)
     >>> [r["contender"] for r in rows][:3]
     ['fastrbf', 'fastrbf out=', 'numpy reference']
-    >>> all(r["median_s"] > 0 for r in rows)
-    True
+    >>> all(r["median_s"] > 0 for r in rows), rows[0]["floor_bound"], 0 < rows[0]["floor_fraction"] < 1.5
+    (True, 'mem', True)
     """
     import numba
 
@@ -126,6 +145,10 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
     t_run = time.perf_counter()
     steady: list = []  # seconds per workload without the first calls (compilation) beyond the warm-up budget
     with _limit_threads(n_threads):  # fastrbf, BLAS and OpenMP peers alike
+        if todo and floors is None:
+            say("measuring this machine's floors (GEMM, memory bandwidth, exp; about 3 s)")
+            floors = roofline.measure_floors(n_threads)
+            say("  " + roofline.format_floors(floors))
         for k, (wl, size) in enumerate(todo):
             t_wl = time.perf_counter()
             left = (f"about {format_duration(float(np.median(steady)) * (len(todo) - k))} left" if steady
@@ -133,38 +156,70 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
             load_before = load_average()
             data = wl.setup(size)
             work = wl.work(data)
+            cost = wl.cost(data) if wl.cost is not None else None
             shape = wl.describe(data) if wl.describe else ""
-            active = [c for c in wl.contenders if quick or c.full or size == wl.sizes[0]]
+            active = [c for c in wl.contenders if (quick or c.full or size == wl.sizes[0]) and not c.missing]
             say(f"[{k + 1}/{len(todo)}] {wl.name} ({shape}): warming up {len(active)} contenders, then timing them in "
                 f"rounds; {format_duration(time.perf_counter() - t_run)} elapsed, {left}")
             first_excess = 0.0
             caps = []
             peaks = {}
-            for c in active:
-                # fastrbf's first call may compile (cold cache): a second call gives the steady time
-                # and the peak memory (compilation's own allocations would be traced too)
-                n_first = 2 if c.kind == FASTRBF else 1
-                first, last, peaks[c.label] = warm_up(c.fn, data, warmup_s, min_calls=n_first,
-                                                      trace_call=None if getattr(c.fn, "self_timed", False) else n_first)
+            firsts = {}
+            failed = {}
+            for c in list(active):
+                # fastrbf's first call may compile (cold cache), as does a peer's that `compiles`: a
+                # second call gives the steady time and the peak memory (compilation's allocations would be traced)
+                n_first = 2 if c.kind == FASTRBF or c.compiles else 1
+                try:
+                    first, last, peaks[c.label] = warm_up(c.fn, data, warmup_s, min_calls=n_first,
+                                                          trace_call=None if getattr(c.fn, "self_timed", False)
+                                                          else n_first)
+                except Exception as exc:  # a peer that cannot run here keeps a row that says why
+                    if c.kind == FASTRBF:
+                        raise
+                    failed[c.label] = exc
+                    active.remove(c)
+                    say(f"  {c.label}: failed: {type(exc).__name__}: {exc}")
+                    continue
+                firsts[c.label] = (first, last)
                 first_excess += max(0.0, first - max(last, warmup_s))
                 caps.append(min(max_rounds, SLOW_ROUNDS) if last > SLOW_CALL_S else max_rounds)
-                if c.kind == FASTRBF and first > 5.0 and first > 3 * last:
-                    say(f"  {c.label}: first call {first:.1f} s (compiling kernels), then {format_seconds(last)}")
-            times = time_rounds([c.fn for c in active], data, rounds=max(caps), budget_s=budget, seed=k, caps=caps)
+                if (c.kind == FASTRBF or c.compiles) and first > 5.0 and first > 3 * last:
+                    say(f"  {c.label}: first call {first:.1f} s (compiling{' with ' + c.compiles if c.compiles else ''}),"
+                        f" then {format_seconds(last)}")
+            times = (time_rounds([c.fn for c in active], data, rounds=max(caps), budget_s=budget, seed=k, caps=caps)
+                     if active else [])
             by_label = dict(zip([c.label for c in active], times, strict=True))
             wl_rows = []
             for c in wl.contenders:
                 row = dict(workload=wl.name, size=list(size) if isinstance(size, tuple) else size, n=n_of(size),
                            shape=shape, accuracy="", dtype=str(data["X"].dtype), contender=c.label, kind=c.kind,
-                           unit=wl.unit, threads=numba.get_num_threads(), blas=_threads.blas_info(), note="")
+                           unit=wl.unit, threads=numba.get_num_threads(), blas=_threads.blas_info(), note="",
+                           unavailable=None, first_call_s=None, compile_s=None)
                 t = by_label.get(c.label)
                 if t is None:
                     row.update(rounds=0, times_s=None, min_s=None, median_s=None, q1_s=None, q3_s=None, throughput=None,
                                peak_mem_bytes=None, note="skipped above the quick size (too slow)")
+                    if c.missing:
+                        row.update(unavailable=c.missing, note=c.note if isinstance(c.note, str) else c.missing)
+                    elif c.label in failed:
+                        err = failed[c.label]
+                        msg = (str(err).strip().splitlines() or [""])[0][:100]
+                        row.update(unavailable=f"failed: {type(err).__name__}",
+                                   note=f"failed here: {type(err).__name__}" + (f": {msg}" if msg else ""))
                 else:
                     row.update(summarize(t), times_s=[float(v) for v in t])
                     row["throughput"] = work / row["median_s"] if row["median_s"] > 0 else None
                     row["peak_mem_bytes"] = peaks[c.label]
+                    first, last = firsts[c.label]
+                    row["first_call_s"] = first
+                    note = c.note() if callable(c.note) else c.note
+                    if c.compiles:
+                        row["compile_s"] = max(0.0, first - last)
+                        note = "; ".join(x for x in (f"first call {first:.1f} s (compiles with {c.compiles}; untimed "
+                                                     f"warm-up, cached on disk afterwards)", note) if x)
+                    row["note"] = note
+                row.update(roofline.roofline_fields(cost, floors, row["dtype"], row["median_s"]))
                 wl_rows.append(row)
             if wl.accuracy is not None:
                 acc = wl.accuracy(data)

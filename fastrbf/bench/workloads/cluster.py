@@ -1,5 +1,7 @@
 """k-means workloads: one Lloyd iteration (small and large K, float64 and float32)
-against the NumPy reference, scikit-learn and faiss, and a 20-iteration ``kmeans`` run.
+against the NumPy reference, scikit-learn, scikit-learn-intelex and faiss, and a
+20-iteration ``kmeans`` run.  The essential cost of an iteration is the GEMM form of the
+point-centre distances (2 N K d flops) and one read of the points.
 
 The peers' k-means estimators include their set-up in every fit, so they are timed
 per iteration by :class:`PerIteration`, which subtracts a 1-iteration fit from a
@@ -13,7 +15,9 @@ from fastrbf import reference
 from fastrbf.cluster import kmeans, lloyd_assign, lloyd_update
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
+from .peers import optional_peer, sklearnex_code_path, sklearnex_lloyd
 
 
 def workloads() -> list[Workload]:
@@ -101,10 +105,19 @@ def _lloyd_workload(name, sizes, d, K, dtype):
     ]
     if try_import("sklearn.cluster") is not None:
         cs.append(Contender("scikit-learn (per iteration)", PEER, PerIteration(_sk_lloyd)))
-    if try_import("faiss") is not None:
-        cs.append(Contender("faiss float32 (per iteration)", PEER, PerIteration(_faiss_lloyd)))
+    cs.append(optional_peer("sklearnex KMeans (per iteration)", "sklearnex", PerIteration(sklearnex_lloyd),
+                            package="sklearnex", note=sklearnex_code_path("KMeans.fit")))
+    cs.append(optional_peer("faiss float32 (per iteration)", "faiss", PerIteration(_faiss_lloyd), package="faiss"))
     return Workload(name, setup, lambda a: a["X"].shape[0] * a["C"].shape[0], "point-centres/s", cs,
-                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]}, K={a['C'].shape[0]}, {a['X'].dtype}", sizes=sizes)
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]}, K={a['C'].shape[0]}, {a['X'].dtype}", sizes=sizes,
+                    cost=lambda a: lloyd_cost(a["X"], a["C"].shape[0], 1))
+
+
+def lloyd_cost(X: np.ndarray, K: int, iters: int) -> Cost:
+    """``iters`` Lloyd iterations: the distances' GEMM flops and the update's adds, one
+    read of the points per iteration, the labels written."""
+    n, d = X.shape
+    return Cost(flops=iters * (2.0 * n * K * d + n * d), bytes_read=iters * X.nbytes, bytes_written=iters * n * 8.0)
 
 
 def _kmeans_run_workload():
@@ -120,4 +133,5 @@ def _kmeans_run_workload():
     if try_import("sklearn.cluster") is not None:
         cs.append(Contender("scikit-learn", PEER, lambda a: _sk_lloyd(a, 20)))
     return Workload("kmeans-20-iterations", setup, lambda a: 20 * a["X"].shape[0] * 64, "point-centres/s", cs,
-                    lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations", sizes=(50000, 100000, 200000))
+                    lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations", sizes=(50000, 100000, 200000),
+                    cost=lambda a: lloyd_cost(a["X"], 64, 20))

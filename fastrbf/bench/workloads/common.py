@@ -2,7 +2,9 @@
 
 Every data set is drawn from one seed, so a workload times the same data on every run
 and two runs compare like with like.  A peer (scikit-learn, SciPy, faiss, dask) is a
-contender only when its import succeeds, so the suite runs with whatever is installed.
+contender only when its import succeeds, so the suite runs with whatever is installed;
+the peers users would pick instead (:mod:`fastrbf.bench.workloads.peers`) keep a row
+that says why they did not run.
 """
 
 from types import ModuleType

@@ -6,6 +6,7 @@ import numpy as np
 from fastrbf.cluster import kmeans
 
 from ..harness import BASELINE, FASTRBF, Contender, Workload
+from .cluster import lloyd_cost
 from .common import SEED, seeded_rng, try_import
 
 
@@ -74,4 +75,4 @@ def _dask_lloyd_workload():
     ]
     return Workload("dask-lloyd", setup, lambda a: iters * a["X"].shape[0] * K, "point-centres/s", cs,
                     lambda a: f"{a['X'].shape[0]}x{d}, K={K}, {iters} iterations, {a['Xd'].numblocks[0]} blocks",
-                    teardown=teardown, sizes=((20000, 4), (1000000, 8)))
+                    teardown=teardown, sizes=((20000, 4), (1000000, 8)), cost=lambda a: lloyd_cost(a["X"], K, iters))

@@ -1,5 +1,6 @@
 """Squared-distance workloads: ``sqdist`` against the NumPy reference, the norm trick,
-scikit-learn and SciPy at low (d=16, float64 and float32) and high (d=256) dimension."""
+scikit-learn and SciPy at low (d=16, float64 and float32) and high (d=256) dimension.
+The low-d rows are bound by writing the output, the high-d rows by the GEMM flops."""
 
 import numpy as np
 
@@ -7,6 +8,7 @@ from fastrbf import reference
 from fastrbf.distances import sqdist
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
 
 
@@ -40,7 +42,14 @@ def _sqdist_workload(name, sizes, d, dtype):
     if ssd is not None:
         # ~14 s per call at 10000x256 vs 10000 on 2 cores: slow, but under the ~30 s cut
         cs.append(Contender("scipy cdist", PEER, lambda a: ssd.cdist(a["X"], a["Y"], "sqeuclidean")))
-    return Workload(name, setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "pairs/s", cs, _shape_xy, sizes=sizes)
+    return Workload(name, setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "pairs/s", cs, _shape_xy, sizes=sizes,
+                    cost=_sqdist_cost)
+
+
+def _sqdist_cost(a):
+    """The GEMM form's flops (2 n m d), the inputs read and the n x m output written once."""
+    (n, d), m, size = a["X"].shape, a["Y"].shape[0], a["X"].itemsize
+    return Cost(flops=2.0 * n * m * d, bytes_read=(n + m) * d * size, bytes_written=n * m * size)
 
 
 def _norm_trick(X, Y):

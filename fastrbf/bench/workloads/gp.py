@@ -7,6 +7,7 @@ import numpy as np
 from fastrbf.gp import gp_regression
 
 from ..harness import FASTRBF, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
 
 
@@ -72,4 +73,10 @@ def _gp_predict_workload():
         cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
     return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only",
-                    sizes=((500, 20000), (1000, 45000), (2000, 100000)))
+                    sizes=((500, 20000), (1000, 45000), (2000, 100000)), cost=_predict_cost)
+
+
+def _predict_cost(a):
+    """The mean: one kernel sum over the training points per query (an exp per pair)."""
+    (n, d), m = a["X"].shape, a["Q"].shape[0]
+    return Cost(flops=2.0 * m * n * (d + 2), bytes_read=(m + n) * d * 8.0, bytes_written=m * 8.0, exps=float(m) * n)

@@ -1,6 +1,8 @@
 """Gram-matrix workloads: the Gaussian Gram matrix of one set (against the NumPy
 reference and scikit-learn's ``rbf_kernel``) and ``gram_matvec`` (against building the
-matrix, then multiplying)."""
+matrix, then multiplying, and pykeops's on-the-fly kernel sum on the CPU).  Their
+essential cost counts the exps: half the matrix for the symmetric Gram matrix (written
+whole), every entry for ``gram_matvec`` (nothing written but the result)."""
 
 import numpy as np
 
@@ -8,7 +10,9 @@ from fastrbf import reference
 from fastrbf.kernels import gram, gram_matvec
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
+from .peers import keops_gaussian_matvec, optional_peer
 
 
 def workloads() -> list[Workload]:
@@ -30,7 +34,18 @@ def _gram_workload():
     if skm is not None:
         cs.append(Contender("scikit-learn rbf_kernel", PEER, lambda a: skm.rbf_kernel(a["X"], gamma=0.5)))
     return Workload("gram-gaussian", setup, lambda a: a["X"].shape[0] ** 2, "entries/s", cs,
-                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, gamma 0.5", sizes=(2000, 4500, 10000))
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, gamma 0.5", sizes=(2000, 4500, 10000),
+                    cost=_gram_cost)
+
+
+def _gram_cost(a):
+    (n, d), size = a["X"].shape, a["X"].itemsize
+    return Cost(flops=float(n) * n * d, bytes_read=n * d * size, bytes_written=n * n * size, exps=n * (n - 1) / 2)
+
+
+def _matvec_cost(a):
+    (n, d), m = a["X"].shape, a["Y"].shape[0]
+    return Cost(flops=2.0 * n * m * (d + 1), bytes_read=((n + m) * d + m) * 8, bytes_written=n * 8, exps=float(n) * m)
 
 
 def _matvec_workload():
@@ -41,6 +56,9 @@ def _matvec_workload():
     cs = [
         Contender("fastrbf", FASTRBF, lambda a: gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
         Contender("numpy build-then-multiply", NUMPY, lambda a: reference.gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+        optional_peer("pykeops CPU LazyTensor", "pykeops", package="pykeops", compiles="g++",
+                      fn=lambda a: keops_gaussian_matvec(a["X"], a["Y"], a["v"], 0.5)),
     ]
     return Workload("gram-matvec", setup, lambda a: a["X"].shape[0] * a["Y"].shape[0], "entries/s", cs,
-                    lambda a: f"K({a['X'].shape[0]}x16, {a['Y'].shape[0]}x16) @ v", sizes=(2500, 16000, 100000))
+                    lambda a: f"K({a['X'].shape[0]}x16, {a['Y'].shape[0]}x16) @ v", sizes=(2500, 16000, 100000),
+                    cost=_matvec_cost)

@@ -9,6 +9,7 @@ import numpy as np
 from fastrbf.kernels import gram
 
 from ..harness import FASTRBF, FLOOR, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng
 
 
@@ -63,4 +64,6 @@ def _cholesky_workload():
         Contender("LAPACK dpotrf alone", FLOOR, PotrfFloor()),
     ]
     return Workload("cholesky", setup, lambda a: a["A"].shape[0] ** 3 / 3, "flop/s", cs,
-                    lambda a: f"n={a['A'].shape[0]}, Gaussian Gram + 1e-3 I, float64", sizes=(3000, 5500, 10000))
+                    lambda a: f"n={a['A'].shape[0]}, Gaussian Gram + 1e-3 I, float64", sizes=(3000, 5500, 10000),
+                    cost=lambda a: Cost(flops=a["A"].shape[0] ** 3 / 3, bytes_read=a["A"].nbytes / 2,
+                                        bytes_written=a["A"].nbytes / 2))

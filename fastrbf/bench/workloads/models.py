@@ -10,6 +10,7 @@ from fastrbf.kernels import gram
 from fastrbf.models import interpolate, kernel_ridge, rbf_network
 
 from ..harness import FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
 from .linalg import PotrfFloor
 
@@ -44,7 +45,17 @@ def _krr_workload():
     if try_import("sklearn.kernel_ridge") is not None:
         cs.append(Contender("scikit-learn KernelRidge", PEER, sk))
     return Workload("krr-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
-                    lambda a: f"N={a['X'].shape[0]}, d=16, gaussian, alpha {alpha:g}", sizes=(2000, 4500, 10000))
+                    lambda a: f"N={a['X'].shape[0]}, d=16, gaussian, alpha {alpha:g}", sizes=(2000, 4500, 10000),
+                    cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], 0))
+
+
+def fit_cost(n: int, d: int, m: int) -> Cost:
+    """An exact Gaussian kernel fit on ``n`` points of dimension ``d`` with ``m``
+    predictions: half the Gram matrix (exps, flops, one triangle written), its Cholesky
+    (n^3/3) and two triangular solves, then the m x n kernel sum (an exp per pair)."""
+    return Cost(flops=n**3 / 3 + float(n) * n * d + 2.0 * n * n + 2.0 * m * n * (d + 1),
+                bytes_read=(n + m) * d * 8.0, bytes_written=n * n * 4.0 + (n + m) * 8.0,
+                exps=n * (n - 1) / 2 + float(m) * n)
 
 
 def _interp_workload():
@@ -74,7 +85,8 @@ def _interp_workload():
         cs.append(Contender("SciPy RBFInterpolator", PEER, sp))
     return Workload("interp", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations",
-                    sizes=((1000, 2000), (2200, 4500), (5000, 10000)))
+                    sizes=((1000, 2000), (2200, 4500), (5000, 10000)),
+                    cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], a["Xq"].shape[0]))
 
 
 def _rbfnet_workload():

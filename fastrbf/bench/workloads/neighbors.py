@@ -1,5 +1,8 @@
-"""Neighbour workloads: ``knn`` against the NumPy reference and scikit-learn's brute
-force, and the Nadaraya-Watson estimator against the NumPy reference."""
+"""Neighbour workloads: ``knn`` against the NumPy reference and the brute force of
+scikit-learn, scikit-learn-intelex and faiss (``IndexFlatL2``, float32), and the
+Nadaraya-Watson estimator against the NumPy reference.  kNN's essential cost is the
+GEMM form of the distances (the selection is not counted); Nadaraya-Watson's, one exp
+per pair."""
 
 import numpy as np
 
@@ -7,7 +10,16 @@ from fastrbf import reference
 from fastrbf.neighbors import knn, nadaraya_watson
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..roofline import Cost
 from .common import seeded_rng, try_import
+from .peers import (
+    faiss_knn,
+    faiss_knn_index,
+    optional_peer,
+    sklearnex_code_path,
+    sklearnex_kneighbors,
+    sklearnex_knn_index,
+)
 
 
 def workloads() -> list[Workload]:
@@ -27,15 +39,39 @@ def _knn_workload():
             data["nn"] = skn.NearestNeighbors(n_neighbors=10, algorithm="brute").fit(X)
         return data
 
+    def sklearnex_knn(a):  # fitted on the first call (the warm-up), only the queries are timed afterwards
+        if "nnx" not in a:
+            a["nnx"] = sklearnex_knn_index(a["X"], 10)
+        return sklearnex_kneighbors(a["nnx"], a["Q"])
+
+    def faiss_search(a):
+        if "faiss" not in a:
+            a["faiss"] = faiss_knn_index(a["X"])
+        return faiss_knn(a["faiss"], a["Q"], 10)
+
     cs = [
         Contender("fastrbf knn", FASTRBF, lambda a: knn(a["X"], a["Q"], 10)),
         Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10), full=False),
     ]
     if try_import("sklearn.neighbors") is not None:
         cs.append(Contender("scikit-learn NearestNeighbors brute", PEER, lambda a: a["nn"].kneighbors(a["Q"])))
+    cs += [optional_peer("sklearnex NearestNeighbors brute", "sklearnex", sklearnex_knn, package="sklearnex",
+                         note=sklearnex_code_path("NearestNeighbors.kneighbors")),
+           optional_peer("faiss IndexFlatL2 float32", "faiss", faiss_search, package="faiss")]
     return Workload("knn", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
                     lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=16",
-                    sizes=((5000, 1000), (22000, 3000), (100000, 10000)))
+                    sizes=((5000, 1000), (22000, 3000), (100000, 10000)), cost=_knn_cost)
+
+
+def _knn_cost(a):
+    (n, d), m = a["X"].shape, a["Q"].shape[0]
+    return Cost(flops=2.0 * n * m * d, bytes_read=(n + m) * d * 8.0, bytes_written=m * 10 * 16.0)
+
+
+def _nw_cost(a):
+    (n, d), m = a["X"].shape, a["Q"].shape[0]
+    return Cost(flops=2.0 * n * m * (d + 2), bytes_read=((n + m) * d + n) * 8.0, bytes_written=m * 8.0,
+                exps=float(n) * m)
 
 
 def _nw_workload():
@@ -55,4 +91,4 @@ def _nw_workload():
     ]
     return Workload("nadaraya-watson", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
                     lambda a: f"{a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=8, gaussian",
-                    sizes=((5000, 2000), (10000, 4500), (20000, 10000)))
+                    sizes=((5000, 2000), (10000, 4500), (20000, 10000)), cost=_nw_cost)

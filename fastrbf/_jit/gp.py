@@ -14,12 +14,12 @@ not depend on the thread count.
 
 import numpy as np
 
-from ._decorators import jit
+from ._decorators import jit, jit_inline
 from .exp import fexp
 from .tiles import JB, chunk_row
 
 
-@jit
+@jit_inline
 def _cov_row(X, i, Yt, j_start, t0, g, t2, t3, dotk, t, out_row):
     m = Yt.shape[1]
     for j0 in range(j_start, m, JB):
@@ -51,13 +51,14 @@ def cov_upper(X, Xt, lo, hi, t0, g, t2, t3, dotk, out):
     n = X.shape[0]
     t = np.empty(JB, dtype=out.dtype)
     for p in range(lo, hi):
-        q = n - 1 - p
-        _cov_row(X, p, Xt, p, t0, g, t2, t3, dotk, t, out[p])
-        if q != p:
-            _cov_row(X, q, Xt, q, t0, g, t2, t3, dotk, t, out[q])
+        for rep in range(2):  # rows p and n - 1 - p: one call site (the helper is inlined)
+            r = p if rep == 0 else n - 1 - p
+            if rep == 1 and r == p:
+                break
+            _cov_row(X, r, Xt, r, t0, g, t2, t3, dotk, t, out[r])
 
 
-@jit
+@jit_inline
 def _grad_row(X, i, Xt, Cinv, alpha, t0, g, dotk, r, t, part):
     # part[i, :] = sum_{j >= i} c_j W_ij dC_ij (c_j = 1 on the diagonal, 2 off it)
     n = X.shape[0]
@@ -100,10 +101,11 @@ def grad_upper(X, Xt, Cinv, alpha, lo, hi, t0, g, dotk, part):
     r = np.empty(JB, dtype=np.float64)
     t = np.empty(JB, dtype=np.float64)
     for p in range(lo, hi):
-        q = n - 1 - p
-        _grad_row(X, p, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
-        if q != p:
-            _grad_row(X, q, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
+        for rep in range(2):  # rows p and n - 1 - p: one call site (the helper is inlined)
+            i = p if rep == 0 else n - 1 - p
+            if rep == 1 and i == p:
+                break
+            _grad_row(X, i, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
 
 
 @jit

@@ -18,7 +18,7 @@ The top-level kernels built from them live with their families: :mod:`.pairwise`
 """
 
 
-from ._decorators import jit, jit_reduce
+from ._decorators import jit, jit_inline, jit_reduce
 from .kernels import apply_kernel
 
 JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
@@ -141,7 +141,7 @@ def chunk_row2(X, i, i2, Yt, j0, j1, o, p):
         k += 1
 
 
-@jit
+@jit_inline
 def fill_rows(X, i, i2, Yt, j_start, j_end, dot, phi, g, c, degree, o_row, p_row):
     """Rows i and i2 (i2 < 0: row i only) of the result for columns
     [j_start, j_end), written to o_row / p_row at offset ``j - j_start``, then the

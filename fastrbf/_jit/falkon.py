@@ -11,18 +11,18 @@ the same for any thread count.
 
 import numpy as np
 
-from ._decorators import jit, pjit
+from ._decorators import jit_inline, pjit
 from .tiles import dot64, fill_rows
 
 
-@jit
+@jit_inline
 def _rows(X, r0, r1, Lt, Wt, cross, dot, phi, g, c, degree, t0, t1, Pt):
     # rows r0:r1 of X, two at a time: Pt (k, m) += K(X[r0:r1], L)^T A with the row
     # coefficients A = K(X[r0:r1], L) @ V (Wt = V^T, (k, m)) or, with cross, A = Y[r0:r1]
     # (Wt = Y^T, (k, n))
     m = Lt.shape[1]
     k = Wt.shape[0]
-    j_start = np.int64(0)  # a variable: a literal 0 would compile another fill_rows
+    j_start = np.int64(0)
     for i in range(r0, r1, 2):
         i2 = i + 1 if i + 1 < r1 else -1
         fill_rows(X, i, i2, Lt, j_start, m, dot, phi, g, c, degree, t0, t1)

@@ -16,7 +16,7 @@ tasks are grouped into blocks.
 
 import numpy as np
 
-from ._decorators import jit, pjit
+from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
 from .tiles import JB, dot64, fill_rows
 
@@ -126,7 +126,7 @@ def mirror_upper(lo, hi, out):
                         row[j] = out[j, i]
 
 
-@jit
+@jit_inline
 def finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
     # Row r of a block: see finalize_block.
     m = G.shape[1]

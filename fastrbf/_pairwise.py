@@ -56,7 +56,7 @@ def consts(dtype, coef0=0.0):
     return np.array([1.0, 0.5, coef0, 0.0], dtype=dtype)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays inside: compared and hashed by identity
 class KernelSpec:
     """What the numba kernels need to evaluate one kernel, as one value.
 
@@ -77,19 +77,6 @@ class KernelSpec:
     def args(self):
         """``(dot, phi, g, c, degree)``, as the numba kernels take them."""
         return (self.dot, self.phi, self.g, self.c, self.degree)
-
-    @property
-    def code(self):
-        """The kernel code (:mod:`fastrbf._jit.kernels`; -1: plain distances)."""
-        return self.phi.code
-
-    @property
-    def dtype(self):
-        return self.c.dtype
-
-    def with_gamma(self, g):
-        """The same kernel with other per-column gammas ``g`` (already checked, typed)."""
-        return KernelSpec(self.phi, self.dot, g, self.c, self.degree)
 
 
 def distances_spec(dtype, m=1):

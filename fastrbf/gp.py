@@ -20,10 +20,11 @@ Decisions:
   from ``n_restarts`` points drawn log-uniformly inside ``bounds`` (seeded); the table
   of restarts is kept on the model and a warning is given when the optimum sits on a
   bound.
-- Prediction: the mean is ``k(x)^T a`` through the fused ``gram_matvec`` (no
-  n_query x n matrix); the variance ``k(x, x) + noise - ||L^-1 k(x)||^2`` is computed by
-  triangular solves over chunks of ``PREDICT_CHUNK`` query points and clamped at 0 (the
-  number of clamped values is recorded on the result).
+- Prediction: the mean alone is ``k(x)^T a`` through the fused ``gram_matvec`` (no
+  n_query x n matrix).  With the variance, the covariance rows ``k(x, X)`` of chunks of
+  ``PREDICT_CHUNK`` query points give both the mean and ``k(x, x) + noise - ||L^-1
+  k(x)||^2`` (triangular solves; clamped at 0, the number of clamped values recorded on
+  the result): one kernel pass, and the kernel is the one the fit compiled.
 - Checks come first: every argument is validated (errors name it); data (training or
   query ``X``) whose float64 squared distances would overflow is refused in the name
   of ``X``, as by :func:`fastrbf.gram`, and parameters whose covariance would
@@ -345,14 +346,17 @@ class GPModel:
         dtype = _v.result_dtype(self.dtype, Xa)
         Xq = _v.to_dtype(Xa, np.float64)
         t0, g, t2, t3, dotk = _params(self.theta)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
-            mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=nt) + t2 * self.alpha.sum()
-            if dotk:
-                with _threads.serial_blas():
-                    mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
-            mean = mean * self.y_std + self.y_mean
-        if not want_var:
+        if not want_var:  # the fused product: no n_query x n memory, no pass beyond the mean's
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
+                mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=nt) + t2 * self.alpha.sum()
+                if dotk:
+                    with _threads.serial_blas():
+                        mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
+                mean = mean * self.y_std + self.y_mean
             return self._result(mean, dtype, Xq, "mean")
+        # with the variance, the covariance rows k(x, X) of each chunk serve both: the mean
+        # k(x)^T a from them (one kernel pass instead of two, and no other kernel to compile)
+        mean = np.empty(Xq.shape[0])
         n = self.X_train.shape[0]
         m = Xq.shape[0]
         var = np.empty(m)
@@ -370,10 +374,12 @@ class GPModel:
                 _jgp.cov_rows(Xq, Xt, q0 + lo, q0 + hi, t0, g, t2, t3, dotk, Kb[lo:hi])
 
             _threads.map_ranges(rows, q1 - q0, nt)
-            with _threads.serial_blas():
+            with _threads.serial_blas(), np.errstate(over="ignore", invalid="ignore"):  # overflow: detected below
+                np.matmul(Kb, self.alpha, out=mean[q0:q1])
                 V = scipy.linalg.solve_triangular(self.factor, Kb.T, lower=True, check_finite=False)
-            with np.errstate(over="ignore", invalid="ignore"):
                 var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = mean * self.y_std + self.y_mean
         clamped = int(np.count_nonzero(var < 0))
         np.maximum(var, 0.0, out=var)
         with np.errstate(over="ignore"):

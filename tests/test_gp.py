@@ -342,3 +342,16 @@ def test_every_start_failing_names_bounds(rng, monkeypatch):
     monkeypatch.setattr(scipy.optimize, "minimize", fail)
     with pytest.raises(np.linalg.LinAlgError, match=r"Every optimiser start failed.*narrow `bounds` or raise `noise`"):
         gp_regression(X, y, n_restarts=1, seed=0)
+
+
+def test_mean_with_variance_agrees_with_mean_alone(rng):
+    X = rng.random((300, 4))
+    y = np.sin(X.sum(1)) + 0.1 * rng.standard_normal(300)
+    Xq = rng.random((2500, 4))  # more than one chunk of query points
+    for kernel in ("gaussian", "prml"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # an optimum on a bound is not what this tests
+            m = gp_regression(X, y, kernel=kernel, n_restarts=0, seed=0)
+        alone = m.predict(Xq)
+        both = m.predict(Xq, return_var=True)
+        np.testing.assert_allclose(both.mean, alone, rtol=0, atol=1e-11 * np.abs(alone).max())

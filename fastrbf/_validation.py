@@ -237,6 +237,19 @@ def is_int(value) -> TypeGuard[numbers.Integral]:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
+def _range_rule(noun, low, high, strict, show):
+    """The rule of :func:`check_int` / :func:`check_real` in words, from the bounds:
+    ``"an int >= 1"``, ``"a finite number in (0, 1]"`` (``strict``: the low bound is
+    excluded; ``show`` writes a bound)."""
+    if low is not None and high is not None:
+        return f"{noun} in {'(' if strict else '['}{show(low)}, {show(high)}]"
+    if low is not None:
+        return f"{noun} {'>' if strict else '>='} {show(low)}"
+    if high is not None:
+        return f"{noun} <= {show(high)}"
+    return noun
+
+
 def check_int(value, name: str, low: int | None = None, high: int | None = None, *, text: str | None = None,
               type_error: type[Exception] = TypeError) -> int:
     """``value`` as a Python int, checked to be an int (NumPy's too; not a bool) in
@@ -285,14 +298,7 @@ def check_int(value, name: str, low: int | None = None, high: int | None = None,
     TypeError: `degree` must be an int in [1, 1000]; got True.
     """
     if text is None:
-        if low is not None and high is not None:
-            text = f"an int in [{low}, {high}]"
-        elif low is not None:
-            text = f"an int >= {low}"
-        elif high is not None:
-            text = f"an int <= {high}"
-        else:
-            text = "an int"
+        text = _range_rule("an int", low, high, False, str)
     if not is_int(value):
         raise type_error(f"`{name}` must be {text}; got {value!r}.")
     v = int(value)
@@ -360,14 +366,7 @@ def check_real(value, name: str, *, low: float | None = None, strict: bool = Fal
     TypeError: `tol` must be a finite number >= 0; got '1'.
     """
     if text is None:
-        if low is not None and high is not None:
-            text = f"a finite number in {'(' if strict else '['}{_bound(low)}, {_bound(high)}]"
-        elif low is not None:
-            text = f"a finite number {'>' if strict else '>='} {_bound(low)}"
-        elif high is not None:
-            text = f"a finite number <= {_bound(high)}"
-        else:
-            text = "a finite number"
+        text = _range_rule("a finite number", low, high, strict, _bound)
     if not is_real(value):
         raise type_error(f"`{name}` must be {text}; got {value!r}.")
     v = as_float(value)

@@ -233,12 +233,10 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaus
         raise ValueError(
             f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}."
         )
-    deg, coef0 = check_params(entry, degree, coef0)
     dtype = _v.result_dtype(Xa, Ya, Va)
     _v.check_magnitude(Xa, "X", dtype)
     _v.check_magnitude(Ya, "Y", dtype)
-    g, _ = _v.check_gamma(gamma, Ya.shape[0], dtype)
-    spec = entry.spec(g, coef0_in(entry, coef0, dtype), deg)
+    spec, _ = make_spec(entry, gamma, Ya.shape[0], dtype, degree, coef0)
     vec = Va.ndim == 1
     n, m, k = Xa.shape[0], Ya.shape[0], 1 if vec else Va.shape[1]
     # the result, the transposed copies of Y and V, and any converted copy of X and Y

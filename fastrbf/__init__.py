@@ -14,6 +14,7 @@ from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .models import ConvergenceWarning, KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
 from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
+from .user_kernels import UserKernel, define_kernel
 
 __version__ = "0.1.0"
 
@@ -30,8 +31,10 @@ __all__ = [
     "NystroemMap",
     "RBFNetwork",
     "RandomFourierMap",
+    "UserKernel",
     "__version__",
     "cholesky",
+    "define_kernel",
     "gp_log_marginal_likelihood",
     "gp_regression",
     "gram",

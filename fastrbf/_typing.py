@@ -1,11 +1,14 @@
 """Type aliases of the public API (PEP 484; the package ships ``py.typed``)."""
 
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-__all__ = ["ArrayLike", "DTypeLike", "FloatArray", "IntArray", "Seed", "Threads"]
+if TYPE_CHECKING:
+    from .user_kernels import UserKernel
+
+__all__ = ["ArrayLike", "DTypeLike", "FloatArray", "IntArray", "KernelArg", "Seed", "Threads"]
 
 #: a float32 or float64 array (fastrbf keeps the input's precision)
 FloatArray: TypeAlias = NDArray[np.floating[Any]]
@@ -15,3 +18,5 @@ IntArray: TypeAlias = NDArray[np.int64]
 Seed: TypeAlias = int | np.random.Generator | None
 #: ``None`` or -1 = all cores, else a positive count
 Threads: TypeAlias = int | None
+#: a kernel: a name of :data:`fastrbf.KERNELS` or of a user kernel, or a user kernel
+KernelArg: TypeAlias = "str | UserKernel"

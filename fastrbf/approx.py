@@ -49,9 +49,9 @@ from . import _dense, _threads
 from . import _validation as _v
 from ._jit import features as _jf
 from ._jit import trig as _jt
-from ._typing import ArrayLike, DTypeLike, FloatArray, Seed, Threads
+from ._typing import ArrayLike, DTypeLike, FloatArray, KernelArg, Seed, Threads
 from .cluster import kmeans_named
-from .kernels import check_kernel, check_params, gram
+from .kernels import check_kernel, check_params, gram, kernel_value
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -336,7 +336,7 @@ class NystroemMap:
 
     landmarks: np.ndarray
     normalization: np.ndarray
-    kernel: str
+    kernel: KernelArg
     gamma: float
     degree: int
     coef0: float
@@ -404,7 +404,7 @@ class NystroemMap:
         return Z
 
 
-def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussian", gamma: float, alpha: float = 0.0,
+def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "gaussian", gamma: float, alpha: float = 0.0,
              method: str | None = None, seed: Seed = None, n_threads: Threads = None, degree: int = 3,
              coef0: float = 1.0, max_iter: int = 300) -> NystroemMap:
     """Nystroem feature map: ``Z(X) = K(X, L) K(L, L)^{-1/2}``, so that
@@ -520,4 +520,4 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: str = "gaussia
         keep = lam > cut
         Vk = V[:, keep] / np.sqrt(lam[keep])
         N = np.ascontiguousarray(Vk @ V[:, keep].T)
-    return NystroemMap(L, N, kernel, g, deg, c0, int(keep.sum()), _v.result_dtype(Xa))
+    return NystroemMap(L, N, kernel_value(spec), g, deg, c0, int(keep.sum()), _v.result_dtype(Xa))

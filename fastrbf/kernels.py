@@ -9,6 +9,9 @@ function; scikit-learn's ``laplacian_kernel`` uses the L1 distance instead).
 Dot-product kernels are functions of ``u = x . y``.
 
 ``gamma`` is a scalar or one value per column of the result (per-centre widths).
+
+``kernel`` is a name of :data:`KERNELS`, or a user-defined kernel
+(:func:`fastrbf.user_kernels.define_kernel`) given by object or by name.
 """
 
 from collections import namedtuple
@@ -19,7 +22,7 @@ from . import _pairwise as _pw
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._pairwise import KernelSpec
-from ._typing import ArrayLike, FloatArray, Threads
+from ._typing import ArrayLike, FloatArray, KernelArg, Threads
 
 
 class Kernel(namedtuple("Kernel", "name code radial formula min_degree scale_invariant max_dim support",
@@ -76,6 +79,9 @@ KERNELS = {
                1.0),
         Kernel("wendland_c4", _jk.WENDLAND_C4, True, "[t < 1] (1 - t)^6 (35 t^2 + 18 t + 3) / 3, t = sqrt(gamma) r", -1,
                False, 3, 1.0),
+        # scikit-learn's RationalQuadratic(length_scale=l, alpha=a): gamma = 1 / l^2, coef0 = a (the shape, > 0)
+        Kernel("rational_quadratic", _jk.RATIONAL_QUADRATIC, True, "(1 + gamma r^2 / (2 a))^-a, a = coef0 > 0", -1,
+               False),
     )
 }
 
@@ -86,25 +92,60 @@ MAX_DEGREE = 1000
 #: kernels whose values lie in [-1, 1] whatever the input: their Gram matrices cannot
 #: overflow, so they skip the O(n m) scan of the result
 _BOUNDED = frozenset({_jk.GAUSSIAN, _jk.LAPLACIAN, _jk.INVERSE_MULTIQUADRIC, _jk.INVERSE_QUADRATIC, _jk.TRUNCATED,
-                      _jk.TANH, _jk.MATERN32, _jk.MATERN52, _jk.WENDLAND_C2, _jk.WENDLAND_C4})
+                      _jk.TANH, _jk.MATERN32, _jk.MATERN52, _jk.WENDLAND_C2, _jk.WENDLAND_C4, _jk.RATIONAL_QUADRATIC})
 
 
 def check_kernel(kernel):
-    """The registry entry of a kernel name (ValueError naming `kernel` otherwise)."""
+    """The registry entry of ``kernel``: a name of :data:`KERNELS` or of a user kernel
+    defined in this process, or a kernel object (ValueError naming `kernel` otherwise)."""
+    if is_user(kernel):
+        return kernel
+    if isinstance(kernel, Kernel) and KERNELS.get(kernel.name) == kernel:
+        return kernel
+    if isinstance(kernel, str) and kernel not in KERNELS:
+        found = _jk.USER_KERNELS.get(kernel)
+        if found is not None:
+            return found
     return KERNELS[_v.check_choice(kernel, "kernel", sorted(KERNELS))]
+
+
+def kernel_value(entry):
+    """What a model stores for kernel ``entry``: the name of a built-in kernel, the
+    object of a user kernel (so that the model pickles with a reference to it)."""
+    return entry if is_user(entry) else entry.name
+
+
+def is_user(entry):
+    """Whether ``entry`` is a user-defined kernel (:class:`~fastrbf.user_kernels.UserKernel`:
+    its code is a string)."""
+    return hasattr(entry, "spec") and isinstance(getattr(entry, "code", None), str)
+
+
+def check_positive_definite(entry, d, what):
+    """Refuse a user kernel that is not declared positive definite for data of ``d``
+    features (None: for any), in a solver (``what``) that needs one."""
+    if is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d is not None and d > entry.max_dim)):
+        decl = "not declared positive definite" if entry.max_dim == 0 else \
+            f"declared positive definite for up to {entry.max_dim} features, and the data have {d}"
+        raise ValueError(f"{what} needs a positive definite kernel; the user kernel {entry.name!r} is {decl}. "
+                         f"Declare it with `define_kernel(..., positive_definite=True)` if it is, or use a solver "
+                         f"that does not need it (`rbf_network`, `interpolate`).")
 
 
 def check_params(spec, degree, coef0):
     """Checked ``(degree, coef0)`` of registry entry ``spec`` (``degree`` is 1 where the
     kernel has none)."""
     deg = _v.check_int(degree, "degree", 1, MAX_DEGREE) if spec.code == _jk.POLYNOMIAL else 1
+    if spec.code == _jk.RATIONAL_QUADRATIC:
+        return deg, _v.check_real(coef0, "coef0", low=0, strict=True,
+                                  text="a finite number > 0 (the shape of the rational quadratic kernel)")
     return deg, _v.check_real(coef0, "coef0")
 
 
 def coef0_in(spec, coef0, dtype):
     """``coef0`` for a kernel of ``dtype``: 0 where the kernel does not use it, else
     checked to be finite in the result dtype."""
-    if spec.code not in (_jk.POLYNOMIAL, _jk.TANH):
+    if spec.code not in (_jk.POLYNOMIAL, _jk.TANH, _jk.RATIONAL_QUADRATIC):
         return 0.0
     if abs(coef0) > float(np.finfo(dtype).max):
         raise ValueError(f"`coef0` must be a finite number in {np.dtype(dtype)} (the result dtype); got {coef0!r}.")
@@ -119,7 +160,7 @@ def make_spec(entry, gamma, m, dtype, degree=3, coef0=1.0, name="gamma"):
     return entry.spec(g, coef0_in(entry, coef0, dtype), deg), scalar
 
 
-def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
          out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes
     kernel values while it is in cache; nothing of size n x m besides the result.
@@ -136,7 +177,10 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
         linear, truncated, polynomial, tanh, matern12 (= laplacian), matern32,
         matern52 (scikit-learn's ``Matern(nu=1.5 | 2.5, length_scale=l)`` is
         ``gamma = 1 / l**2``), wendland_c2, wendland_c4 (compactly supported: 0 beyond
-        ``r = 1 / sqrt(gamma)``; positive definite for up to 3 features).
+        ``r = 1 / sqrt(gamma)``; positive definite for up to 3 features),
+        rational_quadratic (``(1 + gamma r**2 / (2 coef0))**-coef0``: scikit-learn's
+        ``RationalQuadratic(length_scale=l, alpha=a)`` is ``gamma = 1 / l**2, coef0 = a``).
+        Or a user kernel (:func:`fastrbf.user_kernels.define_kernel`), by object or name.
     gamma : float or array_like of shape (m,)
         Width, or one width per column of the result (per-centre widths).  > 0.
     out : ndarray of shape (n, m), optional
@@ -145,7 +189,8 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
         ``None`` = ambient default (all cores), ``-1`` = all cores.
     degree, coef0 : int, float
         Parameters of the polynomial (``degree`` in [1, 1000], ``coef0``) and tanh
-        (``coef0``) kernels.  ``gamma`` and ``coef0`` must be finite in the result dtype
+        (``coef0``) kernels; ``coef0`` > 0 is the shape of the rational quadratic one.
+        ``gamma`` and ``coef0`` must be finite in the result dtype
         (float32 when every input is float32).
 
     Raises
@@ -194,7 +239,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: str = "gaussian", 
     return out
 
 
-def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
                 n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
     """``K(X, Y) @ V`` without ever holding ``K``: tiles of K are made and consumed in
     cache.  Memory O((n + m) d + n k) plus one small tile per thread.

@@ -47,6 +47,8 @@ def kernel_function(name, s, *, degree=3, coef0=1.0):
         return (1 + t + t**2 / 3) * np.exp(-t)
     if name == "wendland_c2":
         return np.where(r < 1, (1 - r) ** 4 * (4 * r + 1), 0.0).astype(s.dtype)
+    if name == "rational_quadratic":
+        return (1.0 + s / (2.0 * coef0)) ** -coef0
     if name == "wendland_c4":
         return np.where(r < 1, (1 - r) ** 6 * (35 * r**2 + 18 * r + 3) / 3, 0.0).astype(s.dtype)
     if name == "multiquadric":

@@ -105,9 +105,10 @@ from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .kernels import KERNELS, check_params, gram
+from .kernels import KERNELS, check_kernel, check_params, gram, is_user
 from .linalg import check_alpha
 from .models import interpolate, kernel_ridge, rbf_network
+from .user_kernels import user_kernel
 
 __all__ = [
     "GaussianProcessRegressor",
@@ -188,7 +189,7 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
     """Refuse data whose kernel values overflow: a growing radial kernel at the diagonal
     of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
     dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
-    spec = KERNELS[kernel]
+    spec = check_kernel(kernel)
     check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
     X = np.asarray(X, dtype=np.float64)
     if spec.radial:
@@ -204,7 +205,7 @@ def _check_range(X, kernel, gamma, degree, coef0, scale_name):
         except ValueError:  # gram refuses kernel values that overflow (its message names its own arguments)
             K = None
     if K is None or not np.all(np.isfinite(K)):
-        raise ValueError(f"`X` spans too wide a range for the {kernel!r} kernel: its values between far-apart "
+        raise ValueError(f"`X` spans too wide a range for the {spec.name!r} kernel: its values between far-apart "
                          f"points of `X` overflow float64; rescale `X` or use a smaller `{scale_name}`.")
 
 
@@ -232,6 +233,12 @@ def _scalar_gamma(gamma):
 
 
 def _kernel(kernel):
+    """A built-in kernel's name (aliases resolved), or a user kernel (given by object
+    or by name)."""
+    if is_user(kernel):
+        return kernel
+    if isinstance(kernel, str) and kernel not in KERNELS and kernel not in _ALIASES and user_kernel(kernel):
+        return user_kernel(kernel)
     name = _v.check_choice(kernel, "kernel", (*KERNELS, *_ALIASES),
                            text=f"one of {sorted(KERNELS)} or an alias {sorted(_ALIASES)}")
     return _ALIASES.get(name, name)
@@ -692,7 +699,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         """
         X, y = _xy(self, X, y, multi_output=True)
         _magnitude(X)
-        spec = KERNELS[_kernel(self.kernel)]
+        spec = check_kernel(_kernel(self.kernel))
         if not spec.radial:
             radial = sorted(k for k, v in KERNELS.items() if v.radial)
             raise ValueError(f"`kernel` must be a radial kernel for interpolation (one of {radial}); "
@@ -708,7 +715,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         if not (np.isfinite(gamma) and gamma > 0):
             raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
                              f"gamma = epsilon ** 2); got {self.epsilon!r}.")
-        _check_range(X, spec.name, gamma, 3, 1.0, "epsilon")
+        _check_range(X, spec, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
         if _v.is_int(degree) and int(degree) >= 0:
@@ -720,7 +727,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
                                  f"in {d} dimensions; got n_samples = {n}.")
         replace = (("a smoothing `smoothing`", "a `smoothing`"),
                    ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
-        self.model_ = _call(interpolate, X, y, kernel=spec.name, gamma=gamma, degree=self.degree,
+        self.model_ = _call(interpolate, X, y, kernel=spec if is_user(spec) else spec.name, gamma=gamma, degree=self.degree,
                             alpha=self.smoothing, n_threads=_n_threads(self.n_jobs),
                             renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
                             remedy=_XY + "rescale them (the kernel grows with the distance), or use another "

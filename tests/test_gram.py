@@ -299,6 +299,31 @@ def test_matern_matches_sklearn(rng, nu, kernel, d):
     assert np.all(np.diag(fastrbf.gram(X, kernel=kernel, gamma=0.4)) == 1.0)
 
 
+@pytest.mark.parametrize("alpha", [0.05, 1.0, 7.5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rational_quadratic_matches_sklearn(rng, alpha, dtype):
+    from sklearn.gaussian_process.kernels import RationalQuadratic
+
+    X = rng.standard_normal((90, 4))
+    Y = rng.standard_normal((60, 4))
+    K = fastrbf.gram(X.astype(dtype), Y.astype(dtype), kernel="rational_quadratic", gamma=1 / 1.7**2, coef0=alpha)
+    ref = RationalQuadratic(length_scale=1.7, alpha=alpha)(X.astype(dtype).astype(np.float64),
+                                                           Y.astype(dtype).astype(np.float64))
+    assert K.dtype == dtype
+    np.testing.assert_allclose(K, ref, rtol=1e-12 if dtype == np.float64 else 2e-6)
+    assert np.all(np.diag(fastrbf.gram(X, kernel="rational_quadratic", gamma=0.4, coef0=alpha)) == 1.0)
+    m = fastrbf.kernel_ridge(X, X[:, 0], kernel="rational_quadratic", gamma=0.3, coef0=alpha, alpha=1e-2)
+    Kx = RationalQuadratic(length_scale=0.3**-0.5, alpha=alpha)(X)
+    np.testing.assert_allclose(m.weights[:, 0], np.linalg.solve(Kx + 1e-2 * np.eye(90), X[:, 0]), rtol=1e-8)
+
+
+def test_rational_quadratic_shape_must_be_positive():
+    for bad in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match=r"`coef0` must be a finite number > 0 \(the shape of the rational "
+                                             r"quadratic kernel\); got"):
+            fastrbf.gram(np.ones((2, 2)), kernel="rational_quadratic", coef0=bad)
+
+
 @pytest.mark.parametrize("kernel", ["wendland_c2", "wendland_c4", "truncated"])
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_compact_support_sparse_and_positive_definite(rng, kernel, d):

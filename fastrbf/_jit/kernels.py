@@ -3,7 +3,8 @@
 Radial kernels (every code but 10 and 11) act on ``s = gamma * r**2`` (so ``epsilon = sqrt(gamma)`` in
 SciPy's ``RBFInterpolator`` notation, ``phi(epsilon * r)``); dot-product kernels (codes
 10-11) on ``u = x . y``.  ``g`` holds one gamma per column of the tile; ``c`` holds the
-constants in the tile's dtype: ``c = [1, 1/2, coef0, 0]`` (typed constants keep float32
+constants in the tile's dtype: ``c = [1, 1/2, coef0, 0]`` (``coef0`` is the shape ``a`` of
+the rational quadratic kernel) (typed constants keep float32
 arithmetic in float32).  The registry that names these codes is
 :data:`fastrbf.kernels.KERNELS`.
 
@@ -14,6 +15,12 @@ compiled kernel holds the one function it applies and a call compiles only that 
 (a kernel code passed as a number would compile all twelve branches into every
 caller).  The type is an ordinary, picklable numba type: kernels specialised on it are
 cached on disk like any other signature.
+
+User-defined kernels (:mod:`fastrbf.user_kernels`) get a :class:`Phi` whose code is a
+string, ``"user:<module>.<name>:<token>"`` (the token hashes the function's code, so a
+changed function is a new type and never meets a stale cache entry); :func:`user_phi`
+registers the numba implementation that applies it.  The type holds only that string,
+so cache indexes that name it load in any process.
 """
 
 import math
@@ -42,7 +49,8 @@ MATERN32 = 12
 MATERN52 = 13
 WENDLAND_C2 = 14
 WENDLAND_C4 = 15
-LAST = WENDLAND_C4
+RATIONAL_QUADRATIC = 16
+LAST = RATIONAL_QUADRATIC
 
 
 class Phi:
@@ -58,7 +66,8 @@ class Phi:
 
 
 class PhiType(types.Type):
-    """numba type of a :class:`Phi`: one type per kernel code, no runtime data."""
+    """numba type of a :class:`Phi`: one type per kernel code (an int for the built-in
+    kernels, a string for user-defined ones), no runtime data."""
 
     def __init__(self, code):
         self.code = code
@@ -84,6 +93,32 @@ _PHIS = {code: Phi(code) for code in range(NONE, LAST + 1)}
 def phi(code):
     """The :class:`Phi` that kernels take for kernel ``code`` (``-1``: none)."""
     return _PHIS[int(code)]
+
+
+#: user kernel code -> the implementation applying it (see :func:`user_phi`)
+_USER_IMPLS = {}
+#: user kernel name -> kernel (:mod:`fastrbf.user_kernels`); kept here, with the
+#: implementations, so that there is one registry per process
+USER_KERNELS = {}
+
+
+def user_phi(code, function):
+    """The :class:`Phi` of a user-defined kernel with string ``code`` whose element
+    function ``function`` (a numba dispatcher of one scalar) is applied to ``gamma * s``
+    (radial: ``s`` the squared distance) or ``gamma * u`` (``u`` the dot product)."""
+    if code not in _USER_IMPLS:
+        _USER_IMPLS[code] = _user_impl(function)
+        _PHIS[code] = Phi(code)
+    return _PHIS[code]
+
+
+def _user_impl(f):
+    # radial and dot-product kernels apply f alike: to the scaled tile value
+    def impl(phi, o, g, c, degree):
+        for j in range(o.shape[0]):
+            o[j] = f(g[j] * o[j])
+
+    return impl
 
 
 def _none(phi, o, g, c, degree):
@@ -219,6 +254,15 @@ def _wendland_c4(phi, o, g, c, degree):
         o[j] = u3 * u3 * ((c35 / three) * (t * t) + six * t + one) if t < one else zero
 
 
+def _rational_quadratic(phi, o, g, c, degree):
+    # (1 + s / (2 a))^-a with the shape a = coef0 > 0
+    one = c[0]
+    a = c[2]
+    inv = one / (a + a)
+    for j in range(o.shape[0]):
+        o[j] = (one + (g[j] * o[j]) * inv) ** (-a)
+
+
 _IMPLS = {
     NONE: _none,
     GAUSSIAN: _gaussian,
@@ -237,6 +281,7 @@ _IMPLS = {
     MATERN52: _matern52,
     WENDLAND_C2: _wendland_c2,
     WENDLAND_C4: _wendland_c4,
+    RATIONAL_QUADRATIC: _rational_quadratic,
 }
 
 
@@ -248,5 +293,5 @@ def apply_kernel(phi, o, g, c, degree):
 @overload(apply_kernel, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True))
 def _apply_kernel_overload(phi, o, g, c, degree):
     if isinstance(phi, PhiType):
-        return _IMPLS[phi.code]
+        return _USER_IMPLS[phi.code] if isinstance(phi.code, str) else _IMPLS[phi.code]
     return None

@@ -13,7 +13,8 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import check_kernel, check_params
+from .._typing import KernelArg
+from ..kernels import check_kernel, check_params, kernel_value
 from ..models import common as _mc
 from ..models import network as _mn
 from .cluster import kmeans_named
@@ -49,7 +50,7 @@ def _rbf_block(Xb, offset, Yb, C, spec, classes, n_threads):
 
 
 def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = None, centers: str | ArrayLike = "kmeans",
-                alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian", classify: bool = False,
+                alpha: float = 0.0, bias: bool = True, kernel: KernelArg = "gaussian", classify: bool = False,
                 seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
                 learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1,
                 progress: ProgressArg = False) -> _m.RBFNetwork:
@@ -144,6 +145,6 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     R = tree(parts, _mn.fold_factors).compute()
     W, b = _mn.weights_from_factor(R, n, K, k, a, bias, None)
     dtype = _v.result_dtype(X.dtype) if classify else _v.result_dtype(X.dtype, Yd.dtype)
-    return _m.RBFNetwork(C, g, W, b, kernel, classes, dtype, single, None)
+    return _m.RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, None)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _validation as _v
+from .._typing import KernelArg
 from ..distances import sqdist as _sqdist
 from ..kernels import check_kernel, check_params
 from ..kernels import gram as _gram
@@ -83,7 +84,7 @@ def _sqdist_block(Xb, Yb, rx, ry, name_y, n_threads):
         raise  # not reached
 
 
-def gram(X: Data, Y: Data | None = None, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
+def gram(X: Data, Y: Data | None = None, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
          coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` of dask arrays, blockwise.
 
@@ -133,7 +134,7 @@ def _gram_block(Xb, Yb, g, rx, ry, name_y, kernel, degree, coef0, n_threads):
         raise  # not reached
 
 
-def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: str = "gaussian", gamma: ArrayLike = 1.0,
+def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
                 degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
     """``K(X, Y) @ V`` for a dask ``X``, blockwise and fused (no block of K is held).
 

@@ -16,7 +16,8 @@ from .. import _progress
 from .. import _validation as _v
 from .. import models as _m
 from .._progress import ProgressArg
-from ..kernels import check_kernel, check_params
+from .._typing import KernelArg
+from ..kernels import check_kernel, check_params, kernel_value
 from ..kernels import gram as _gram
 from ..models import common as _mc
 from ..models import falkon
@@ -65,7 +66,7 @@ def _normal_block(Xb, L, V, params):
     return (falkon.normal_matvec(Xb, L, V, **params),)
 
 
-def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = "gaussian", solver: str = "nystrom-pcg",
+def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: KernelArg = "gaussian", solver: str = "nystrom-pcg",
                  n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform", tol: float = 1e-7,
                  max_iter: int = 100, seed: int | np.random.Generator | None = None, fit_intercept: bool = False,
                  degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1,
@@ -159,7 +160,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: str = 
         return tree([delayed(_normal_block, pure=False)(x, Ld, Vd, pd) for x in xb], add_parts).compute()[0]
 
     res = falkon.falkon_solve(matvec, rhs, Kmm, a, n, tol=float(tol), max_iter=int(max_iter), progress=rep)
-    return _mr.pcg_model(res, L, scale=1.0, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=c0,
+    return _mr.pcg_model(res, L, scale=1.0, tol=tol, kernel=kernel_value(entry), gamma=g, degree=deg, coef0=c0,
                          intercept=intercept, dtype=_v.result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
 
 

@@ -24,8 +24,8 @@ import numpy as np
 from .. import _threads
 from .. import _validation as _v
 from .._pairwise import pairwise
-from .._typing import ArrayLike, FloatArray, Threads
-from ..kernels import KERNELS, gram, gram_matvec
+from .._typing import ArrayLike, FloatArray, KernelArg, Threads
+from ..kernels import check_kernel, gram, gram_matvec
 
 _F64 = np.dtype(np.float64)
 
@@ -149,7 +149,7 @@ class KernelModel:
 
     centers: np.ndarray
     weights: np.ndarray
-    kernel: str
+    kernel: KernelArg
     gamma: float
     degree: int
     coef0: float
@@ -167,7 +167,7 @@ class KernelModel:
     converged: bool = True
 
     @classmethod
-    def without_tail(cls, centers: np.ndarray, weights: np.ndarray, *, kernel: str, gamma: float, degree: int,
+    def without_tail(cls, centers: np.ndarray, weights: np.ndarray, *, kernel: KernelArg, gamma: float, degree: int,
                      coef0: float, intercept: np.ndarray, dtype: np.dtype, single_output: bool, jitter: float = 0.0,
                      solver: str = "cholesky", n_iter: int = 0, residual: float = 0.0,
                      converged: bool = True) -> "KernelModel":
@@ -233,7 +233,7 @@ def gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     _v.check_memory(8 * n * n, f"{what}: the {n} x {n} float64 kernel matrix",
                     "use `rbf_network` with fewer centres for large n.")
     B = np.empty((n, n), dtype=np.float64)
-    entry = KERNELS[kernel]
+    entry = check_kernel(kernel)
     if entry.radial and not whole:
         pairwise(Xd, Xd, entry.spec(np.full(n, gamma), coef0, degree), True, B, n_threads, mirror=False)
         return B, False
@@ -310,7 +310,7 @@ class RBFNetwork:
     gamma: np.ndarray
     weights: np.ndarray
     bias: np.ndarray
-    kernel: str
+    kernel: KernelArg
     classes: np.ndarray | None
     dtype: np.dtype
     single_output: bool

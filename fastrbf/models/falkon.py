@@ -60,8 +60,9 @@ from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._jit import falkon as _jf
 from .._lazy import blas, lapack
+from .._typing import KernelArg
 from ..cluster import kmeans_named
-from ..kernels import KERNELS
+from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError
 
 #: smallest row chunk of the fused passes, and the most chunks (bounds the partials)
@@ -88,7 +89,7 @@ def _pass(cross, X, L, Wt, kernel, gamma, degree, coef0, n_threads):
     m = Lt.shape[1]
     chunk, nch = chunking(X.shape[0])
     partial = np.zeros((nch, Wt.shape[0], m))
-    spec = KERNELS[kernel].spec(np.full(m, gamma, dtype=dt), coef0, degree)
+    spec = check_kernel(kernel).spec(np.full(m, gamma, dtype=dt), coef0, degree)
     _jf.nm_pass.run(n_threads, X, Lt, Wt, cross, chunk, *spec.args, partial)
     out = partial[0].copy()
     for p in partial[1:]:  # chunk order: bitwise the same for any thread count
@@ -101,7 +102,7 @@ def _as_2d_f64(V):
     return V.reshape(V.shape[0], -1)
 
 
-def normal_matvec(X: np.ndarray, L: np.ndarray, V: np.ndarray, *, kernel: str, gamma: float, degree: int,
+def normal_matvec(X: np.ndarray, L: np.ndarray, V: np.ndarray, *, kernel: KernelArg, gamma: float, degree: int,
                   coef0: float, n_threads: int | None = None) -> np.ndarray:
     """``K(X, L)^T (K(X, L) @ V)`` in one fused pass; never holds n x m.
 
@@ -127,7 +128,7 @@ def normal_matvec(X: np.ndarray, L: np.ndarray, V: np.ndarray, *, kernel: str, g
     return _pass(False, X, L, Vt, kernel, gamma, degree, coef0, n_threads)
 
 
-def cross_t(X: np.ndarray, L: np.ndarray, Y: np.ndarray, *, kernel: str, gamma: float, degree: int, coef0: float,
+def cross_t(X: np.ndarray, L: np.ndarray, Y: np.ndarray, *, kernel: KernelArg, gamma: float, degree: int, coef0: float,
             n_threads: int | None = None) -> np.ndarray:
     """``K(X, L)^T @ Y`` in one fused pass (``Y`` (n,) or (n, k)); float64 (m, k).
 

@@ -23,9 +23,10 @@ import numpy as np
 
 from .. import _dense, _threads
 from .. import _validation as _v
+from .._jit.kernels import RATIONAL_QUADRATIC
 from .._lazy import lapack, scipy
-from .._typing import ArrayLike, Threads
-from ..kernels import check_kernel
+from .._typing import ArrayLike, KernelArg, Threads
+from ..kernels import check_kernel, is_user, kernel_value
 from ..linalg import NotPositiveDefiniteError, check_alpha, check_conditioning, diag_view, factor_in_place
 from .common import (
     KernelModel,
@@ -60,11 +61,14 @@ def _compact_trailing(A, q):
 
 
 def _lu_singular_text(degree, kernel, min_degree):
+    if degree >= min_degree:  # a user kernel not declared positive definite
+        return (f"The interpolation system (solved by LU: the {kernel!r} kernel is not declared positive definite) "
+                f"is singular. Remedies: {_INTERP_REMEDIES}")
     return (f"The interpolation system (solved by LU: `degree` {degree} is below the {kernel!r} kernel's minimum "
             f"{min_degree}) is singular. Remedies: `degree` >= {min_degree}, {_INTERP_REMEDIES}")
 
 
-def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline", gamma: float | None = None,
+def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_spline", gamma: float | None = None,
                 degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
 
@@ -148,9 +152,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
         raise ValueError(f"The polynomial matrix of degree {degree} of `X` is singular: the points do not "
                          "determine a polynomial of that degree (too few distinct points, or collinear "
                          "ones). Use a lower `degree`.")
-    B, _ = gram_buffer(Xd, kernel, g, 1, 0.0, n_threads, "interpolate")
+    coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
+    B, _ = gram_buffer(Xd, entry, g, 1, coef0, n_threads, "interpolate")
     used = 0.0
-    if degree < min_degree:  # ill-posed: SciPy's LU on the full system
+    # a user kernel not declared (conditionally) positive definite for this d: LU, as SciPy
+    undeclared = is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d > entry.max_dim))
+    if degree < min_degree or undeclared:  # ill-posed, or not known to be definite: SciPy's LU on the full system
         _v.check_memory(8 * (n + q) ** 2, f"interpolate: the {n + q} x {n + q} system", "")
         Afull = np.zeros((n + q, n + q))
         Afull[:n, :n] = B
@@ -211,7 +218,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: str = "thin_plate_spline"
             del B
     check_model_weights(W)
     check_model_weights(C)
-    return KernelModel(centers=Xd, weights=np.ascontiguousarray(W), kernel=kernel, gamma=g, degree=1, coef0=0.0,
+    return KernelModel(centers=Xd, weights=np.ascontiguousarray(W), kernel=kernel_value(entry), gamma=g, degree=1, coef0=coef0,
                        intercept=np.zeros(k), poly_powers=powers, poly_shift=shift, poly_scale=scale,
                        poly_coef=np.ascontiguousarray(C), dtype=_v.result_dtype(Xa, Ya), single_output=single,
                        jitter=used)

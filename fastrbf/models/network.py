@@ -26,9 +26,9 @@ from .. import _validation as _v
 from .._jit import network as _jnet
 from .._lazy import scipy
 from .._progress import ProgressArg
-from .._typing import ArrayLike, Seed, Threads
+from .._typing import ArrayLike, KernelArg, Seed, Threads
 from ..cluster import kmeans_named
-from ..kernels import KERNELS, check_kernel, check_params
+from ..kernels import KERNELS, check_kernel, check_params, kernel_value
 from ..linalg import check_alpha
 from .common import RBFNetwork, as_targets, class_codes, model_data, network_targets, owned
 
@@ -92,7 +92,7 @@ def tsqr(C, X, spec, T, n_threads, Xt=None):
 
 
 def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int | None = None,
-                centers: str | ArrayLike = "kmeans", alpha: float = 0.0, bias: bool = True, kernel: str = "gaussian",
+                centers: str | ArrayLike = "kmeans", alpha: float = 0.0, bias: bool = True, kernel: KernelArg = "gaussian",
                 classify: bool = False, seed: Seed = None, max_iter: int = 300, n_init: int = 1,
                 learn_gamma: bool = False, per_center: bool = False,
                 validation: tuple[ArrayLike, ArrayLike] | None = None, gamma_tol: float = 1e-4,
@@ -232,7 +232,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         if a_learn != a:
             W, b = solve(g)
     dtype = _v.result_dtype(Xa) if classify else _v.result_dtype(Xa, np.asarray(Y))
-    return RBFNetwork(C, g, W, b, kernel, classes, dtype, single, history)
+    return RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, history)
 
 
 def check_centers_arg(centers, n_centers, n, d, choices=("kmeans", "all")):

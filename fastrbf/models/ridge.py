@@ -31,8 +31,8 @@ import numpy as np
 from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._progress import ProgressArg
-from .._typing import ArrayLike, Seed, Threads
-from ..kernels import KERNELS, check_kernel, check_params, gram
+from .._typing import ArrayLike, KernelArg, Seed, Threads
+from ..kernels import KERNELS, check_kernel, check_params, check_positive_definite, gram, is_user, kernel_value
 from ..linalg import check_alpha, check_conditioning, diag_view, factor_in_place
 from . import falkon
 from .common import (
@@ -85,7 +85,7 @@ def _choose_solver(n, alpha, n_landmarks, landmarks):
     return "nystrom-pcg"
 
 
-def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: str = "gaussian",
+def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: KernelArg = "gaussian",
                  fit_intercept: bool = False, degree: int = 3, coef0: float = 1.0, jitter: float | str | None = None,
                  solver: str = "auto", n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform",
                  tol: float = 1e-7, max_iter: int = 100, seed: Seed = None, n_threads: Threads = None,
@@ -201,6 +201,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
                                  landmarks, tol, max_iter, rng, n_threads, progress)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
+    check_positive_definite(entry, Xa.shape[1], "kernel_ridge")
     a = check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
     Xd = owned(_v.to_dtype(Xa, _F64, "X"), X)
@@ -208,6 +209,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
     T -= intercept
     # the whole matrix: the triangle the factorisation leaves untouched serves the check
+    kernel = kernel_value(entry)
     B, whole = gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
     d0 = diag_view(B).copy()
     F, used = factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
@@ -227,7 +229,13 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
     """The checks of solver="nystrom-pcg" shared with :func:`fastrbf.dask.kernel_ridge`:
     (alpha as a float, the landmark count for ``landmarks="uniform"`` or ``"kmeans"``;
     None when ``landmarks`` is an array, which the caller checks)."""
-    if kernel not in PCG_KERNELS:
+    entry = check_kernel(kernel)
+    if is_user(entry):
+        check_positive_definite(entry, None, 'kernel_ridge (solver="nystrom-pcg")')
+        if entry.min_degree >= 0:
+            raise ValueError(f'solver="nystrom-pcg" needs a positive definite kernel without a polynomial tail; the '
+                             f"user kernel {entry.name!r} needs `min_degree` {entry.min_degree}.")
+    elif entry.name not in PCG_KERNELS:
         raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
                          f"kernel); got {kernel!r}.")
     if _v.ndim(alpha, "alpha") != 0:
@@ -249,7 +257,8 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
 def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
                       max_iter, rng, n_threads, progress=False):
     n, d = Xa.shape
-    kernel = entry.name
+    kernel = kernel_value(entry)
+    check_positive_definite(entry, d, 'kernel_ridge (solver="nystrom-pcg")')
     if jitter is not None:
         raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)

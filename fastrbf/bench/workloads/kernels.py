@@ -1,8 +1,13 @@
 """Gram-matrix workloads: the Gaussian Gram matrix of one set (against the NumPy
-reference and scikit-learn's ``rbf_kernel``) and ``gram_matvec`` (against building the
-matrix, then multiplying, and pykeops's on-the-fly kernel sum on the CPU).  Their
-essential cost counts the exps: half the matrix for the symmetric Gram matrix (written
-whole), every entry for ``gram_matvec`` (nothing written but the result)."""
+reference and scikit-learn's ``rbf_kernel``), the Matern-5/2 one (against scikit-learn's
+``Matern``) and ``gram_matvec`` (against building the matrix, then multiplying, and
+pykeops's on-the-fly kernel sum on the CPU).  Each also times the same kernel written as
+a user kernel (:mod:`fastrbf.user_kernels`), so that the cost of a user kernel against
+the built-in one is a same-run ratio.  Their essential cost counts the exps: half the
+matrix for the symmetric Gram matrix (written whole), every entry for ``gram_matvec``
+(nothing written but the result)."""
+
+import math
 
 import numpy as np
 
@@ -17,17 +22,39 @@ from .peers import keops_gaussian_matvec, optional_peer
 
 def workloads() -> list[Workload]:
     """The Gram-matrix workloads, in the order of the report."""
-    return [_gram_workload(), _matvec_workload()]
+    return [_gram_workload(), _matern_workload(), _matvec_workload()]
+
+
+_USER: dict = {}
+
+
+def user_kernels():
+    """The built-in Gaussian and Matern-5/2 kernels written as user kernels (defined on
+    first use: defining one compiles it)."""
+    if not _USER:
+        from fastrbf.user_kernels import define_kernel, exp
+
+        def bench_gaussian(s):
+            return exp(-s)
+
+        def bench_matern52(s):
+            t = math.sqrt(5.0 * s)
+            return (1.0 + t + t * t / 3.0) * exp(-t)
+
+        _USER["gaussian"] = define_kernel(bench_gaussian, positive_definite=True)
+        _USER["matern52"] = define_kernel(bench_matern52, positive_definite=True)
+    return _USER
 
 
 def _gram_workload():
     def setup(n):
         X = seeded_rng().standard_normal((n, 16))
-        return {"X": X, "out": np.empty((n, n))}
+        return {"X": X, "out": np.empty((n, n)), "user": user_kernels()["gaussian"]}
 
     cs = [
         Contender("fastrbf", FASTRBF, lambda a: gram(a["X"], gamma=0.5)),
         Contender("fastrbf out=", FASTRBF, lambda a: gram(a["X"], gamma=0.5, out=a["out"])),
+        Contender("fastrbf user kernel", FASTRBF, lambda a: gram(a["X"], kernel=a["user"], gamma=0.5)),
         Contender("numpy reference", NUMPY, lambda a: reference.gram(a["X"], gamma=0.5)),
     ]
     skm = try_import("sklearn.metrics.pairwise")
@@ -35,6 +62,23 @@ def _gram_workload():
         cs.append(Contender("scikit-learn rbf_kernel", PEER, lambda a: skm.rbf_kernel(a["X"], gamma=0.5)))
     return Workload("gram-gaussian", setup, lambda a: a["X"].shape[0] ** 2, "entries/s", cs,
                     lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, gamma 0.5", sizes=(2000, 4500, 10000),
+                    cost=_gram_cost)
+
+
+def _matern_workload():
+    def setup(n):
+        return {"X": seeded_rng().standard_normal((n, 16)), "user": user_kernels()["matern52"]}
+
+    # gamma 0.25 = 1 / length_scale**2 with scikit-learn's length_scale 2
+    cs = [
+        Contender("fastrbf", FASTRBF, lambda a: gram(a["X"], kernel="matern52", gamma=0.25)),
+        Contender("fastrbf user kernel", FASTRBF, lambda a: gram(a["X"], kernel=a["user"], gamma=0.25)),
+    ]
+    skk = try_import("sklearn.gaussian_process.kernels")
+    if skk is not None:
+        cs.append(Contender("scikit-learn Matern(nu=2.5)", PEER, lambda a: skk.Matern(length_scale=2.0, nu=2.5)(a["X"])))
+    return Workload("gram-matern52", setup, lambda a: a["X"].shape[0] ** 2, "entries/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} self, length scale 2", sizes=(2000, 8000),
                     cost=_gram_cost)
 
 
@@ -51,10 +95,12 @@ def _matvec_cost(a):
 def _matvec_workload():
     def setup(n):
         rng = seeded_rng()
-        return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000)}
+        return {"X": rng.standard_normal((n, 16)), "Y": rng.standard_normal((2000, 16)), "v": rng.standard_normal(2000),
+                "user": user_kernels()["gaussian"]}
 
     cs = [
         Contender("fastrbf", FASTRBF, lambda a: gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
+        Contender("fastrbf user kernel", FASTRBF, lambda a: gram_matvec(a["X"], a["Y"], a["v"], kernel=a["user"], gamma=0.5)),
         Contender("numpy build-then-multiply", NUMPY, lambda a: reference.gram_matvec(a["X"], a["Y"], a["v"], gamma=0.5)),
         optional_peer("pykeops CPU LazyTensor", "pykeops", package="pykeops", compiles="g++",
                       fn=lambda a: keops_gaussian_matvec(a["X"], a["Y"], a["v"], 0.5)),

@@ -97,6 +97,15 @@ def prepare(X, Y, name_x="X", name_y="Y"):
     return Xc, Yc, dtype
 
 
+def rescale(Xc, Yc, length_scale, dtype):
+    """``(Xc, Yc)`` with each feature divided by its length scale (checked here; None:
+    unchanged).  ``Yc`` may be None."""
+    ls = _v.check_length_scale(length_scale, Xc.shape[1])
+    if ls is None:
+        return Xc, Yc
+    return _v.scale_features(Xc, ls, dtype, "X"), None if Yc is None else _v.scale_features(Yc, ls, dtype, "Y")
+
+
 def allocate(out, shape, dtype, inputs, what):
     """The checked ``out=``, or a new result array after the memory check."""
     out = _v.check_out(out, shape, dtype, inputs)

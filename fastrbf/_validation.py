@@ -138,6 +138,46 @@ def check_magnitude(arr, name, dtype=None):
         )
 
 
+def check_length_scale(length_scale, d, name="length_scale"):
+    """Per-feature length scales: None, or a finite number > 0 or one per feature (``d``),
+    returned as a float64 array of shape (d,) (None stays None)."""
+    if length_scale is None:
+        return None
+    if is_real(length_scale):
+        ls = np.full(d, as_float(length_scale))
+    else:
+        try:
+            ls = np.asarray(length_scale)
+        except Exception:
+            raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
+                            f"{type(length_scale).__name__}.") from None
+        if ls.dtype.kind not in "iuf":
+            raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {length_scale!r}.")
+        if ls.ndim != 1 or ls.shape[0] != d:
+            raise ValueError(f"`{name}` must be a number or a 1-D array with one value per feature ({d}); got shape "
+                             f"{ls.shape}.")
+        ls = ls.astype(np.float64)
+    bad = ~(np.isfinite(ls) & (ls > 0))
+    if bad.any():
+        raise ValueError(f"`{name}` must contain only finite values > 0; got {float(ls[bad][0])!r}.")
+    return ls
+
+
+def scale_features(arr, length_scale, dtype, name):
+    """``arr / length_scale`` (per column) as a new C-contiguous array of ``dtype``
+    (``arr`` itself, converted, when ``length_scale`` is None); ValueError naming
+    ``name`` if the quotient overflows ``dtype``."""
+    if length_scale is None:
+        return to_dtype(arr, dtype)
+    check_memory(arr.size * np.dtype(dtype).itemsize, f"the rescaled copy of `{name}` {arr.shape}", "")
+    with np.errstate(over="ignore"):
+        out = np.ascontiguousarray(np.asarray(arr, dtype=np.float64) / length_scale, dtype=dtype)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"`{name}` divided by `length_scale` overflows {np.dtype(dtype)}; use larger length scales "
+                         "or rescale the data.")
+    return out
+
+
 def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):
     """Targets: a finite real array of ``ndims`` dimensions with ``n`` rows."""
     arr = as_array(Y, name, ndim=ndims)

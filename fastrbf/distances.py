@@ -19,7 +19,7 @@ from ._typing import ArrayLike, FloatArray, Threads
 
 
 def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,
-           n_threads: Threads = None) -> FloatArray:
+           n_threads: Threads = None, length_scale: ArrayLike | None = None) -> FloatArray:
     """Pairwise squared Euclidean distances ``D[i, j] = ||X[i] - Y[j]||^2``.
 
     Parameters
@@ -34,6 +34,9 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
         C-contiguous buffer of the result dtype to write into; it is returned.
     n_threads : int, optional
         Threads to use; ``None`` = the ambient default (all cores), ``-1`` = all cores.
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature scales: ``D[i, j] = sum_k ((X[i, k] - Y[j, k]) / length_scale_k)**2``
+        (each feature divided by its scale first).
 
     Returns
     -------
@@ -61,8 +64,12 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
            [25.,  0.]])
     >>> sqdist(X, np.array([[0.0, 1.0]], dtype=np.float32)).dtype
     dtype('float64')
+    >>> sqdist(X, length_scale=[1.0, 2.0])  # 3**2 + (4 / 2)**2
+    array([[ 0., 13.],
+           [13.,  0.]])
     """
     Xc, Yc, dtype = _pw.prepare(X, Y)
+    Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
     symmetric = Yc is None
     Yc = Xc if symmetric else Yc
     out = _pw.allocate(out, (Xc.shape[0], Yc.shape[0]), dtype, (X, Y), "sqdist")

@@ -161,7 +161,8 @@ def make_spec(entry, gamma, m, dtype, degree=3, coef0=1.0, name="gamma"):
 
 
 def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
-         out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
+         out: FloatArray | None = None, n_threads: Threads = None, degree: int = 3, coef0: float = 1.0,
+         length_scale: ArrayLike | None = None) -> FloatArray:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])``, fused: each tile of distances becomes
     kernel values while it is in cache; nothing of size n x m besides the result.
 
@@ -192,6 +193,13 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
         (``coef0``) kernels; ``coef0`` > 0 is the shape of the rational quadratic one.
         ``gamma`` and ``coef0`` must be finite in the result dtype
         (float32 when every input is float32).
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths: each feature is divided by its length scale before the
+        kernel, ``s = gamma * sum_k ((x_k - y_k) / length_scale_k)**2`` (dot-product
+        kernels: ``sum_k x_k y_k / length_scale_k**2``).  With ``gamma = 1`` this is
+        scikit-learn's anisotropic ``length_scale`` of ``Matern`` and
+        ``RationalQuadratic``; its ``RBF(length_scale=l)`` is ``gamma=0.5,
+        length_scale=l``.
 
     Raises
     ------
@@ -219,6 +227,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
     """
     entry = check_kernel(kernel)
     Xc, Yc, dtype = _pw.prepare(X, Y)
+    Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
         _v.check_magnitude(Yc, "Y")
@@ -240,7 +249,8 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
 
 
 def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
-                n_threads: Threads = None, degree: int = 3, coef0: float = 1.0) -> FloatArray:
+                n_threads: Threads = None, degree: int = 3, coef0: float = 1.0,
+                length_scale: ArrayLike | None = None) -> FloatArray:
     """``K(X, Y) @ V`` without ever holding ``K``: tiles of K are made and consumed in
     cache.  Memory O((n + m) d + n k) plus one small tile per thread.
 
@@ -249,7 +259,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg =
     X : array_like of shape (n, d)
     Y : array_like of shape (m, d)
     V : array_like of shape (m,) or (m, k)
-    kernel, gamma, degree, coef0 :
+    kernel, gamma, degree, coef0, length_scale :
         As in :func:`gram`.
     n_threads : int, optional
 
@@ -279,6 +289,9 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg =
             f"`V` must have one row per row of `Y` ({Ya.shape[0]}); got shape {Va.shape}."
         )
     dtype = _v.result_dtype(Xa, Ya, Va)
+    ls = _v.check_length_scale(length_scale, Xa.shape[1])
+    if ls is not None:
+        Xa, Ya = _v.scale_features(Xa, ls, dtype, "X"), _v.scale_features(Ya, ls, dtype, "Y")
     _v.check_magnitude(Xa, "X", dtype)
     _v.check_magnitude(Ya, "Y", dtype)
     spec, _ = make_spec(entry, gamma, Ya.shape[0], dtype, degree, coef0)

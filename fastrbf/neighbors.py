@@ -55,12 +55,17 @@ def _check_classify(classify):
     return _v.check_bool(classify, "classify", text="True or False")
 
 
-def _check_data(X, Xq):
-    """Validated (X, Xq) under the caller's names, and the result dtype."""
+def _check_data(X, Xq, length_scale=None):
+    """Validated (X, Xq) under the caller's names (each feature divided by its
+    ``length_scale``, if given), and the result dtype."""
     Xa = _v.check_data(X, "X")
     Qa = _v.check_data(Xq, "Xq")
     _v.check_features(Xa, Qa, "X", "Xq")
-    return Xa, Qa, _v.result_dtype(Xa, Qa)
+    dtype = _v.result_dtype(Xa, Qa)
+    ls = _v.check_length_scale(length_scale, Xa.shape[1])
+    if ls is not None:
+        Xa, Qa = _v.scale_features(Xa, ls, dtype, "X"), _v.scale_features(Qa, ls, dtype, "Xq")
+    return Xa, Qa, dtype
 
 
 def _scaled(Xa, Qa, dtype):
@@ -99,7 +104,8 @@ def _knn(Xa, Qa, k, dtype, n_threads):
     return idx, dist, t
 
 
-def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tuple[IntArray, FloatArray]:
+def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
+        length_scale: ArrayLike | None = None) -> tuple[IntArray, FloatArray]:
     """The ``k`` nearest training points of each query point.
 
     Parameters
@@ -111,6 +117,9 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tu
     k : int
         1 <= k <= n.
     n_threads : int, optional
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature scales: distances of the features divided by them (as
+        :func:`fastrbf.sqdist`); the returned squared distances are in those units.
 
     Returns
     -------
@@ -133,7 +142,7 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None) -> tu
     array([[0.16, 0.36],
            [0.25, 0.25]])
     """
-    Xa, Qa, dtype = _check_data(X, Xq)
+    Xa, Qa, dtype = _check_data(X, Xq, length_scale)
     idx, dist, t = _knn(Xa, Qa, k, dtype, n_threads)
     return idx, _ldexp(dist, 2 * t)
 

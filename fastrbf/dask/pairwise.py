@@ -39,7 +39,8 @@ def _pair_blocks(X, Y, name_y="Y") -> tuple[da.Array, da.Array]:
     return X, Yd
 
 
-def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.Array:
+def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1,
+           length_scale: ArrayLike | None = None) -> da.Array:
     """Squared Euclidean distances of the rows of a dask array, blockwise.
 
     Parameters
@@ -50,6 +51,8 @@ def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.A
         ``Y`` is one block shipped to every task.
     n_threads : int, default 1
         Threads of each task (one numba thread per dask thread).
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature scales, as in :func:`fastrbf.sqdist`.
 
     Returns
     -------
@@ -70,22 +73,23 @@ def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1) -> da.A
     """
     nt = check_threads(n_threads)
     X, Yd = _pair_blocks(X, Y)
+    ls = _v.check_length_scale(length_scale, X.shape[1])
     dtype = _v.result_dtype(X.dtype, Yd.dtype)
     return da.blockwise(_sqdist_block, "ij", X, "ik", Yd, "jk", row_index(X), "i", row_index(Yd), "j", dtype=dtype,
                         meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
-                        n_threads=nt)
+                        n_threads=nt, length_scale=ls)
 
 
-def _sqdist_block(Xb, Yb, rx, ry, name_y, n_threads):
+def _sqdist_block(Xb, Yb, rx, ry, name_y, n_threads, length_scale):
     try:
-        return _sqdist(Xb, Yb, n_threads=n_threads)
+        return _sqdist(Xb, Yb, n_threads=n_threads, length_scale=length_scale)
     except ValueError as exc:
         raise_global(exc, (Xb, rx[0], "X"), (Yb, ry[0], name_y))
         raise  # not reached
 
 
 def gram(X: Data, Y: Data | None = None, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0, degree: int = 3,
-         coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
+         coef0: float = 1.0, n_threads: int | None = 1, length_scale: ArrayLike | None = None) -> da.Array:
     """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` of dask arrays, blockwise.
 
     Parameters
@@ -93,7 +97,7 @@ def gram(X: Data, Y: Data | None = None, *, kernel: KernelArg = "gaussian", gamm
     X : dask.array.Array of shape (n, d), chunked by rows
     Y : dask.array.Array or array_like of shape (m, d), optional
         Defaults to ``X``.
-    kernel, gamma, degree, coef0 :
+    kernel, gamma, degree, coef0, length_scale :
         As in :func:`fastrbf.gram`; a per-column ``gamma`` (length m) is cut like the
         columns.  With float32 data ``gamma`` must lie within float32's range.
     n_threads : int, default 1
@@ -116,26 +120,29 @@ def gram(X: Data, Y: Data | None = None, *, kernel: KernelArg = "gaussian", gamm
     entry = check_kernel(kernel)
     deg, c0 = check_params(entry, degree, coef0)
     X, Yd = _pair_blocks(X, Y)
+    ls = _v.check_length_scale(length_scale, X.shape[1])
     dtype = _v.result_dtype(X.dtype, Yd.dtype)
     g, _ = _v.check_gamma(gamma, Yd.shape[0], np.float64)
     check_gamma_dtype(g, dtype)
     gd = da.from_array(g, chunks=(Yd.chunks[0],))
     return da.blockwise(_gram_block, "ij", X, "ik", Yd, "jk", gd, "j", row_index(X), "i", row_index(Yd), "j",
                         dtype=dtype, meta=np.empty((0, 0), dtype), concatenate=True, name_y="X" if Y is None else "Y",
-                        kernel=kernel, degree=deg, coef0=c0, n_threads=nt)
+                        kernel=kernel, degree=deg, coef0=c0, n_threads=nt, length_scale=ls)
 
 
-def _gram_block(Xb, Yb, g, rx, ry, name_y, kernel, degree, coef0, n_threads):
+def _gram_block(Xb, Yb, g, rx, ry, name_y, kernel, degree, coef0, n_threads, length_scale):
     gam = g[0] if np.all(g == g[0]) else g
     try:
-        return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads)
+        return _gram(Xb, Yb, kernel=kernel, gamma=gam, degree=degree, coef0=coef0, n_threads=n_threads,
+                     length_scale=length_scale)
     except ValueError as exc:
         raise_global(exc, (Xb, rx[0], "X"), (Yb, ry[0], name_y))
         raise  # not reached
 
 
 def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gaussian", gamma: ArrayLike = 1.0,
-                degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1) -> da.Array:
+                degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1,
+                length_scale: ArrayLike | None = None) -> da.Array:
     """``K(X, Y) @ V`` for a dask ``X``, blockwise and fused (no block of K is held).
 
     Parameters
@@ -144,7 +151,7 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gau
     Y : array_like of shape (m, d)
         In memory (shipped to every task), as ``V``.
     V : array_like of shape (m,) or (m, k)
-    kernel, gamma, degree, coef0 :
+    kernel, gamma, degree, coef0, length_scale :
         As in :func:`fastrbf.gram_matvec` (float32 data: ``gamma`` within float32's range).
     n_threads : int, default 1
 
@@ -178,7 +185,8 @@ def gram_matvec(X: Data, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg = "gau
     g, scalar = _v.check_gamma(gamma, Ya.shape[0], np.float64)
     check_gamma_dtype(g, dtype)
     gam = float(g[0]) if scalar else g
-    kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt}
+    kw = {"kernel": kernel, "gamma": gam, "degree": deg, "coef0": c0, "n_threads": nt,
+          "length_scale": _v.check_length_scale(length_scale, X.shape[1])}
     if Va.ndim == 1:
         return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
     return da.map_blocks(_matvec_block, X, Ya, Va, kw, dtype=dtype, chunks=(X.chunks[0], (Va.shape[1],)),

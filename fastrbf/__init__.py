@@ -12,7 +12,17 @@ from .distances import sqdist
 from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
-from .models import ConvergenceWarning, KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
+from .models import (
+    ConvergenceWarning,
+    KernelModel,
+    RBFNetwork,
+    SelectionResult,
+    interpolate,
+    interpolate_cv,
+    kernel_ridge,
+    kernel_ridge_cv,
+    rbf_network,
+)
 from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
 from .user_kernels import UserKernel, define_kernel
 
@@ -31,6 +41,7 @@ __all__ = [
     "NystroemMap",
     "RBFNetwork",
     "RandomFourierMap",
+    "SelectionResult",
     "UserKernel",
     "__version__",
     "cholesky",
@@ -40,7 +51,9 @@ __all__ = [
     "gram",
     "gram_matvec",
     "interpolate",
+    "interpolate_cv",
     "kernel_ridge",
+    "kernel_ridge_cv",
     "kmeans",
     "knn",
     "knn_predict",

@@ -13,6 +13,8 @@ One module per family, and what they share:
   and its landmarks (the Nystroem feature map is :func:`fastrbf.nystroem`).
 - :mod:`~fastrbf.models.interpolation`: :func:`interpolate`.
 - :mod:`~fastrbf.models.network`: :func:`rbf_network`.
+- :mod:`~fastrbf.models.selection`: :func:`kernel_ridge_cv`, :func:`interpolate_cv`
+  (closed-form leave-one-out and GCV over a (gamma, alpha) grid).
 
 The modules are not named after the functions they hold (``kernel_ridge``,
 ``interpolate``, ``rbf_network``): ``fastrbf.models.rbf_network`` is the function, and a
@@ -23,6 +25,7 @@ from .common import ConvergenceWarning, KernelModel, RBFNetwork
 from .interpolation import interpolate
 from .network import GAMMA_CHUNK, TSQR_CHUNK, TSQR_GROUP_CHUNKS, rbf_network
 from .ridge import AUTO_MEMORY_SHARE, PCG_KERNELS, SOLVERS, default_landmarks, kernel_ridge
+from .selection import SelectionResult, interpolate_cv, kernel_ridge_cv
 
 __all__ = [
     "AUTO_MEMORY_SHARE",
@@ -34,8 +37,11 @@ __all__ = [
     "ConvergenceWarning",
     "KernelModel",
     "RBFNetwork",
+    "SelectionResult",
     "default_landmarks",
     "interpolate",
+    "interpolate_cv",
     "kernel_ridge",
+    "kernel_ridge_cv",
     "rbf_network",
 ]

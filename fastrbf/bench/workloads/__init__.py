@@ -9,10 +9,10 @@ nothing is compiled until a workload runs.
 """
 
 from ..harness import Workload
-from . import approx, cluster, dask, distances, gp, kernels, linalg, models, neighbors, sklearn
+from . import approx, cluster, dask, distances, gp, kernels, linalg, models, neighbors, selection, sklearn
 
 #: the family modules, in the order of the report
-FAMILIES = (distances, kernels, cluster, linalg, models, neighbors, gp, approx, sklearn, dask)
+FAMILIES = (distances, kernels, cluster, linalg, models, selection, neighbors, gp, approx, sklearn, dask)
 
 
 def all_workloads() -> list[Workload]:

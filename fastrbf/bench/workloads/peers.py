@@ -46,7 +46,8 @@ import numpy as np
 from ..harness import PEER, Contender
 
 #: how to install each peer (the legend of a row that says "not installed")
-INSTALL = {"sklearnex": "pip install scikit-learn-intelex", "pykeops": "pip install pykeops (needs g++)",
+INSTALL = {"sklearn": "pip install scikit-learn",
+           "sklearnex": "pip install scikit-learn-intelex", "pykeops": "pip install pykeops (needs g++)",
            "faiss": "pip install faiss-cpu"}
 
 

@@ -239,8 +239,9 @@ def has_deriv(phi):
 
 
 def value_and_deriv(phi, t, c, degree):
-    """``(phi(t), dphi/dt)`` for one element (numba only: resolved by :func:`deriv_impl`)."""
-    raise NotImplementedError("value_and_deriv is called from numba kernels only")
+    """``(phi(t), dphi/dt)`` for one element, through :func:`deriv_impl` (resolved at
+    compile time inside numba kernels; this body runs only with the JIT disabled)."""
+    return deriv_impl(PhiType(phi.code))(phi, t, c, degree)
 
 
 @overload(value_and_deriv, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True),

@@ -98,7 +98,7 @@ def _predict_grad_workload():
         n, m = size
         X = rng.random((n, 3))
         y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
-        return {"model": interpolate(X, y, kernel="cubic", degree=1), "Xq": rng.random((m, 3))}
+        return {"X": X, "model": interpolate(X, y, kernel="cubic", degree=1), "Xq": rng.random((m, 3))}
 
     cs = [
         Contender("fastrbf predict(return_grad=True)", FASTRBF, lambda a: a["model"].predict(a["Xq"], return_grad=True)),

@@ -306,3 +306,23 @@ def test_return_grad_must_be_a_bool(rng):
             call(1)
     with pytest.raises(TypeError, match=r"`return_grad` must be True or False; got 'yes'\."):
         gp.predict(X, return_grad="yes")
+
+
+def test_overflow_and_memory_messages(rng, monkeypatch):
+    from fastrbf import _validation
+
+    args = dict(kernel="polynomial", coef0=1.0, intercept=np.zeros(1), dtype=np.dtype(np.float64), single_output=True)
+    big = KernelModel.without_tail(np.array([[1e100, 0.0]]), np.ones((1, 1)), gamma=1.0, degree=4, **args)
+    with pytest.raises(ValueError, match=r"predict overflows float64 for these `X` and the model's kernel"):
+        big.predict([[1e100, 0.0]], return_grad=True)
+    # the value at x = 0 is coef0, its gradient gamma * y overflows
+    steep = KernelModel.without_tail(np.array([[1e200, 0.0]]), np.ones((1, 1)), gamma=1e200, degree=1, **args)
+    with pytest.raises(ValueError, match=r"The gradient overflows float64 for these `X` and the model's kernel"):
+        steep.predict([[0.0, 0.0]], return_grad=True)
+    X = rng.random((20, 2))
+    model = kernel_ridge(X, X[:, 0], gamma=1.0, alpha=1e-3)
+    monkeypatch.setattr(_validation, "available_memory", lambda: 1000)
+    with pytest.raises(MemoryError, match=r"predict with the gradient: the 500 x 1 x 2 float64 Jacobian"):
+        model.predict(rng.random((500, 2)), return_grad=True)
+    with pytest.raises(MemoryError, match=r"nadaraya_watson with the gradient for 500 query points"):
+        nadaraya_watson(X, X[:, 0], rng.random((500, 2)), gamma=1.0, return_grad=True)

@@ -25,6 +25,9 @@ Decisions:
   ``PREDICT_CHUNK`` query points give both the mean and ``k(x, x) + noise - ||L^-1
   k(x)||^2`` (triangular solves; clamped at 0, the number of clamped values recorded on
   the result): one kernel pass, and the kernel is the one the fit compiled.
+  The gradient of the mean (``return_grad=True``) comes with the mean from one fused
+  pass of the Gaussian term's values and derivatives (plus the linear term's constant
+  gradient ``t3 X^T a``); with the variance too it is one more pass.
 - Checks come first: every argument is validated (errors name it); data (training or
   query ``X``) whose float64 squared distances would overflow is refused in the name
   of ``X``, as by :func:`fastrbf.gram`, and parameters whose covariance would

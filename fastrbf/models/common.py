@@ -14,6 +14,13 @@ Decisions:
 - :meth:`KernelModel.without_tail` is the one way to build a model without a
   polynomial tail (kernel ridge, in memory and on dask): the empty tail's arrays are
   spelled once, here.
+- ``predict(X, return_grad=True)`` (:func:`values_and_grad`) computes the values and the
+  gradient in one fused pass over the centres (:mod:`fastrbf._jit.grad`), not the plain
+  ``gram_matvec`` plus a second pass: the kernel's derivative comes from the same
+  distances, and the plain path compiles and runs exactly as before.  Gradients are
+  float64 inside, returned in the prediction's dtype; (m, d) for one output, the
+  Jacobian (m, k, d) otherwise.  A classifier network's gradient is that of its
+  decision function.
 """
 
 import itertools

@@ -326,3 +326,19 @@ def test_overflow_and_memory_messages(rng, monkeypatch):
         model.predict(rng.random((500, 2)), return_grad=True)
     with pytest.raises(MemoryError, match=r"nadaraya_watson with the gradient for 500 query points"):
         nadaraya_watson(X, X[:, 0], rng.random((500, 2)), gamma=1.0, return_grad=True)
+
+
+def test_gaussian_gradient_against_the_analytic_formula(rng):
+    # sum_j w_j (-2 gamma) (x - c_j) exp(-gamma |x - c_j|^2), by broadcasting
+    C = rng.random((600, 4))
+    W = rng.standard_normal((600, 2))
+    Xq = rng.random((33, 4)) + 50.0  # data away from the origin
+    C = C + 50.0
+    model = KernelModel.without_tail(C, W, kernel="gaussian", gamma=2.0, degree=3, coef0=1.0,
+                                     intercept=np.zeros(2), dtype=np.dtype(np.float64), single_output=False)
+    diff = Xq[:, None, :] - C[None, :, :]
+    E = np.exp(-2.0 * (diff**2).sum(-1))
+    ref = np.einsum("mn,nk,mnd->mkd", E, W, -4.0 * diff)
+    _, grad = model.predict(Xq, return_grad=True)
+    scale = np.einsum("mn,nk,mnd->mkd", E, np.abs(W), 4.0 * np.abs(diff))
+    assert np.all(np.abs(grad - ref) <= 1e-13 + 1e-12 * scale)

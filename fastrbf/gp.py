@@ -25,6 +25,9 @@ Decisions:
   ``PREDICT_CHUNK`` query points give both the mean and ``k(x, x) + noise - ||L^-1
   k(x)||^2`` (triangular solves; clamped at 0, the number of clamped values recorded on
   the result): one kernel pass, and the kernel is the one the fit compiled.
+  The gradient of the mean (``return_grad=True``) comes with the mean from one fused
+  pass of the Gaussian term's values and derivatives (plus the linear term's constant
+  gradient ``t3 X^T a``); with the variance too it is one more pass.
 - Checks come first: every argument is validated (errors name it); data (training or
   query ``X``) whose float64 squared distances would overflow is refused in the name
   of ``X``, as by :func:`fastrbf.gram`, and parameters whose covariance would
@@ -53,6 +56,7 @@ from ._progress import ProgressArg
 from ._typing import ArrayLike, FloatArray, Seed, Threads
 from .kernels import gram_matvec
 from .linalg import NotPositiveDefiniteError, factor_in_place
+from .models.common import values_and_grad
 
 _KERNELS = {"prml": 4, "gaussian": 2}
 PREDICT_CHUNK = 1024
@@ -300,12 +304,19 @@ class GPModel:
     dtype: np.dtype = _F64
 
     @overload
-    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, n_threads: Threads = None) -> FloatArray: ...
+    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, return_grad: Literal[False] = False,
+                n_threads: Threads = None) -> FloatArray: ...
 
     @overload
-    def predict(self, X: ArrayLike, *, return_var: Literal[True], n_threads: Threads = None) -> "GPPrediction": ...
+    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, return_grad: Literal[True],
+                n_threads: Threads = None) -> tuple[FloatArray, FloatArray]: ...
 
-    def predict(self, X: ArrayLike, *, return_var: bool = False, n_threads: Threads = None) -> "FloatArray | GPPrediction":
+    @overload
+    def predict(self, X: ArrayLike, *, return_var: Literal[True], return_grad: bool = False,
+                n_threads: Threads = None) -> "GPPrediction": ...
+
+    def predict(self, X: ArrayLike, *, return_var: bool = False, return_grad: bool = False,
+                n_threads: Threads = None) -> "FloatArray | tuple[FloatArray, FloatArray] | GPPrediction":
         """Predictive mean, and with ``return_var=True`` the predictive variance of
         ``y`` (noise included) as a :class:`GPPrediction`.
 
@@ -313,11 +324,17 @@ class GPModel:
         ----------
         X : array_like of shape (m, d)
         return_var : bool, default False
+        return_grad : bool, default False
+            Also the gradient of the predictive mean in ``x``, shape (m, d), from one
+            fused pass that gives the mean too (it agrees with the mean-only call to
+            rounding).  Alone: returned as ``(mean, grad)``; with ``return_var=True``:
+            the ``grad`` attribute of the :class:`GPPrediction` (one more pass over the
+            training points).
         n_threads : int, optional
 
         Returns
         -------
-        ndarray of shape (m,) or GPPrediction
+        ndarray of shape (m,), (mean, grad) or GPPrediction
             The mean, or the mean and the variance; float32 when ``X`` and the training
             data and targets were float32, else float64.  With ``return_var=True`` the
             mean is taken from the covariance rows computed for the variance; it agrees
@@ -339,16 +356,26 @@ class GPModel:
         >>> p = m.predict([[0.5]], return_var=True)
         >>> bool(abs(p.mean[0] - np.sin(1.5)) < 1e-3), bool(0 < p.var[0] < 1e-3)
         (True, True)
+        >>> mean, grad = m.predict([[0.5]], return_grad=True)
+        >>> grad.shape, bool(abs(grad[0, 0] - 3 * np.cos(1.5)) < 1e-2)
+        ((1, 1), True)
         """
         Xa = _v.check_data(_asarray(X, "X"), "X")
         if Xa.shape[1] != self.X_train.shape[1]:
             raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
         _v.check_magnitude(Xa, "X", _F64)  # refused here in its own name, not in gram_matvec's
         want_var = _v.check_bool(return_var, "return_var", text=_BOOL)
+        want_grad = _v.check_bool(return_grad, "return_grad", text=_BOOL)
         nt = _threads.resolve(n_threads)
         dtype = _v.result_dtype(self.dtype, Xa)
         Xq = _v.to_dtype(Xa, np.float64)
         t0, g, t2, t3, dotk = _params(self.theta)
+        if want_grad:
+            mean, grad = self._mean_and_grad(Xq, nt)
+            if not want_var:
+                return self._result(mean, dtype, Xq, "mean"), self._result(grad, dtype, Xq, "mean's gradient")
+            p = self.predict(X, return_var=True, n_threads=n_threads)
+            return GPPrediction(p.mean, p.var, p.n_clamped, self._result(grad, dtype, Xq, "mean's gradient"))
         if not want_var:  # the fused product: no n_query x n memory, no pass beyond the mean's
             with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
                 mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=nt) + t2 * self.alpha.sum()
@@ -390,6 +417,20 @@ class GPModel:
             var *= self.y_std
         return GPPrediction(self._result(mean, dtype, Xq, "mean"), self._result(var, dtype, Xq, "variance"), clamped)
 
+    def _mean_and_grad(self, Xq, nt):
+        """(the predictive mean (m,), its gradient (m, d)) in float64, one fused pass."""
+        t0, g, t2, t3, dotk = _params(self.theta)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
+            kv, kg = values_and_grad(Xq, self.X_train, self.alpha[:, None], kernel="gaussian", gamma=g, n_threads=nt)
+            mean = t0 * kv[:, 0] + t2 * self.alpha.sum()
+            grad = t0 * kg[:, 0]
+            if dotk:
+                with _threads.serial_blas():
+                    w = self.X_train.T @ self.alpha
+                    mean += t3 * (Xq @ w)
+                    grad += t3 * w
+            return mean * self.y_std + self.y_mean, grad * self.y_std
+
     def _result(self, values, dtype, Xq, what):
         """``values`` in ``dtype``; an error naming ``X`` if they overflow it."""
         with np.errstate(over="ignore"):
@@ -414,6 +455,8 @@ class GPPrediction:
     var : ndarray of shape (m,) or None
         None unless ``return_var=True``.
     n_clamped : int
+    grad : ndarray of shape (m, d) or None
+        The gradient of the mean in ``x`` with ``return_grad=True``, else None.
 
     Examples
     --------
@@ -429,6 +472,7 @@ class GPPrediction:
     mean: np.ndarray
     var: np.ndarray
     n_clamped: int
+    grad: np.ndarray | None = None
 
 
 def _check_bounds(bounds, k):

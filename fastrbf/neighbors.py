@@ -36,12 +36,16 @@ Decisions:
 - Every message names the argument as the caller passed it (``X``, ``Y``, ``Xq``).
 """
 
+from typing import Literal, overload
+
 import numpy as np
 
 from . import _threads
 from . import _validation as _v
+from ._jit import grad as _jgrad
 from ._jit import neighbors as _jn
 from ._scaling import ldexp as _ldexp
+from ._scaling import ldexp_float as _ldexp_float
 from ._scaling import max_abs as _max_abs
 from ._scaling import shift_for as _shift_for
 from ._typing import ArrayLike, FloatArray, IntArray, Threads
@@ -233,15 +237,24 @@ def _target_shift(T):
     return e if (e > 1020 - L or e < -960) else 0
 
 
+def _nw_units(Xa, Qa, dtype, g, laplacian):
+    """(X, Xq scaled as by :func:`_scaled`, their exponent t, and gm, s1, s2: the width
+    in the units of the scaled squared distances (distances with laplacian) is
+    ``gm * s1 * s2``, gm in [0.5, 1), s1 and s2 powers of two (see ``_weights``), E the
+    exponent of s1 s2)."""
+    Xc, Qc, t = _scaled(Xa, Qa, dtype)
+    gm, ge = np.frexp(np.sqrt(g) if laplacian else g)  # gamma = gm * 2**ge, gm in [0.5, 1)
+    E = int(ge) + (1 if laplacian else 2) * t
+    s1, s2 = _split_pow2(E, dtype)
+    return Xc, Qc, t, gm, s1, s2, E
+
+
 def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
     """Kernel sums relative to the nearest training point (see the module docstring):
     (num (m, t) float64 in units of ``2**tT`` (see :func:`_target_shift`), den (m,)
     float64, tT, and lognear (m,) float64 = -log k(x, x_nearest), so that the plain
     kernel sums are ``num * 2**tT * exp(-lognear)``)."""
-    Xc, Qc, t = _scaled(Xa, Qa, dtype)
-    gm, ge = np.frexp(np.sqrt(g) if laplacian else g)  # gamma = gm * 2**ge, gm in [0.5, 1)
-    E = int(ge) + (1 if laplacian else 2) * t
-    s1, s2 = _split_pow2(E, dtype)
+    Xc, Qc, t, gm, s1, s2, E = _nw_units(Xa, Qa, dtype, g, laplacian)
     tT = _target_shift(T)
     m = Qc.shape[0]
     num = np.empty((m, T.shape[1]))
@@ -257,8 +270,54 @@ def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
     return num, den, tT, lognear
 
 
+def _nw_grad(Xa, Qa, dtype, T, g, laplacian, n_threads):
+    """(Nadaraya-Watson values (m, t) float64, their gradient (m, t, d) float64): the
+    values from the sums of :func:`_shifted`, the gradient by the quotient rule,
+    ``grad f = sum_j grad k_j (y_j - f) / sum_j k_j``, from sums of the same relative
+    weights.  The targets of the gradient sums are centred on their mid-range (the
+    gradient does not change), so that an offset of the targets does not cancel."""
+    Xc, Qc, t, gm, s1, s2, E = _nw_units(Xa, Qa, dtype, g, laplacian)
+    m, d = Qc.shape
+    k = T.shape[1]
+    _v.check_memory(8 * m * (k + 1) * (d + 1), f"nadaraya_watson with the gradient for {m} query points",
+                    "predict in batches of fewer query points (`Xq`).")
+    tT = _target_shift(T)
+    mid = T.max(axis=0) / 2 + T.min(axis=0) / 2
+    U = T - mid
+    tU = _target_shift(U)
+    num = np.empty((m, k))
+    den = np.empty(m)
+    dmin = np.empty(m, dtype=dtype)
+    gnum = np.empty((m, k, d))
+    gden = np.empty((m, d))
+    Xt = np.ascontiguousarray(Xc.T)
+    Tt = np.ascontiguousarray(_ldexp(T, -tT).T, dtype=np.float64)
+    Ut = np.ascontiguousarray(_ldexp(U, -tU).T, dtype=np.float64)
+    _jgrad.shifted_sums_grad.run(n_threads, Qc, Xt, Tt, Ut, dtype.type(gm), s1, s2, laplacian, num, den, dmin,
+                                 gnum, gden)
+    values = _ldexp(num / den[:, None], tT)
+    # d/dx k_j = -c k_j (x - x_j) (gaussian: c = 2 gamma; laplacian: c = sqrt(gamma) / r_j, the
+    # 1 / r_j inside the sums), in the units of the scaled data (x = 2**t x_scaled)
+    c = _ldexp_float(np.sqrt(g), tU) if laplacian else _ldexp_float(2.0 * g, t + tU)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fU = _ldexp(values - mid, -tU)
+        grad = -c * (gnum - fU[:, :, None] * gden[:, None, :]) / den[:, None, None]
+        grad += 0.0  # no -0.0 where the gradient is 0
+    return values, grad
+
+
+@overload
 def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
-                    n_threads: Threads = None) -> FloatArray:
+                    return_grad: Literal[False] = False, n_threads: Threads = None) -> FloatArray: ...
+
+
+@overload
+def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
+                    return_grad: Literal[True], n_threads: Threads = None) -> tuple[FloatArray, FloatArray]: ...
+
+
+def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
+                    return_grad: bool = False, n_threads: Threads = None) -> FloatArray | tuple[FloatArray, FloatArray]:
     """Nadaraya-Watson kernel regression ``sum_n k(x, x_n) y_n / sum_n k(x, x_n)``.
 
     Fused, and safe when every kernel weight underflows: the weights are taken relative
@@ -275,11 +334,21 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
         > 0; the kernel is ``exp(-gamma r^2)`` (gaussian) or ``exp(-sqrt(gamma) r)``
         (laplacian).
     kernel : {"gaussian", "laplacian"}
+    return_grad : bool, default False
+        Also return the gradient in ``Xq`` by the quotient rule, ``sum_n grad k(x, x_n)
+        (y_n - f(x)) / sum_n k(x, x_n)``, from the same pass as the values (which are
+        those of the plain call).  The laplacian's cone at a training point contributes
+        0 there (the symmetric subgradient); where every weight but the nearest
+        underflows the gradient is 0 (the nearest-neighbour limit is piecewise
+        constant).  The targets are centred on their mid-range for it, so its error is
+        relative to the spread of the targets, not to their offset.
     n_threads : int, optional
 
     Returns
     -------
     ndarray of shape (m,) or (m, t)
+    grad : ndarray of shape (m, d) or (m, t, d)
+        With ``return_grad=True`` (the Jacobian for several targets).
 
     Examples
     --------
@@ -288,15 +357,25 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     >>> X = np.array([[0.0], [1.0], [2.0]])
     >>> nadaraya_watson(X, [0.0, 1.0, 4.0], [[1.0], [50.0]], gamma=2.0).round(3)  # far away: the nearest value
     array([1.213, 4.   ])
+    >>> f, grad = nadaraya_watson(X, [0.0, 1.0, 4.0], [[1.0], [50.0]], gamma=2.0, return_grad=True)
+    >>> grad.round(3)
+    array([[1.704],
+           [0.   ]])
     """
     kernel = _v.check_choice(kernel, "kernel", _NW_KERNELS)
+    want_grad = _v.check_bool(return_grad, "return_grad")
     Xa, Qa, dtype = _check_data(X, Xq)
     T, _, single = _targets(Y, Xa.shape[0], False)
     g = _v.check_real(gamma, "gamma", low=0, strict=True)
     _threads.resolve(n_threads)
+    out_dtype = _v.result_dtype(dtype, np.asarray(Y))
+    if want_grad:
+        values, grad = _nw_grad(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
+        values, grad = values.astype(out_dtype, copy=False), _ldexp(grad, 0, out_dtype)
+        return (values[:, 0], grad[:, 0]) if single else (values, grad)
     num, den, tT, _ = _shifted(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
     out = _ldexp(num / den[:, None], tT)  # den >= 1 (the nearest point weighs 1)
-    out = out.astype(_v.result_dtype(dtype, np.asarray(Y)), copy=False)
+    out = out.astype(out_dtype, copy=False)
     return out[:, 0] if single else out
 
 

@@ -1,7 +1,8 @@
 """Model-fitting workloads: kernel ridge regression (exact, and Nystroem by Falkon's
 PCG at large N, with its accuracy against exact KRR on a subsample), RBF interpolation
 with prediction, and the RBF network fit, against the NumPy reference, scikit-learn
-and SciPy."""
+and SciPy; and the cost of the gradient: ``predict(X, return_grad=True)`` against
+``predict(X)`` of the same model."""
 
 import numpy as np
 
@@ -9,7 +10,7 @@ from fastrbf import reference
 from fastrbf.kernels import gram
 from fastrbf.models import interpolate, kernel_ridge, rbf_network
 
-from ..harness import FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
+from ..harness import BASELINE, FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
 from ..roofline import Cost
 from .common import seeded_rng, try_import
 from .linalg import PotrfFloor
@@ -17,7 +18,7 @@ from .linalg import PotrfFloor
 
 def workloads() -> list[Workload]:
     """The model-fitting workloads, in the order of the report."""
-    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _rbfnet_workload()]
+    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _predict_grad_workload(), _rbfnet_workload()]
 
 
 def _krr_workload():
@@ -87,6 +88,26 @@ def _interp_workload():
                     lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations",
                     sizes=((1000, 2000), (2200, 4500), (5000, 10000)),
                     cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], a["Xq"].shape[0]))
+
+
+def _predict_grad_workload():
+    # a cubic interpolant (degree-1 tail) of N points in the unit cube, evaluated at M
+    # points: values and gradient in one fused pass, against the values alone
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 3))
+        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
+        return {"X": X, "model": interpolate(X, y, kernel="cubic", degree=1), "Xq": rng.random((m, 3))}
+
+    cs = [
+        Contender("fastrbf predict(return_grad=True)", FASTRBF, lambda a: a["model"].predict(a["Xq"], return_grad=True)),
+        Contender("fastrbf predict (values only)", BASELINE, lambda a: a["model"].predict(a["Xq"])),
+    ]
+    return Workload("predict-grad", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
+                    lambda a: f"N={a['model'].centers.shape[0]}, d=3, cubic + degree-1 tail, {a['Xq'].shape[0]} "
+                              "evaluations with the gradient vs the values alone",
+                    sizes=((4000, 20000), (10000, 50000)))
 
 
 def _rbfnet_workload():

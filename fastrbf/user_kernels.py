@@ -149,7 +149,7 @@ class UserKernel:
         self._jitted = _compile(function, name, "kernel function")
         self._djitted = None if derivative is None else _compile(derivative, name, "derivative")
         self.code = f"user:{self.module}.{name}:{_token(function, derivative, radial)}"
-        self._phi = _jk.user_phi(self.code, self._jitted)
+        self._phi = _jk.user_phi(self.code, self._jitted, self.jitted_derivative)
 
     def spec(self, g: np.ndarray, coef0: float = 0.0, degree: int = 1) -> "_pw.KernelSpec":
         """The :class:`~fastrbf._pairwise.KernelSpec` with per-column gammas ``g``

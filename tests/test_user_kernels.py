@@ -263,3 +263,24 @@ def test_compiled_once_and_cached_across_processes(tmp_path):
     second = _run(code, env).split()
     assert first == ["0", "1"]  # compiled, then saved
     assert second == ["1", "0"]  # loaded from the disk cache, not compiled
+
+
+# ---------------------------------------------------------------- gradients
+def test_gradients_with_a_user_kernel_and_its_derivative(rng):
+    X, Y, Xq = _pair_fits(rng)
+    mu = fastrbf.kernel_ridge(X, Y, kernel=defs.gauss_user, gamma=2.0, alpha=1e-3)
+    mb = fastrbf.kernel_ridge(X, Y, kernel="gaussian", gamma=2.0, alpha=1e-3)
+    vu, gu = mu.predict(Xq, return_grad=True)
+    vb, gb = mb.predict(Xq, return_grad=True)
+    assert gu.shape == (Xq.shape[0], 2, 2)
+    np.testing.assert_allclose(vu, vb, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gu, gb, rtol=1e-12, atol=1e-12)
+
+
+def test_gradients_with_the_numeric_derivative(rng):
+    X, Y, Xq = _pair_fits(rng)
+    mu = fastrbf.interpolate(X, Y[:, 0], kernel=defs.matern52_user, gamma=3.0, degree=0)
+    mb = fastrbf.interpolate(X, Y[:, 0], kernel="matern52", gamma=3.0, degree=0)
+    _, gu = mu.predict(Xq, return_grad=True)
+    _, gb = mb.predict(Xq, return_grad=True)
+    np.testing.assert_allclose(gu, gb, rtol=1e-6, atol=1e-6 * np.abs(gb).max())

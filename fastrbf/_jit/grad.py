@@ -55,12 +55,14 @@ from .kernels import (
     MULTIQUADRIC,
     POLYNOMIAL,
     QUINTIC,
+    RATIONAL_QUADRATIC,
     TANH,
     THIN_PLATE_SPLINE,
     TRUNCATED,
     WENDLAND_C2,
     WENDLAND_C4,
     PhiType,
+    user_deriv,
 )
 from .neighbors import _min, _rescale, _sum, _weights
 from .tiles import JB, chunk_row, dot64
@@ -203,6 +205,15 @@ def _d_wendland_c4(phi, t, c, degree):
     return zero, zero
 
 
+def _d_rational_quadratic(phi, t, c, degree):
+    # (1 + t / (2 a))^-a: dphi/dt = -(1/2) (1 + t / (2 a))^(-a - 1), a = coef0
+    one = c[0]
+    a = c[2]
+    u = one + t * (one / (a + a))
+    v = u ** (-a)
+    return v, -(c[1] * v) / u
+
+
 _DERIVS = {
     GAUSSIAN: _d_gaussian,
     LAPLACIAN: _d_laplacian,
@@ -220,6 +231,7 @@ _DERIVS = {
     MATERN52: _d_matern52,
     WENDLAND_C2: _d_wendland_c2,
     WENDLAND_C4: _d_wendland_c4,
+    RATIONAL_QUADRATIC: _d_rational_quadratic,
 }
 
 
@@ -228,6 +240,8 @@ def deriv_impl(phi_type):
     function of numba type ``phi_type``, or None if it has none (plain distances, or a
     type that is not a kernel function)."""
     if isinstance(phi_type, PhiType):
+        if isinstance(phi_type.code, str):  # a user-defined kernel
+            return user_deriv(phi_type.code)
         return _DERIVS.get(phi_type.code)
     return None
 

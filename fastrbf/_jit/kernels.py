@@ -102,14 +102,38 @@ _USER_IMPLS = {}
 USER_KERNELS = {}
 
 
-def user_phi(code, function):
+#: user kernel code -> its element function ``(phi, t, c, degree) -> (phi(t), dphi/dt)``
+_USER_DERIVS = {}
+
+
+def user_phi(code, function, derivative):
     """The :class:`Phi` of a user-defined kernel with string ``code`` whose element
     function ``function`` (a numba dispatcher of one scalar) is applied to ``gamma * s``
-    (radial: ``s`` the squared distance) or ``gamma * u`` (``u`` the dot product)."""
+    (radial: ``s`` the squared distance) or ``gamma * u`` (``u`` the dot product), with
+    ``derivative`` its derivative (a dispatcher too)."""
     if code not in _USER_IMPLS:
         _USER_IMPLS[code] = _user_impl(function)
+        _USER_DERIVS[code] = _user_deriv(function, derivative)
         _PHIS[code] = Phi(code)
     return _PHIS[code]
+
+
+def user_deriv(code):
+    """The element function ``(phi, t, c, degree) -> (phi(t), dphi/dt)`` of user kernel
+    ``code`` (see :func:`fastrbf._jit.grad.deriv_impl`), or None."""
+    return _USER_DERIVS.get(code)
+
+
+def _user_deriv(f, df):
+    # a derivative that is infinite at t = 0 (a cusp) counts as 0 there, as for the
+    # built-in kernels: the symmetric subgradient at a coincident centre
+    def impl(phi, t, c, degree):
+        d = df(t)
+        if t == 0 and not math.isfinite(d):
+            d = 0.0 * t
+        return f(t), d
+
+    return impl
 
 
 def _user_impl(f):

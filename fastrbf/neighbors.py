@@ -308,16 +308,19 @@ def _nw_grad(Xa, Qa, dtype, T, g, laplacian, n_threads):
 
 @overload
 def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
-                    return_grad: Literal[False] = False, n_threads: Threads = None) -> FloatArray: ...
+                    return_grad: Literal[False] = False, n_threads: Threads = None,
+                    length_scale: ArrayLike | None = None) -> FloatArray: ...
 
 
 @overload
 def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
-                    return_grad: Literal[True], n_threads: Threads = None) -> tuple[FloatArray, FloatArray]: ...
+                    return_grad: Literal[True], n_threads: Threads = None,
+                    length_scale: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]: ...
 
 
 def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, kernel: str = "gaussian",
-                    return_grad: bool = False, n_threads: Threads = None) -> FloatArray | tuple[FloatArray, FloatArray]:
+                    return_grad: bool = False, n_threads: Threads = None,
+                    length_scale: ArrayLike | None = None) -> FloatArray | tuple[FloatArray, FloatArray]:
     """Nadaraya-Watson kernel regression ``sum_n k(x, x_n) y_n / sum_n k(x, x_n)``.
 
     Fused, and safe when every kernel weight underflows: the weights are taken relative
@@ -343,6 +346,9 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
         constant).  The targets are centred on their mid-range for it, so its error is
         relative to the spread of the targets, not to their offset.
     n_threads : int, optional
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths: each feature divided by its scale before the kernel (the
+        gradient is in the original units).
 
     Returns
     -------
@@ -364,7 +370,7 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     """
     kernel = _v.check_choice(kernel, "kernel", _NW_KERNELS)
     want_grad = _v.check_bool(return_grad, "return_grad")
-    Xa, Qa, dtype = _check_data(X, Xq)
+    Xa, Qa, dtype = _check_data(X, Xq, length_scale)
     T, _, single = _targets(Y, Xa.shape[0], False)
     g = _v.check_real(gamma, "gamma", low=0, strict=True)
     _threads.resolve(n_threads)
@@ -372,6 +378,8 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     if want_grad:
         values, grad = _nw_grad(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
         values, grad = values.astype(out_dtype, copy=False), _ldexp(grad, 0, out_dtype)
+        if length_scale is not None:  # the chain rule back to the original units
+            grad = (grad / _v.check_length_scale(length_scale, Xa.shape[1])).astype(out_dtype, copy=False)
         return (values[:, 0], grad[:, 0]) if single else (values, grad)
     num, den, tT, _ = _shifted(Xa, Qa, dtype, T, g, kernel == "laplacian", n_threads)
     out = _ldexp(num / den[:, None], tT)  # den >= 1 (the nearest point weighs 1)

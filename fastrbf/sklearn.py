@@ -311,6 +311,8 @@ def _fit_network(est, X, Y, classify):
     Every parameter is checked before the k-means runs."""
     _magnitude(X)
     n, d = X.shape
+    ls = _v.check_length_scale(est.length_scale, d)
+    Xr = X if ls is None else _v.scale_features(X, ls, np.float64, "X")  # what the kernel sees
     centers = est.centers
     K = est.n_centers
     kernel = _kernel(est.kernel)
@@ -340,16 +342,17 @@ def _fit_network(est, X, Y, classify):
         n_c = Ca.shape[0]
     gamma = _gamma(est.gamma, d)
     _v.check_gamma(gamma, n_c, np.float64)
-    _check_range(X if kmeans_centers or isinstance(centers, str) else np.vstack([X, Ca]), kernel, gamma, 3, 1.0,
-                 "gamma")
+    _check_range(Xr if kmeans_centers or isinstance(centers, str) else
+                 np.vstack([Xr, Ca if ls is None else _v.scale_features(Ca, ls, np.float64, "centers")]), kernel,
+                 gamma, 3, 1.0, "gamma")
     n_iter = 0
     if kmeans_centers:
-        km = _call(kmeans, np.asarray(X, dtype=np.float64), n_c, seed=seed, max_iter=est.max_iter,
+        km = _call(kmeans, np.asarray(Xr, dtype=np.float64), n_c, seed=seed, max_iter=est.max_iter,
                    n_init=est.n_init, n_threads=nt, renames={"n_clusters": "n_centers"},
                    replace=((" (with weight > 0)", ""),))
-        centers, n_iter = km.centers, km.n_iter
+        centers, n_iter = (km.centers if ls is None else km.centers * ls), km.n_iter
     model = _call(rbf_network, X, Y, gamma=gamma, centers=centers, alpha=est.alpha, bias=bias, kernel=kernel,
-                  classify=classify, learn_gamma=learn_gamma, n_threads=nt,
+                  classify=classify, learn_gamma=learn_gamma, n_threads=nt, length_scale=ls,
                   renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),),
                   remedy=_XY + "rescale them, or use a larger `alpha`.")
     return model, n_iter
@@ -369,7 +372,8 @@ class _NetworkParams:
     ``__init__``'s signature)."""
 
     def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
-                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None):
+                 fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None,
+                 length_scale=None):
         self.n_centers = n_centers
         self.gamma = gamma
         self.alpha = alpha
@@ -381,6 +385,7 @@ class _NetworkParams:
         self.n_init = n_init
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.length_scale = length_scale
 
 
 class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
@@ -411,6 +416,9 @@ class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
     n_jobs : int, optional
         fastrbf's ``n_threads`` (None: all cores or the :func:`fastrbf.threads` block).
 
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
     Attributes
     ----------
     model_ : fastrbf.RBFNetwork
@@ -461,6 +469,9 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     n_centers, gamma, alpha, kernel, centers, fit_intercept, learn_gamma, max_iter, n_init, random_state, n_jobs :
         As :class:`RBFNetworkRegressor`.
 
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
     Attributes
     ----------
     model_ : fastrbf.RBFNetwork
@@ -566,6 +577,9 @@ class KernelRidge(_MultiOutputRegressor):
     n_jobs : int, optional
         fastrbf's ``n_threads``.
 
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
     Attributes
     ----------
     model_ : fastrbf.KernelModel
@@ -590,7 +604,7 @@ class KernelRidge(_MultiOutputRegressor):
 
     def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, fit_intercept=False,
                  solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, length_scale=None):
         self.alpha = alpha
         self.kernel = kernel
         self.gamma = gamma
@@ -604,6 +618,7 @@ class KernelRidge(_MultiOutputRegressor):
         self.max_iter = max_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.length_scale = length_scale
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
         """Solve for the dual weights.
@@ -625,14 +640,16 @@ class KernelRidge(_MultiOutputRegressor):
         coef0 = _v.check_real(self.coef0, "coef0")
         seed = _seed(self.random_state)
         gamma = _scalar_gamma(_gamma(self.gamma, X.shape[1]))
-        _check_range(X, kernel, gamma, self.degree, coef0, "gamma")
+        ls = _v.check_length_scale(self.length_scale, X.shape[1])
+        _check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), kernel, gamma, self.degree, coef0,
+                     "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
         m = _call(kernel_ridge, X, y, gamma=gamma, alpha=self.alpha, kernel=kernel,
                   fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
                   n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
-                  seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace,
+                  seed=seed, n_threads=_n_threads(self.n_jobs), replace=replace, length_scale=ls,
                   remedy=_XY + "rescale them, or use a larger `alpha`.")
         self.model_ = m
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
@@ -662,6 +679,9 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
     n_jobs : int, optional
         fastrbf's ``n_threads``.
 
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
     Attributes
     ----------
     model_ : fastrbf.KernelModel
@@ -678,12 +698,14 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
     True
     """
 
-    def __init__(self, kernel="thin_plate_spline", *, epsilon=None, smoothing=0.0, degree=None, n_jobs=None):
+    def __init__(self, kernel="thin_plate_spline", *, epsilon=None, smoothing=0.0, degree=None, n_jobs=None,
+                 length_scale=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.smoothing = smoothing
         self.degree = degree
         self.n_jobs = n_jobs
+        self.length_scale = length_scale
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFInterpolatorRegressor":
         """Solve the interpolation system.
@@ -715,8 +737,9 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         if not (np.isfinite(gamma) and gamma > 0):
             raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
                              f"gamma = epsilon ** 2); got {self.epsilon!r}.")
-        _check_range(X, spec, gamma, 3, 1.0, "epsilon")
         n, d = X.shape
+        ls = _v.check_length_scale(self.length_scale, d)
+        _check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), spec, gamma, 3, 1.0, "epsilon")
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
         if _v.is_int(degree) and int(degree) >= 0:
             from math import comb
@@ -728,7 +751,7 @@ class RBFInterpolatorRegressor(_MultiOutputRegressor):
         replace = (("a smoothing `smoothing`", "a `smoothing`"),
                    ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
         self.model_ = _call(interpolate, X, y, kernel=spec if is_user(spec) else spec.name, gamma=gamma, degree=self.degree,
-                            alpha=self.smoothing, n_threads=_n_threads(self.n_jobs),
+                            alpha=self.smoothing, n_threads=_n_threads(self.n_jobs), length_scale=ls,
                             renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
                             remedy=_XY + "rescale them (the kernel grows with the distance), or use another "
                                          "`epsilon` or a larger `smoothing`.")

@@ -110,3 +110,69 @@ def test_rescaled_data_that_overflows_is_refused():
     X = np.full((3, 2), 1e300)
     with pytest.raises(ValueError, match=r"`X` divided by `length_scale` overflows float64"):
         fastrbf.gram(X, length_scale=1e-10)
+
+
+# ---------------------------------------------------------------- models
+def _fit_data(rng):
+    X = rng.uniform(-1, 1, (80, 3)) * np.array([1.0, 5.0, 0.2])
+    Y = np.c_[np.sin(2 * X[:, 0]) + 0.1 * X[:, 1], np.cos(10 * X[:, 2])]
+    Xq = rng.uniform(-1, 1, (25, 3)) * np.array([1.0, 5.0, 0.2])
+    return X, Y, Xq
+
+
+L3 = np.array([0.5, 3.0, 0.1])
+
+
+@pytest.mark.parametrize("fit", [
+    lambda X, Y, **kw: fastrbf.kernel_ridge(X, Y, gamma=1.0, alpha=1e-3, kernel="matern52", **kw),
+    lambda X, Y, **kw: fastrbf.kernel_ridge(X, Y, gamma=1.0, alpha=1e-3, solver="nystrom-pcg", n_landmarks=30, seed=0,
+                                            tol=1e-12, max_iter=300, **kw),
+    lambda X, Y, **kw: fastrbf.interpolate(X, Y, kernel="gaussian", gamma=0.5, degree=1, **kw),
+    lambda X, Y, **kw: fastrbf.rbf_network(X, Y, gamma=1.0, n_centers=12, seed=0, **kw),
+    lambda X, Y, **kw: fastrbf.rbf_network(X, Y, gamma=1.0, centers="all", alpha=1e-6, **kw),
+])
+def test_models_equal_a_fit_on_the_prescaled_data(rng, fit):
+    X, Y, Xq = _fit_data(rng)
+    m = fit(X, Y, length_scale=L3)
+    m0 = fit(X / L3, Y)
+    assert np.array_equal(m.length_scale, L3)
+    np.testing.assert_allclose(m.centers, m0.centers * L3, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(m.predict(Xq), m0.predict(Xq / L3), rtol=1e-10, atol=1e-12)
+    v, g = m.predict(Xq, return_grad=True)
+    v0, g0 = m0.predict(Xq / L3, return_grad=True)
+    np.testing.assert_allclose(g, g0 / L3, rtol=1e-9, atol=1e-10 * np.abs(g0 / L3).max())
+
+
+def test_nadaraya_watson_takes_length_scale(rng):
+    X, Y, Xq = _fit_data(rng)
+    got = fastrbf.nadaraya_watson(X, Y, Xq, gamma=0.7, length_scale=L3)
+    assert np.array_equal(got, fastrbf.nadaraya_watson(X / L3, Y, Xq / L3, gamma=0.7))
+    f, g = fastrbf.nadaraya_watson(X, Y, Xq, gamma=0.7, length_scale=L3, return_grad=True)
+    f0, g0 = fastrbf.nadaraya_watson(X / L3, Y, Xq / L3, gamma=0.7, return_grad=True)
+    np.testing.assert_allclose(g, g0 / L3, rtol=1e-12)
+
+
+def test_a_model_with_length_scale_pickles(rng):
+    import pickle
+
+    X, Y, Xq = _fit_data(rng)
+    m = fastrbf.kernel_ridge(X, Y, gamma=1.0, alpha=1e-2, length_scale=L3)
+    assert np.array_equal(pickle.loads(pickle.dumps(m)).predict(Xq), m.predict(Xq))
+
+
+def test_sklearn_estimators_take_length_scale(rng):
+    from fastrbf.sklearn import KernelRidge, RBFInterpolatorRegressor, RBFNetworkRegressor
+
+    X, Y, Xq = _fit_data(rng)
+    y = Y[:, 0]
+    est = KernelRidge(alpha=1e-2, gamma=0.5, kernel="matern32", length_scale=L3).fit(X, y)
+    np.testing.assert_allclose(est.predict(Xq), fastrbf.kernel_ridge(X, y, gamma=0.5, alpha=1e-2, kernel="matern32",
+                                                                      length_scale=L3).predict(Xq), rtol=1e-12)
+    est = RBFInterpolatorRegressor(kernel="gaussian", epsilon=0.8, degree=1, length_scale=L3).fit(X, y)
+    np.testing.assert_allclose(est.predict(Xq), fastrbf.interpolate(X, y, kernel="gaussian", gamma=0.64, degree=1,
+                                                                     length_scale=L3).predict(Xq), rtol=1e-10)
+    est = RBFNetworkRegressor(12, gamma=1.0, random_state=0, length_scale=L3).fit(X, y)
+    ref = fastrbf.rbf_network(X / L3, y, gamma=1.0, n_centers=12, seed=0)
+    np.testing.assert_allclose(est.model_.centers, ref.centers * L3, rtol=1e-12)
+    np.testing.assert_allclose(est.predict(Xq), ref.predict(Xq / L3), rtol=1e-10, atol=1e-12)
+    assert est.get_params()["length_scale"] is L3

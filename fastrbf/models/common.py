@@ -129,11 +129,15 @@ def polynomial_grad(X, shift, scale, powers, coef):
     return out
 
 
-def values_and_grad(Xq, centers, weights, *, kernel, gamma, degree=3, coef0=1.0, n_threads=None):
+def values_and_grad(Xq, centers, weights, *, kernel, gamma, degree=3, coef0=1.0, n_threads=None, length_scale=None):
     """``(K(Xq, centers) @ weights, its gradient in x)`` in one fused pass (float64,
     shapes (m, k) and (m, k, d)): the values of :func:`~fastrbf.kernels.gram_matvec`
     (to rounding) and the Jacobian of each output, no m x n matrix.  ``Xq`` is a checked
-    float64 query."""
+    float64 query; with per-feature ``length_scale`` the pass runs on the rescaled
+    points and the gradient is divided by the scales (the chain rule)."""
+    if length_scale is not None:
+        Xq = _v.scale_features(Xq, length_scale, _F64, "X")
+        centers = _v.scale_features(centers, length_scale, _F64, "centers")
     m, d = Xq.shape
     k = weights.shape[1]
     _v.check_memory(8 * m * k * (d + 1), f"predict with the gradient: the {m} x {k} x {d} float64 Jacobian",
@@ -147,6 +151,8 @@ def values_and_grad(Xq, centers, weights, *, kernel, gamma, degree=3, coef0=1.0,
     _jgrad.matvec_grad.run(n_threads, Xq, Yt, Vt, *spec.args, out, gout)
     _v.check_result(out, "predict", "`X` and the model's kernel")
     _v.check_result(gout, "The gradient", "`X` and the model's kernel")
+    if length_scale is not None:
+        gout /= length_scale
     return out, gout
 
 
@@ -190,6 +196,9 @@ class KernelModel:
     n_iter : int
         Conjugate-gradient iterations (fused passes over the data) of "nystrom-pcg"; 0
         for a direct solve.
+    length_scale : ndarray of shape (d,) or None
+        Per-feature widths the kernel sees the data through (``centers`` are in the
+        data's own units).
     residual : float
         Final relative residual of the preconditioned system ("nystrom-pcg"; the largest
         over the outputs); 0.0 for a direct solve.
@@ -223,12 +232,13 @@ class KernelModel:
     n_iter: int = 0
     residual: float = 0.0
     converged: bool = True
+    length_scale: np.ndarray | None = None
 
     @classmethod
     def without_tail(cls, centers: np.ndarray, weights: np.ndarray, *, kernel: KernelArg, gamma: float, degree: int,
                      coef0: float, intercept: np.ndarray, dtype: np.dtype, single_output: bool, jitter: float = 0.0,
                      solver: str = "cholesky", n_iter: int = 0, residual: float = 0.0,
-                     converged: bool = True) -> "KernelModel":
+                     converged: bool = True, length_scale: np.ndarray | None = None) -> "KernelModel":
         """A model without a polynomial tail (``q = 0`` monomials), as kernel ridge fits.
 
         Examples
@@ -243,7 +253,7 @@ class KernelModel:
         d, k = centers.shape[1], weights.shape[1]
         return cls(centers, weights, kernel, gamma, degree, coef0, intercept, np.zeros((0, d), dtype=np.int64),
                    np.zeros(d), np.ones(d), np.zeros((0, k)), dtype, single_output, jitter, solver, n_iter,
-                   residual, converged)
+                   residual, converged, length_scale)
 
     @overload
     def predict(self, X: ArrayLike, *, return_grad: Literal[False] = False,
@@ -294,10 +304,12 @@ class KernelModel:
         Xq, dtype = check_query(self.dtype, self.centers.shape[1], X)
         if want_grad:
             out, grad = values_and_grad(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
-                                        degree=self.degree, coef0=self.coef0, n_threads=n_threads)
+                                        degree=self.degree, coef0=self.coef0, n_threads=n_threads,
+                                        length_scale=self.length_scale)
         else:
             out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
-                              degree=self.degree, coef0=self.coef0, n_threads=n_threads)
+                              degree=self.degree, coef0=self.coef0, n_threads=n_threads,
+                              length_scale=self.length_scale)
         if self.poly_powers.shape[0]:
             with _threads.serial_blas():
                 out += polynomial_matrix(Xq, self.poly_shift, self.poly_scale, self.poly_powers) @ self.poly_coef
@@ -386,6 +398,9 @@ class RBFNetwork:
     error_history : ndarray or None
         With ``learn_gamma``: the objective of the gamma steps / N after each accepted
         step, the starting value first (non-increasing).
+    length_scale : ndarray of shape (d,) or None
+        Per-feature widths the kernel sees the data through (``centers`` are in the
+        data's own units).
 
     Examples
     --------
@@ -406,6 +421,7 @@ class RBFNetwork:
     dtype: np.dtype
     single_output: bool
     error_history: np.ndarray | None = None
+    length_scale: np.ndarray | None = None
 
     @overload
     def decision_function(self, X: ArrayLike, *, return_grad: Literal[False] = False,
@@ -440,10 +456,11 @@ class RBFNetwork:
         Xq, dtype = check_query(self.dtype, self.centers.shape[1], X)
         if want_grad:
             out, grad = values_and_grad(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
-                                        n_threads=n_threads)
+                                        n_threads=n_threads, length_scale=self.length_scale)
             out += self.bias
             return shaped(out, grad, dtype, self.single_output)
-        out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma, n_threads=n_threads)
+        out = gram_matvec(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma, n_threads=n_threads,
+                          length_scale=self.length_scale)
         out += self.bias
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out

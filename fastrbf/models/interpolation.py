@@ -69,7 +69,8 @@ def _lu_singular_text(degree, kernel, min_degree):
 
 
 def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_spline", gamma: float | None = None,
-                degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None) -> KernelModel:
+                degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None,
+                length_scale: ArrayLike | None = None) -> KernelModel:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
 
     Solves ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]``; with ``alpha = 0`` the
@@ -90,6 +91,10 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     alpha : float or array_like of shape (n,), default 0
         Smoothing (SciPy's ``smoothing``), added to the diagonal.
     n_threads : int, optional
+
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths: each feature divided by its scale before the kernel (as
+        :func:`fastrbf.gram`); the polynomial tail is of the points themselves.
 
     Returns
     -------
@@ -133,6 +138,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
                       "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
     a = check_alpha(alpha, n)
+    ls = _v.check_length_scale(length_scale, d)
     # count the monomials before listing them: C(d + degree, d) grows without bound
     q = math.comb(d + degree, d) if degree >= 0 else 0
     if n < q:
@@ -153,7 +159,10 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
                          "determine a polynomial of that degree (too few distinct points, or collinear "
                          "ones). Use a lower `degree`.")
     coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
-    B, _ = gram_buffer(Xd, entry, g, 1, coef0, n_threads, "interpolate")
+    # the kernel sees the rescaled points; the tail, affine in x, spans the same space either way
+    Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
+    B, _ = gram_buffer(Xk, entry, g, 1, coef0, n_threads, "interpolate")
+    del Xk
     used = 0.0
     # a user kernel not declared (conditionally) positive definite for this d: LU, as SciPy
     undeclared = is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d > entry.max_dim))
@@ -221,7 +230,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     return KernelModel(centers=Xd, weights=np.ascontiguousarray(W), kernel=kernel_value(entry), gamma=g, degree=1, coef0=coef0,
                        intercept=np.zeros(k), poly_powers=powers, poly_shift=shift, poly_scale=scale,
                        poly_coef=np.ascontiguousarray(C), dtype=_v.result_dtype(Xa, Ya), single_output=single,
-                       jitter=used)
+                       jitter=used, length_scale=ls)
 
 
 def _interp_factor(B, a, n_threads):

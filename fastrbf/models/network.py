@@ -96,7 +96,8 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
                 classify: bool = False, seed: Seed = None, max_iter: int = 300, n_init: int = 1,
                 learn_gamma: bool = False, per_center: bool = False,
                 validation: tuple[ArrayLike, ArrayLike] | None = None, gamma_tol: float = 1e-4,
-                max_gamma_iter: int = 100, n_threads: Threads = None, progress: ProgressArg = False) -> RBFNetwork:
+                max_gamma_iter: int = 100, n_threads: Threads = None, progress: ProgressArg = False,
+                length_scale: ArrayLike | None = None) -> RBFNetwork:
     """An RBF network: K centres, output weights by least squares (or ridge) and a bias.
 
     ``f(x) = sum_j w_j exp(-gamma_j ||x - c_j||^2) + b`` (for the Gaussian kernel).  The
@@ -146,6 +147,11 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         bound): True on stderr, a logger's ``info``, or a callable given a dict per
         iteration.
 
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths: the fit (k-means included) runs on the data with each feature
+        divided by its scale; the network keeps the scales and its centres in the data's
+        units.
+
     Returns
     -------
     RBFNetwork
@@ -178,8 +184,15 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     g, _ = _v.check_gamma(gamma, K, _F64)
     g = owned(g, gamma)
     deg, coef0 = check_params(entry, 3, 1.0)
+    ls = _v.check_length_scale(length_scale, d)
     _check_network_memory(n, d, K, T.shape[1], centers, n_threads)
     Xd = _v.to_dtype(Xa, _F64, "X")
+    C_data = None  # the centres in the data's units, when the fit runs on rescaled data
+    if ls is not None:  # the whole fit on the rescaled data (k-means too); the centres kept in the data's units
+        C_data = owned(_v.to_dtype(Ca, _F64, "centers"), centers) if Ca is not None else \
+            (owned(Xd, X) if centers == "all" else None)
+        Xd = _v.scale_features(Xd, ls, _F64, "X")
+        Ca = None if Ca is None else _v.scale_features(Ca, ls, _F64, "centers")
     if Ca is not None:
         C = owned(_v.to_dtype(Ca, _F64, "centers"), centers)
     elif centers == "all":
@@ -212,6 +225,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
                 Tv, _ = as_targets(_v.check_targets(Yv, nv, "validation Y", name_x="validation X"))
             if Tv.shape[1] != T.shape[1]:
                 raise ValueError(f"`validation` targets must have shape ({nv}, {T.shape[1]}); got {Tv.shape}.")
+            Xva = Xva if ls is None else _v.scale_features(Xva, ls, _F64, "validation X")
             Xvt = np.ascontiguousarray(_v.to_dtype(Xva, _F64).T)
         else:
             Xvt, Tv = Xt, T
@@ -232,7 +246,9 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         if a_learn != a:
             W, b = solve(g)
     dtype = _v.result_dtype(Xa) if classify else _v.result_dtype(Xa, np.asarray(Y))
-    return RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, history)
+    if ls is not None:
+        C = C * ls if C_data is None else C_data
+    return RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, history, ls)
 
 
 def check_centers_arg(centers, n_centers, n, d, choices=("kmeans", "all")):

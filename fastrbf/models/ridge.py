@@ -24,6 +24,7 @@ Decisions:
   Only the passes over the data differ between the backends.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -89,7 +90,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
                  fit_intercept: bool = False, degree: int = 3, coef0: float = 1.0, jitter: float | str | None = None,
                  solver: str = "auto", n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform",
                  tol: float = 1e-7, max_iter: int = 100, seed: Seed = None, n_threads: Threads = None,
-                 progress: ProgressArg = False) -> KernelModel:
+                 progress: ProgressArg = False, length_scale: ArrayLike | None = None) -> KernelModel:
     """Kernel ridge regression: weights ``W = (K + alpha I)^-1 Y``, or its Nystroem
     approximation for large n.
 
@@ -149,6 +150,10 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         given a dict per iteration (see :func:`fastrbf.kmeans`; the metric is
         ``residual``).  "cholesky" (one factorisation) reports nothing.
 
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths: each feature divided by its scale before the kernel (as
+        :func:`fastrbf.gram`); the model keeps them and applies them to its queries.
+
     Returns
     -------
     KernelModel
@@ -190,6 +195,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     Xa, Ya = check_xy(X, Y)
     g = check_scalar_gamma(gamma)
     deg, coef0 = check_params(entry, degree, coef0)
+    ls = _v.check_length_scale(length_scale, Xa.shape[1])
     rng = _v.check_seed(seed, name="seed")
     _progress.check(progress)
     n = Xa.shape[0]
@@ -197,8 +203,16 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver == "nystrom-pcg":
-        return _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
-                                 landmarks, tol, max_iter, rng, n_threads, progress)
+        if ls is None:
+            return _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+                                     landmarks, tol, max_iter, rng, n_threads, progress)
+        # on the rescaled data (landmarks too); the model's landmarks back in the data's units
+        Xs = _v.scale_features(Xa, ls, _F64, "X")
+        Ls = landmarks if isinstance(landmarks, str) else _v.scale_features(model_data(landmarks, "landmarks"), ls,
+                                                                             _F64, "landmarks")
+        model = _kernel_ridge_pcg(Xs, Xs, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, Ls,
+                                  tol, max_iter, rng, n_threads, progress)
+        return dataclasses.replace(model, centers=model.centers * ls, length_scale=ls)
     if n_landmarks is not None or not isinstance(landmarks, str):
         raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
     check_positive_definite(entry, Xa.shape[1], "kernel_ridge")
@@ -210,7 +224,9 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     T -= intercept
     # the whole matrix: the triangle the factorisation leaves untouched serves the check
     kernel = kernel_value(entry)
-    B, whole = gram_buffer(Xd, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
+    Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
+    B, whole = gram_buffer(Xk, kernel, g, deg, coef0, n_threads, "kernel_ridge", whole=True)
+    del Xk
     d0 = diag_view(B).copy()
     F, used = factor_in_place(B, a, jitter, n_threads, name="K(X, X)", whole=whole)
     T0 = T.copy()
@@ -222,7 +238,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     del B, F
     return KernelModel.without_tail(Xd, np.ascontiguousarray(W), kernel=kernel, gamma=g, degree=deg, coef0=coef0,
                                     intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single,
-                                    jitter=used)
+                                    jitter=used, length_scale=ls)
 
 
 def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):

@@ -41,7 +41,6 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
 """
 
-import itertools
 import threading
 from dataclasses import dataclass
 
@@ -49,21 +48,20 @@ import numpy as np
 
 from . import _progress, _threads
 from . import _validation as _v
+from ._bounded_lloyd import BoundedAssigner, for_chunks
 from ._jit import lloyd as _jl
-from ._kmeans_init import has_distinct, random_init, too_few_distinct
-from ._kmeans_init import kmeans_plusplus as _kmeans_plusplus
+from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, kmeans_plusplus, random_init, too_few_distinct
 from ._kmeans_rules import (
+    check_algorithm,
     check_centers,
     check_enough_points,
     check_init,
     check_lloyd_args,
     check_n_clusters,
-    check_weight_total,
+    check_weights,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
-    weight_array,
-    weight_problem,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
@@ -155,19 +153,12 @@ def _run(assign, X, labels, update, n_threads, align):
         return
     w, part, partw = update
     chunk = _jl.UPDATE_CHUNK
-    nch = part.shape[0]
-    nxt = itertools.count()  # next() is atomic under the GIL
 
-    def worker(_lo, _hi):
-        while True:
-            c = next(nxt)
-            if c >= nch:
-                return
-            assign(c * chunk, min(n, (c + 1) * chunk))
-            _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+    def work(c):
+        assign(c * chunk, min(n, (c + 1) * chunk))
+        _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 
-    nt = _threads.resolve(n_threads)
-    _threads.map_ranges(worker, min(nt, nch), n_threads)
+    for_chunks(work, part.shape[0], n_threads)
 
 
 class Assigner:
@@ -303,17 +294,6 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     return labels, ldexp(mind, 2 * t, dtype)
 
 
-def _check_weights(sample_weight, n):
-    if sample_weight is None:
-        return np.ones(n, dtype=np.float64)
-    w = weight_array(sample_weight, n)
-    problem = weight_problem(w)
-    if problem is not None:
-        raise ValueError(problem)
-    check_weight_total(int(np.count_nonzero(w)))
-    return np.ascontiguousarray(w, dtype=np.float64)
-
-
 def partial_slots(X, K):
     """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
     n, d = X.shape
@@ -385,7 +365,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     n, d = Xa.shape
     K = _v.check_int(n_clusters, "n_clusters", 1)
     lab = _check_labels(labels, n, K)
-    w = _check_weights(sample_weight, n)
+    w = check_weights(sample_weight, n)
     _threads.resolve(n_threads)
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     _v.check_memory(8 * K * (d + 1) * (nch + 3), f"lloyd_update with n_clusters={K} and {d} features",
@@ -401,6 +381,17 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     return ldexp(centers, t, dtype), ldexp(wsum, tw)
 
 
+#: ``algorithm="auto"`` uses the bounds from this many clusters and rows on (below, an
+#: iteration is cheap and the bounds' O(K^2 d) centre gaps and extra pass do not pay)
+BOUNDED_MIN_K = 16
+BOUNDED_MIN_ROWS = 2 * _jl.UPDATE_CHUNK
+
+
+def bounds_pay(n, K, d):
+    """Whether ``algorithm="auto"`` runs the bounded Lloyd loop for n x d data, K clusters."""
+    return K >= BOUNDED_MIN_K and n >= BOUNDED_MIN_ROWS
+
+
 def raise_empty(wsum, iteration):
     """Raise :class:`EmptyClusterError` for the clusters of weight 0 at ``iteration``."""
     raise EmptyClusterError(
@@ -409,11 +400,14 @@ def raise_empty(wsum, iteration):
     )
 
 
-def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress.OFF, shift_exp=0):
+def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress.OFF, shift_exp=0, bounded=False):
     n = X.shape[0]
     K = C.shape[0]
     rep.start("lloyd", max_iter)
-    if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
+    direct = K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]
+    if bounded:
+        assigner = BoundedAssigner(assigner, direct)
+    elif n <= _jl.UPDATE_CHUNK and direct:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping
         # test of fastrbf._kmeans_rules (lloyd_centers, lloyd_stop), the same formula
@@ -443,7 +437,10 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
                 raise_empty(wsum, it + 1)
             if not have_dist:
                 assigner.distances(C, labels, mind)
+            before = labels.copy() if bounded else labels
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
+            if bounded:
+                assigner.forget(labels != before)
         C, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
         n_iter = it + 1
         stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)
@@ -465,7 +462,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
 
 def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++", n_init: int = 1, max_iter: int = 300,
            tol: float = 1e-4, seed: Seed = None, sample_weight: ArrayLike | None = None, empty: str = "relocate",
-           n_threads: Threads = None, progress: ProgressArg = False) -> KMeansResult:
+           algorithm: str = "auto", n_threads: Threads = None, progress: ProgressArg = False) -> KMeansResult:
     """k-means clustering by Lloyd's algorithm.
 
     Parameters
@@ -489,6 +486,11 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     empty : {"relocate", "raise"}
         What to do with a cluster that loses all its points: move it to the farthest
         point (see the module docstring), or raise :class:`EmptyClusterError`.
+    algorithm : {"auto", "lloyd", "bounded"}
+        "lloyd": every iteration assigns every point; "bounded": Hamerly's bounds skip
+        the points whose label provably stays (see :mod:`fastrbf._bounded_lloyd`).
+        Both give the same result, bit for bit; "auto" picks the faster one for the
+        size of the problem.
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
         Report the k-means++ seeding and the Lloyd iterations of each init
@@ -520,13 +522,14 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     ('kmeans init 1/1: iter 2/300 done', True)
     """
     return kmeans_named(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
-                   sample_weight=sample_weight, empty=empty, n_threads=n_threads, progress=progress)
+                        sample_weight=sample_weight, empty=empty, algorithm=algorithm, n_threads=n_threads,
+                        progress=progress)
 
 
 def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: str | ArrayLike = "k-means++",
             n_init: int = 1, max_iter: int = 300, tol: float = 1e-4, seed: Seed = None,
-            sample_weight: ArrayLike | None = None, empty: str = "relocate", n_threads: Threads = None,
-            progress: object = False) -> KMeansResult:
+            sample_weight: ArrayLike | None = None, empty: str = "relocate", algorithm: str = "auto",
+            n_threads: Threads = None, progress: object = False) -> KMeansResult:
     """:func:`kmeans` for callers whose users know the cluster count by another name
     (``n_centers``, ``n_landmarks``): every message about the cluster count (its type,
     its range, fewer distinct points than clusters) names ``name``.  The other
@@ -535,10 +538,11 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     n, d = Xa.shape
     K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
+    algorithm = check_algorithm(algorithm)
     rng = _v.check_seed(seed, "seed")
     _threads.resolve(n_threads)
     rep = _progress.reporter(progress, "kmeans", runs="init")
-    w = _check_weights(sample_weight, n)
+    w = check_weights(sample_weight, n)
     n_pos = int(np.count_nonzero(w))
     check_enough_points(K, n_pos, name)
     dtype = _v.result_dtype(Xa)
@@ -559,6 +563,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
+    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(n, K, d))
     assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)
@@ -567,10 +572,10 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
         if init_arr is not None:
             C0 = init_arr.copy()
         elif init == "k-means++":
-            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
+            C0 = greedy_kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)[0]
         else:
             C0 = random_init(Xc, K, w, rng, name)
-        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t)
+        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t, bounded)
         rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
         if best is None or res[2] < best[2]:
             best = res

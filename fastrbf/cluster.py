@@ -50,7 +50,8 @@ from . import _progress, _threads
 from . import _validation as _v
 from ._bounded_lloyd import BoundedAssigner, for_chunks
 from ._jit import lloyd as _jl
-from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, kmeans_plusplus, random_init, too_few_distinct
+from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
+from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
 from ._kmeans_rules import (
     check_algorithm,
     check_centers,

@@ -117,17 +117,38 @@ class BoundedAssigner:
         far_j = int(np.argmax(shift))
         far1 = float(shift[far_j])
         far2 = float(np.max(np.delete(shift, far_j))) if K > 1 else 0.0
-        Ct = self._ct(C)
+        if self.direct:
+            Ct = self._ct(C)
+        else:
+            _, Xct32, nx = self.inner.centred()
+            Cc32, nc32, ncmax, err = self.inner.ranking_centres(C)
+            packed = K <= _jl.PACKED_MAX_K
+            nbits = max(1, (K - 1).bit_length())
         w, part, partw = update
+        chunk = _jl.UPDATE_CHUNK
         nch = part.shape[0]
         n_full = np.zeros(nch, dtype=np.int64)
         U, L = self.U, self.L
+        args = (self.gam, self.eta, self.gam64, self.eta64)
 
         def work(c):
-            _jb.bounded_chunks(X, C, Ct, w, shift, far1, far_j, far2, half_gap, self.gam, self.eta, self.gam64,
-                               self.eta64, _jl.UPDATE_CHUNK, c, c + 1, labels, U, L, part, partw, n_full)
+            lo, hi = c * chunk, min(n, (c + 1) * chunk)
+            fail = np.empty(hi - lo, dtype=np.int64)
+            m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
+            rows = fail[:m]
+            if m and self.direct:
+                _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
+            elif m and packed:
+                G = np.matmul(Cc32, Xct32[:, rows])
+                _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
+            elif m:
+                GT = np.matmul(Xct32[:, rows].T, Cc32.T)
+                _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
+            n_full[c] = m
+            _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 
-        for_chunks(work, nch, nt)
+        with _threads.serial_blas():
+            for_chunks(work, nch, nt)
         self.n_full = int(n_full.sum())
         self.C_prev = C.copy()
         return False

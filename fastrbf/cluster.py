@@ -196,6 +196,11 @@ class Assigner:
         """The copies of X held (arrays)."""
         return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
 
+    def centred(self):
+        """The copies of the GEMM path: (mean of the rows, the centred rows as float32
+        columns (d, n), their squared norms in float64), made on the first call."""
+        return self._prepare_gemm()
+
     def _prepare_gemm(self):
         if self._centred is None:
             X = self.X
@@ -223,14 +228,8 @@ class Assigner:
             _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
                  _jl.RB)
             return True
-        mu, Xct32, nx = self._prepare_gemm()
-        Cc = np.subtract(C, mu, dtype=np.float64)
-        nc = np.einsum("ij,ij->i", Cc, Cc)
-        Cc32 = Cc.astype(np.float32)
-        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
-        err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
-        nc32 = nc.astype(np.float32)
-        ncmax = float(nc.max())
+        _, Xct32, nx = self._prepare_gemm()
+        Cc32, nc32, ncmax, err = self.ranking_centres(C)
         packed = K <= _jl.PACKED_MAX_K
         nbits = max(1, (K - 1).bit_length())
 
@@ -247,6 +246,17 @@ class Assigner:
         with _threads.serial_blas():
             _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
         return want_dist
+
+    def ranking_centres(self, C):
+        """What the GEMM path ranks the centres ``C`` with: (the centred centres in
+        float32, their squared norms in float32, the largest in float64, the
+        coefficient of the ranking's error bound)."""
+        mu = self._prepare_gemm()[0]
+        Cc = np.subtract(C, mu, dtype=np.float64)
+        nc = np.einsum("ij,ij->i", Cc, Cc)
+        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
+        err = (self.X.shape[1] + 8) * float(np.finfo(np.float32).eps) * 1.01
+        return Cc.astype(np.float32), nc.astype(np.float32), float(nc.max()), err
 
     def distances(self, C, labels, mind):
         """``mind`` = exact squared distance of each row to its labelled centre."""

@@ -14,7 +14,7 @@ the lowest index on ties.
 import numpy as np
 
 from ._decorators import jit
-from .lloyd import _exact_sq, update_partials
+from .lloyd import _exact_sq, _key, _key32, _unkey
 
 EPS64 = float(np.finfo(np.float64).eps)
 UP = 1.0 + 4.0 * EPS64  # covers one rounding (and a margin) of a float64 upper bound
@@ -86,65 +86,172 @@ def _full_row(X, i, Ct, o):
 
 
 @jit
-def bounded_chunks(X, C, Ct, w, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, chunk, c_lo, c_hi,
-                   labels, U, L, part, partw, n_full):
-    # IN: X (n, d), C (K, d) the current centres, Ct (d, K) their transpose in the dtype
-    #     of the brute-force distances, w (n,) float64 weights, shift (K,) upper bounds
-    #     of the centres' moves since U and L were valid, far1 the largest shift (of
-    #     centre far_j), far2 the largest of the others, half_gap (K,) lower bounds of
-    #     half the distance of each centre to the nearest other, gam/eta the relative
-    #     and absolute error bound of a brute-force squared distance, gam64/eta64 that
-    #     of _exact_sq, chunk rows per update slot, the slots c_lo:c_hi to do (serial)
-    # IN/OUT: labels (n,), U (n,) upper bound of the distance to the labelled centre,
-    #     L (n,) lower bound of the distance to every other centre
-    # OUT: part, partw the partial update slots of the chunks (as update_partials),
-    #      n_full[c] rows of chunk c recomputed against every centre
-    n = X.shape[0]
-    K = C.shape[0]
-    # D_a < D_j is proved when u^2 (1 + gam) + eta < l^2 (1 - gam) - eta; hi, lo and the
-    # factor of eta2 also cover the three roundings of the test itself
-    hi = (1.0 + gam) * (1.0 + 8.0 * EPS64)
-    lo = (1.0 - gam) * (1.0 - 8.0 * EPS64)
+def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, lo, hi, labels, U, L, fail):
+    # IN: X (n, d), C (K, d) the current centres, shift (K,) upper bounds of the
+    #     centres' moves since U and L were valid, far1 the largest shift (of centre
+    #     far_j), far2 the largest of the others, half_gap (K,) lower bounds of half the
+    #     distance of each centre to the nearest other, gam/eta the relative and absolute
+    #     error bound of a brute-force squared distance, gam64/eta64 that of _exact_sq,
+    #     the rows lo:hi to do (serial)
+    # IN/OUT: U (n,) upper bound of the distance to the labelled centre, L (n,) lower
+    #     bound of the distance to every other centre (both moved by the shifts)
+    # OUT: fail[:m] the rows whose label the bounds do not prove; returns m
+    # D_a < D_j is proved when u^2 (1 + gam) + eta < l^2 (1 - gam) - eta; hi_f, lo_f and
+    # the factor of eta2 also cover the three roundings of the test itself
+    hi_f = (1.0 + gam) * (1.0 + 8.0 * EPS64)
+    lo_f = (1.0 - gam) * (1.0 - 8.0 * EPS64)
     eta2 = 2.0 * eta * (1.0 + 8.0 * EPS64)
-    o = np.empty(K, dtype=Ct.dtype)
-    for c in range(c_lo, c_hi):
-        nf = 0
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            a = labels[i]
-            u = (U[i] + shift[a]) * UP
-            l = (L[i] - (far2 if a == far_j else far1)) * DOWN
-            l = max(l, 0.0)
-            lb = max(l, (2.0 * half_gap[a] - u) * DOWN)
-            if u * u * hi + eta2 < lb * lb * lo:
-                U[i] = u
-                L[i] = l
-                continue
+    m = 0
+    for i in range(lo, hi):
+        a = labels[i]
+        u = (U[i] + shift[a]) * UP
+        l = max((L[i] - (far2 if a == far_j else far1)) * DOWN, 0.0)
+        L[i] = l
+        lb = max(l, (2.0 * half_gap[a] - u) * DOWN)
+        if not u * u * hi_f + eta2 < lb * lb * lo_f:
             # tighten the upper bound with the distance to the labelled centre
             u = upper_from_sq(_exact_sq(X, i, C, a), gam64, eta64)
             lb = max(l, (2.0 * half_gap[a] - u) * DOWN)
-            if u * u * hi + eta2 < lb * lb * lo:
-                U[i] = u
-                L[i] = l
-                continue
-            # recompute against every centre with the brute-force arithmetic
-            nf += 1
-            _full_row(X, i, Ct, o)
-            best = np.inf
-            second = np.inf
-            bi = 0
+            if not u * u * hi_f + eta2 < lb * lb * lo_f:
+                fail[m] = i
+                m += 1
+        U[i] = u
+    return m
+
+
+@jit
+def full_rows(X, Ct, rows, gam, eta, labels, U, L):
+    # IN: X (n, d), Ct (d, K) the centres' transpose in X's dtype, rows (m,)
+    # OUT: for each row i in rows: labels[i] by the direct path's arithmetic (its
+    #      argmin, ties to the lowest index), U[i] and L[i] from its smallest and
+    #      second smallest distance
+    K = Ct.shape[1]
+    o = np.empty(K, dtype=Ct.dtype)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        _full_row(X, i, Ct, o)
+        best = np.inf
+        second = np.inf
+        bi = 0
+        for j in range(K):
+            dj = np.float64(o[j])
+            if dj < best:
+                second = best
+                best = dj
+                bi = j
+            elif dj < second:
+                second = dj
+        labels[i] = bi
+        U[i] = upper_from_sq(best, gam, eta)
+        L[i] = lower_from_sq(second, gam, eta)
+
+
+@jit
+def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels, U, L):
+    # IN: GT (m, K) float32 dot products of the centred rows `rows` with the centred
+    #     centres, nx, nc32, ncmax, err_coef as in fastrbf._jit.lloyd.certify_cols
+    # OUT: for each row i in rows: labels[i] the argmin of the float64 distances
+    #      (_exact_sq) over the centres the ranking cannot exclude, ties to the lowest
+    #      index (the rule of certify_cols), U[i] from that distance, L[i] from the
+    #      ranking value of the nearest other centre less twice its error bound
+    K = GT.shape[1]
+    two = np.float32(2.0)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        g = GT[r]
+        m1 = np.float32(np.inf)
+        m2 = np.float32(np.inf)
+        j1 = 0
+        for j in range(K):
+            v = nc32[j] - two * g[j]
+            if v < m1:
+                m2 = m1
+                m1 = v
+                j1 = j
+            elif v < m2:
+                m2 = v
+        e = err_coef * (nx[i] + ncmax)
+        lim = np.float32(np.float64(m1) + 2.0 * e)
+        eb = np.inf
+        ebi = 0
+        for j in range(K):
+            if nc32[j] - two * g[j] <= lim:
+                dj = _exact_sq(X, i, C, j)
+                if dj < eb:
+                    eb = dj
+                    ebi = j
+        labels[i] = ebi
+        U[i] = upper_from_sq(eb, gam64, eta64)
+        # true d_j^2 = ||x - mu||^2 + v_j >= nx (1 - gam64) + (ranking value - e); the
+        # nearest other centre's ranking value is m2 when the label is the ranking's
+        # best, else m1.  Twice e, and the rounding of the sum, for safety.
+        a = nx[i] * (1.0 - gam64)
+        b = np.float64(m2 if ebi == j1 else m1)
+        c = 2.0 * e
+        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+        L[i] = np.sqrt(max(s, 0.0)) * DOWN if K > 1 else np.inf
+
+
+@jit
+def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, eta64, labels, U, L):
+    # certify_rows (same result) for K <= PACKED_MAX_K, vectorised over the rows as
+    # fastrbf._jit.lloyd.certify_packed: G (K, m) is the transpose of GT, nbits =
+    # ceil(log2 K).  The running minimum and second minimum of the packed keys give the
+    # label where the best centre is the only candidate, and the bound of L: every
+    # centre other than the key's best has a value >= that of the truncated second key.
+    K = G.shape[0]
+    m = G.shape[1]
+    two = np.float32(2.0)
+    low = np.int32((1 << nbits) - 1)
+    high = np.int32(~low)
+    best = np.empty(m, dtype=np.int32)
+    second = np.empty(m, dtype=np.int32)
+    g = G[0]
+    c0 = nc32[0]
+    for r in range(m):
+        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
+        second[r] = np.int32(0x7FFFFFFF)
+    for j in range(1, K):
+        g = G[j]
+        cj = nc32[j]
+        jj = np.int32(j)
+        for r in range(m):
+            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
+            bb = best[r]
+            sr = second[r]
+            hi2 = kk if kk > bb else bb
+            second[r] = hi2 if hi2 < sr else sr
+            best[r] = kk if kk < bb else bb
+    for r in range(m):
+        i = rows[r]
+        bb = best[r]
+        e = err_coef * (nx[i] + ncmax)
+        lim = np.float32(np.float64(_unkey(bb | low)) + 2.0 * e)
+        if (second[r] & high) > _key(lim):
+            ebi = bb & low
+            eb = _exact_sq(X, i, C, ebi)
+        else:
+            eb = np.inf
+            ebi = 0
             for j in range(K):
-                dj = np.float64(o[j])
-                if dj < best:
-                    second = best
-                    best = dj
-                    bi = j
-                elif dj < second:
-                    second = dj
-            labels[i] = bi
-            U[i] = upper_from_sq(best, gam, eta)
-            L[i] = lower_from_sq(second, gam, eta)
-        n_full[c] = nf
-        update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+                if nc32[j] - two * G[j, r] <= lim:
+                    dj = _exact_sq(X, i, C, j)
+                    if dj < eb:
+                        eb = dj
+                        ebi = j
+        labels[i] = ebi
+        U[i] = upper_from_sq(eb, gam64, eta64)
+        if K == 1:
+            L[i] = np.inf
+            continue
+        # the smallest ranking value of a centre other than the label: >= the
+        # truncated second key's when the label is the key's best, else >= the
+        # truncated best key's (as in certify_rows, less twice e)
+        a = nx[i] * (1.0 - gam64)
+        b = np.float64(_unkey(second[r] & high) if ebi == (bb & low) else _unkey(bb & high))
+        c = 2.0 * e
+        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+        L[i] = np.sqrt(max(s, 0.0)) * DOWN
 
 
 @jit

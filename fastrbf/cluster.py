@@ -48,7 +48,7 @@ import numpy as np
 
 from . import _progress, _threads
 from . import _validation as _v
-from ._bounded_lloyd import BoundedAssigner, for_chunks
+from ._bounded_lloyd import BoundedAssigner, bounds_pay, for_chunks
 from ._jit import lloyd as _jl
 from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
 from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
@@ -392,17 +392,6 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     return ldexp(centers, t, dtype), ldexp(wsum, tw)
 
 
-#: ``algorithm="auto"`` uses the bounds from this many clusters and rows on (below, an
-#: iteration is cheap and the bounds' O(K^2 d) centre gaps and extra pass do not pay)
-BOUNDED_MIN_K = 16
-BOUNDED_MIN_ROWS = 2 * _jl.UPDATE_CHUNK
-
-
-def bounds_pay(n, K, d):
-    """Whether ``algorithm="auto"`` runs the bounded Lloyd loop for n x d data, K clusters."""
-    return K >= BOUNDED_MIN_K and n >= BOUNDED_MIN_ROWS
-
-
 def raise_empty(wsum, iteration):
     """Raise :class:`EmptyClusterError` for the clusters of weight 0 at ``iteration``."""
     raise EmptyClusterError(
@@ -574,7 +563,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(n, K, d))
+    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter))
     assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)

@@ -97,6 +97,11 @@ def _gemm_tile(K, cols):
 
 
 
+def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
+    """The initial centres of ``kmeans``'s k-means++ (those of :func:`kmeans_plusplus`)."""
+    return greedy_kmeans_plusplus(X, K, w, rng, n_threads, name, rep)[0]
+
+
 class EmptyClusterError(RuntimeError):
     """Raised by :func:`kmeans` with ``empty="raise"`` when a cluster loses all its points.
 
@@ -572,7 +577,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
         if init_arr is not None:
             C0 = init_arr.copy()
         elif init == "k-means++":
-            C0 = greedy_kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)[0]
+            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
         else:
             C0 = random_init(Xc, K, w, rng, name)
         res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t, bounded)

@@ -16,6 +16,9 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   in numba's OpenMP pool: BLAS called from several numba threads contended, and idle
   OpenMP threads spinning between the BLAS and numba steps of an iteration slowed
   both.
+- ``kmeans(..., algorithm="bounded")`` skips the rows whose label Hamerly's bounds
+  prove unchanged (:mod:`fastrbf._bounded_lloyd`): the same labels, centres, ``n_iter``
+  and inertia, bit for bit; "auto" uses it for many clusters on the GEMM path.
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);

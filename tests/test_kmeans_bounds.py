@@ -200,3 +200,28 @@ def test_kmeans_plusplus_too_few_distinct_points():
     X0 = X.copy()
     fastrbf.kmeans_plusplus(X, 2, seed=0)
     assert_array_equal(X, X0)  # input not modified
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("offset,scale", [(1e4, 1.0), (0.0, 1e-30), (0.0, 1e30), (3.0, None)])
+def test_bounded_equals_brute_force_far_from_unit_scale(rng, path, dtype, offset, scale):
+    """Data far from the origin (cancellation in the ranking), a few hundred units in the
+    last place wide (rounding and ties everywhere), or rescaled by a power of two: the
+    rounding margins of the bounds keep the labels exact."""
+    if scale is None:
+        scale = 2.0**-40 if dtype == np.float64 else 2.0**-16
+    X, C = _blob_data(rng, 600, 6, 24, np.float64)
+    X = (offset + scale * X).astype(dtype)
+    C = (offset + scale * C).astype(dtype)
+    a = fastrbf.kmeans(X, 24, init=C, algorithm="lloyd", max_iter=30, tol=0)
+    b = fastrbf.kmeans(X, 24, init=C, algorithm="bounded", max_iter=30, tol=0, n_threads=2)
+    _same(a, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bounded_with_seeding_and_restarts(rng, dtype):
+    X, _ = _blob_data(rng, 3000, 5, 12, dtype)
+    a = fastrbf.kmeans(X, 12, seed=4, n_init=3, algorithm="lloyd")
+    b = fastrbf.kmeans(X, 12, seed=4, n_init=3, algorithm="bounded")
+    _same(a, b)
+    assert a.converged

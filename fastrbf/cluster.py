@@ -556,8 +556,9 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     dtype = _v.result_dtype(Xa)
     init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
     gemm = K * d > DIRECT_MAX_KD[dtype]
+    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter))
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
-    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm),
+    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm) + 16 * n * bounded,
                     f"kmeans with {name}={K} on data of shape ({n}, {d})", f"use a smaller `{name}` or fewer rows.")
     if init_arr is not None:
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
@@ -571,7 +572,6 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter))
     assigner = Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)

@@ -8,7 +8,9 @@ do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the GEMM
 path the float64 distances of :func:`fastrbf._jit.lloyd._exact_sq`.  The argmin keeps
-the lowest index on ties.
+the lowest index on ties.  A distance used only for a bound (never to choose a label)
+is summed in any order (:func:`sq_any_order`, vectorised): the error bound of a sum of
+non-negative terms does not depend on the order.
 """
 
 import numpy as np

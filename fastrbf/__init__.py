@@ -7,7 +7,7 @@ on-disk cache off).
 
 from ._threads import threads
 from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
-from .cluster import EmptyClusterError, KMeansResult, kmeans, lloyd_assign, lloyd_update
+from .cluster import EmptyClusterError, KMeansResult, kmeans, kmeans_plusplus, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .kernels import KERNELS, gram, gram_matvec
@@ -55,6 +55,7 @@ __all__ = [
     "kernel_ridge",
     "kernel_ridge_cv",
     "kmeans",
+    "kmeans_plusplus",
     "knn",
     "knn_predict",
     "lloyd_assign",

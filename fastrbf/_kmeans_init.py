@@ -1,17 +1,25 @@
-"""The initial centres of the in-memory k-means: greedy k-means++ and the random
-draw of distinct points, and the check that the data hold enough distinct points.
+"""The initial centres of the in-memory k-means: greedy k-means++ (also public, as
+:func:`kmeans_plusplus`) and the random draw of distinct points, and the check that the
+data hold enough distinct points.
 
 Decisions: k-means++ is scikit-learn's greedy variant (``2 + log K`` candidates per
 step, the one that lowers the potential most is kept), with one fused pass over the
 data per step for the candidates' potentials and one to update the distances (no
 candidates x n matrix).  Too few distinct points (of weight > 0) for the clusters is a
 ``ValueError`` naming the cluster count as the caller knows it (:func:`too_few_distinct`).
+The public :func:`kmeans_plusplus` runs on the data and weights scaled by the powers of
+two :func:`fastrbf.kmeans` uses (exact), so that it picks the rows ``kmeans`` starts from
+for the same seed.
 """
 
 import numpy as np
 
 from . import _progress, _threads
+from . import _validation as _v
 from ._jit import seeding as _jseed
+from ._kmeans_rules import check_enough_points, check_n_clusters, check_weights
+from ._scaling import ldexp, max_abs, shift_for, weight_shift
+from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 
 def has_distinct(X, K):
@@ -34,18 +42,22 @@ def too_few_distinct(K, name, found=None):
     return ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}){tail}")
 
 
-def kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
-    """K initial centres (rows of ``X``) by greedy k-means++ with weights ``w``."""
+def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF, n_trials=None):
+    """K initial centres (rows of ``X``) by greedy k-means++ with weights ``w``, and the
+    indices of those rows; ``n_trials`` candidates per step (default ``2 + log K``)."""
     # greedy k-means++ (scikit-learn's): 2 + log K candidates per step, the one that
     # lowers the potential most is kept.  One fused pass over the data per step for
     # the candidates' potentials and one to update the distances (no t x n matrix).
     n = X.shape[0]
-    n_trials = 2 + int(np.log(K))
+    if n_trials is None:
+        n_trials = 2 + int(np.log(K))
     Xt = np.ascontiguousarray(X.T)
     w64 = np.ascontiguousarray(w, dtype=np.float64)
     centers = np.empty((K, X.shape[1]), dtype=X.dtype)
+    indices = np.empty(K, dtype=np.int64)
     first = rng.choice(n, p=w / w.sum())
     centers[0] = X[first]
+    indices[0] = first
     closest = np.full(n, np.inf)
     wc = np.empty(n)
     nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
@@ -70,10 +82,65 @@ def kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OF
         pots = part.sum(axis=0)
         best = int(np.argmin(pots))
         centers[c] = cand[best]
+        indices[c] = ids[best]
         update(cand, best)
         pot = pots[best]
     rep.finish_stage(K)
-    return centers
+    return centers, indices
+
+
+def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_weight: ArrayLike | None = None,
+                    n_local_trials: int | None = None, n_threads: Threads = None) -> tuple[FloatArray, IntArray]:
+    """Initial k-means centres chosen by greedy k-means++ (as scikit-learn's).
+
+    Each step draws ``n_local_trials`` candidate rows with probability proportional to
+    their weighted squared distance to the nearest centre chosen so far and keeps the
+    one that lowers the total most.  :func:`fastrbf.kmeans` with ``init="k-means++"``
+    starts from these centres for the same ``seed``.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    n_clusters : int
+        In ``[1, n]``; fewer distinct points (with weight > 0) is an error.
+    seed : None, int or numpy.random.Generator
+    sample_weight : array_like of shape (n,), optional
+        Non-negative weights, not all zero.  Default: ones.
+    n_local_trials : int, optional
+        Candidates per step, >= 1.  Default: ``2 + int(log(n_clusters))``.
+    n_threads : int, optional
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, d)
+        Rows of ``X`` in its result dtype (float32 kept).
+    indices : ndarray of shape (n_clusters,), int64
+        Their row indices in ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import kmeans_plusplus
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [10.0, 0.0], [10.0, 1.0]])
+    >>> centers, indices = kmeans_plusplus(X, 2, seed=0)
+    >>> bool(np.array_equal(centers, X[indices])), sorted(centers[:, 0].tolist())
+    (True, [0.0, 10.0])
+    """
+    Xa = _v.check_data(X, "X")
+    n, d = Xa.shape
+    K = check_n_clusters(n_clusters, n)
+    rng = _v.check_seed(seed, "seed")
+    trials = None if n_local_trials is None else _v.check_int(n_local_trials, "n_local_trials", 1)
+    _threads.resolve(n_threads)
+    w = check_weights(sample_weight, n)
+    check_enough_points(K, int(np.count_nonzero(w)))
+    dtype = _v.result_dtype(Xa)
+    Xc = _v.to_dtype(Xa, dtype)
+    # power-of-two scalings (exact): the squared distances cannot overflow
+    Xs = ldexp(Xc, -shift_for(max_abs(Xc), dtype, d))
+    ws = ldexp(w, -weight_shift(w))
+    _, indices = greedy_kmeans_plusplus(Xs, K, ws, rng, n_threads, "n_clusters", _progress.OFF, trials)
+    return np.ascontiguousarray(Xc[indices]), indices
 
 
 def random_init(X, K, w, rng, name="n_clusters"):

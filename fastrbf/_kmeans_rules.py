@@ -30,6 +30,8 @@ from . import _validation as _v
 
 #: the values of ``empty``
 EMPTY_RULES = ("relocate", "raise")
+#: the values of ``algorithm``
+ALGORITHMS = ("auto", "lloyd", "bounded")
 
 
 def check_n_clusters(n_clusters, n, name="n_clusters"):
@@ -57,6 +59,11 @@ def check_lloyd_args(n_init, max_iter, tol, empty):
     tol = _v.check_real(tol, "tol", low=0)
     _v.check_choice(empty, "empty", EMPTY_RULES, text="'relocate' or 'raise'")
     return tol
+
+
+def check_algorithm(algorithm):
+    """One of :data:`ALGORITHMS`."""
+    return _v.check_choice(algorithm, "algorithm", ALGORITHMS, text="'auto', 'lloyd' or 'bounded'")
 
 
 def check_init(init, K, d, dtype, n_init, methods, name="n_clusters"):
@@ -103,6 +110,19 @@ def check_weight_total(n_pos):
     found none < 0)."""
     if n_pos == 0:
         raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
+
+
+def check_weights(sample_weight, n):
+    """In-memory ``sample_weight`` checked by the rules above, as a C-contiguous float64
+    array (ones when None)."""
+    if sample_weight is None:
+        return np.ones(n, dtype=np.float64)
+    w = weight_array(sample_weight, n)
+    problem = weight_problem(w)
+    if problem is not None:
+        raise ValueError(problem)
+    check_weight_total(int(np.count_nonzero(w)))
+    return np.ascontiguousarray(w, dtype=np.float64)
 
 
 def check_enough_points(K, n_pos, name="n_clusters"):

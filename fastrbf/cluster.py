@@ -16,6 +16,9 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   in numba's OpenMP pool: BLAS called from several numba threads contended, and idle
   OpenMP threads spinning between the BLAS and numba steps of an iteration slowed
   both.
+- ``kmeans(..., algorithm="bounded")`` skips the rows whose label Hamerly's bounds
+  prove unchanged (:mod:`fastrbf._bounded_lloyd`): the same labels, centres, ``n_iter``
+  and inertia, bit for bit; "auto" uses it for many clusters on the GEMM path.
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
@@ -41,7 +44,6 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
 """
 
-import itertools
 import threading
 from dataclasses import dataclass
 
@@ -49,21 +51,21 @@ import numpy as np
 
 from . import _progress, _threads
 from . import _validation as _v
+from ._bounded_lloyd import BoundedAssigner, bounds_pay, for_chunks
 from ._jit import lloyd as _jl
-from ._kmeans_init import has_distinct, random_init, too_few_distinct
-from ._kmeans_init import kmeans_plusplus as _kmeans_plusplus
+from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
+from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
 from ._kmeans_rules import (
+    check_algorithm,
     check_centers,
     check_enough_points,
     check_init,
     check_lloyd_args,
     check_n_clusters,
-    check_weight_total,
+    check_weights,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
-    weight_array,
-    weight_problem,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
@@ -96,6 +98,11 @@ def _gemm_tile(K, cols):
         buf = _tiles.buf = np.empty(max(size, min(K * GEMM_CHUNK_ROWS, TILE_CACHE_BYTES // 4)), dtype=np.float32)
     return buf[:size].reshape(K, cols)
 
+
+
+def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
+    """The initial centres of ``kmeans``'s k-means++ (those of :func:`kmeans_plusplus`)."""
+    return greedy_kmeans_plusplus(X, K, w, rng, n_threads, name, rep)[0]
 
 
 class EmptyClusterError(RuntimeError):
@@ -155,19 +162,12 @@ def _run(assign, X, labels, update, n_threads, align):
         return
     w, part, partw = update
     chunk = _jl.UPDATE_CHUNK
-    nch = part.shape[0]
-    nxt = itertools.count()  # next() is atomic under the GIL
 
-    def worker(_lo, _hi):
-        while True:
-            c = next(nxt)
-            if c >= nch:
-                return
-            assign(c * chunk, min(n, (c + 1) * chunk))
-            _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+    def work(c):
+        assign(c * chunk, min(n, (c + 1) * chunk))
+        _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 
-    nt = _threads.resolve(n_threads)
-    _threads.map_ranges(worker, min(nt, nch), n_threads)
+    for_chunks(work, part.shape[0], n_threads)
 
 
 class Assigner:
@@ -204,6 +204,11 @@ class Assigner:
         """The copies of X held (arrays)."""
         return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
 
+    def centred(self):
+        """The copies of the GEMM path: (mean of the rows, the centred rows as float32
+        columns (d, n), their squared norms in float64), made on the first call."""
+        return self._prepare_gemm()
+
     def _prepare_gemm(self):
         if self._centred is None:
             X = self.X
@@ -231,14 +236,8 @@ class Assigner:
             _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
                  _jl.RB)
             return True
-        mu, Xct32, nx = self._prepare_gemm()
-        Cc = np.subtract(C, mu, dtype=np.float64)
-        nc = np.einsum("ij,ij->i", Cc, Cc)
-        Cc32 = Cc.astype(np.float32)
-        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
-        err = (d + 8) * float(np.finfo(np.float32).eps) * 1.01
-        nc32 = nc.astype(np.float32)
-        ncmax = float(nc.max())
+        _, Xct32, nx = self._prepare_gemm()
+        Cc32, nc32, ncmax, err = self.ranking_centres(C)
         packed = K <= _jl.PACKED_MAX_K
         nbits = max(1, (K - 1).bit_length())
 
@@ -255,6 +254,17 @@ class Assigner:
         with _threads.serial_blas():
             _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
         return want_dist
+
+    def ranking_centres(self, C):
+        """What the GEMM path ranks the centres ``C`` with: (the centred centres in
+        float32, their squared norms in float32, the largest in float64, the
+        coefficient of the ranking's error bound)."""
+        mu = self._prepare_gemm()[0]
+        Cc = np.subtract(C, mu, dtype=np.float64)
+        nc = np.einsum("ij,ij->i", Cc, Cc)
+        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
+        err = (self.X.shape[1] + 8) * float(np.finfo(np.float32).eps) * 1.01
+        return Cc.astype(np.float32), nc.astype(np.float32), float(nc.max()), err
 
     def distances(self, C, labels, mind):
         """``mind`` = exact squared distance of each row to its labelled centre."""
@@ -301,17 +311,6 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     mind = np.empty(n, dtype=np.float64)
     Assigner(Xc, n_threads)(Cc, labels, mind)
     return labels, ldexp(mind, 2 * t, dtype)
-
-
-def _check_weights(sample_weight, n):
-    if sample_weight is None:
-        return np.ones(n, dtype=np.float64)
-    w = weight_array(sample_weight, n)
-    problem = weight_problem(w)
-    if problem is not None:
-        raise ValueError(problem)
-    check_weight_total(int(np.count_nonzero(w)))
-    return np.ascontiguousarray(w, dtype=np.float64)
 
 
 def partial_slots(X, K):
@@ -385,7 +384,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     n, d = Xa.shape
     K = _v.check_int(n_clusters, "n_clusters", 1)
     lab = _check_labels(labels, n, K)
-    w = _check_weights(sample_weight, n)
+    w = check_weights(sample_weight, n)
     _threads.resolve(n_threads)
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     _v.check_memory(8 * K * (d + 1) * (nch + 3), f"lloyd_update with n_clusters={K} and {d} features",
@@ -409,11 +408,14 @@ def raise_empty(wsum, iteration):
     )
 
 
-def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress.OFF, shift_exp=0):
+def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress.OFF, shift_exp=0, bounded=False):
     n = X.shape[0]
     K = C.shape[0]
     rep.start("lloyd", max_iter)
-    if n <= _jl.UPDATE_CHUNK and K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
+    direct = K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]
+    if bounded:
+        assigner = BoundedAssigner(assigner, direct)
+    elif n <= _jl.UPDATE_CHUNK and direct:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping
         # test of fastrbf._kmeans_rules (lloyd_centers, lloyd_stop), the same formula
@@ -443,7 +445,10 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
                 raise_empty(wsum, it + 1)
             if not have_dist:
                 assigner.distances(C, labels, mind)
+            before = labels.copy() if bounded else labels
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
+            if bounded:
+                assigner.forget(labels != before)
         C, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
         n_iter = it + 1
         stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)
@@ -465,7 +470,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
 
 def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++", n_init: int = 1, max_iter: int = 300,
            tol: float = 1e-4, seed: Seed = None, sample_weight: ArrayLike | None = None, empty: str = "relocate",
-           n_threads: Threads = None, progress: ProgressArg = False) -> KMeansResult:
+           algorithm: str = "auto", n_threads: Threads = None, progress: ProgressArg = False) -> KMeansResult:
     """k-means clustering by Lloyd's algorithm.
 
     Parameters
@@ -489,6 +494,11 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     empty : {"relocate", "raise"}
         What to do with a cluster that loses all its points: move it to the farthest
         point (see the module docstring), or raise :class:`EmptyClusterError`.
+    algorithm : {"auto", "lloyd", "bounded"}
+        "lloyd": every iteration assigns every point; "bounded": Hamerly's bounds skip
+        the points whose label provably stays (see :mod:`fastrbf._bounded_lloyd`).
+        Both give the same result, bit for bit; "auto" picks the faster one for the
+        size of the problem.
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
         Report the k-means++ seeding and the Lloyd iterations of each init
@@ -520,13 +530,14 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
     ('kmeans init 1/1: iter 2/300 done', True)
     """
     return kmeans_named(X, n_clusters, name="n_clusters", init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
-                   sample_weight=sample_weight, empty=empty, n_threads=n_threads, progress=progress)
+                        sample_weight=sample_weight, empty=empty, algorithm=algorithm, n_threads=n_threads,
+                        progress=progress)
 
 
 def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", init: str | ArrayLike = "k-means++",
             n_init: int = 1, max_iter: int = 300, tol: float = 1e-4, seed: Seed = None,
-            sample_weight: ArrayLike | None = None, empty: str = "relocate", n_threads: Threads = None,
-            progress: object = False) -> KMeansResult:
+            sample_weight: ArrayLike | None = None, empty: str = "relocate", algorithm: str = "auto",
+            n_threads: Threads = None, progress: object = False) -> KMeansResult:
     """:func:`kmeans` for callers whose users know the cluster count by another name
     (``n_centers``, ``n_landmarks``): every message about the cluster count (its type,
     its range, fewer distinct points than clusters) names ``name``.  The other
@@ -535,17 +546,19 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     n, d = Xa.shape
     K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
+    algorithm = check_algorithm(algorithm)
     rng = _v.check_seed(seed, "seed")
     _threads.resolve(n_threads)
     rep = _progress.reporter(progress, "kmeans", runs="init")
-    w = _check_weights(sample_weight, n)
+    w = check_weights(sample_weight, n)
     n_pos = int(np.count_nonzero(w))
     check_enough_points(K, n_pos, name)
     dtype = _v.result_dtype(Xa)
     init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
     gemm = K * d > DIRECT_MAX_KD[dtype]
+    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter))
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
-    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm),
+    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm) + 16 * n * bounded,
                     f"kmeans with {name}={K} on data of shape ({n}, {d})", f"use a smaller `{name}` or fewer rows.")
     if init_arr is not None:
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
@@ -570,7 +583,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
             C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
         else:
             C0 = random_init(Xc, K, w, rng, name)
-        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t)
+        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t, bounded)
         rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
         if best is None or res[2] < best[2]:
             best = res

@@ -1,6 +1,7 @@
 """k-means workloads: one Lloyd iteration (small and large K, float64 and float32)
 against the NumPy reference, scikit-learn, scikit-learn-intelex and faiss, and a
-20-iteration ``kmeans`` run.  The essential cost of an iteration is the GEMM form of the
+20-iteration ``kmeans`` run (brute force and Hamerly's bounds, against scikit-learn's
+Lloyd and Elkan, on the same initial centres).  The essential cost of an iteration is the GEMM form of the
 point-centre distances (2 N K d flops) and one read of the points.
 
 The peers' k-means estimators include their set-up in every fit, so they are timed
@@ -120,18 +121,31 @@ def lloyd_cost(X: np.ndarray, K: int, iters: int) -> Cost:
     return Cost(flops=iters * (2.0 * n * K * d + n * d), bytes_read=iters * X.nbytes, bytes_written=iters * n * 8.0)
 
 
+def _sk_kmeans(a, algorithm):
+    import warnings
+
+    from sklearn.cluster import KMeans
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        KMeans(64, init=a["C"], n_init=1, max_iter=20, tol=0, algorithm=algorithm).fit(a["X"])
+
+
 def _kmeans_run_workload():
     def setup(n):
         rng = seeded_rng()
         X = rng.standard_normal((n, 16))
         return {"X": X, "C": X[rng.choice(X.shape[0], 64, replace=False)].copy()}
 
-    def ours(a):
-        return kmeans(a["X"], 64, init=a["C"], max_iter=20, tol=0)
+    def ours(a, algorithm="auto"):
+        return kmeans(a["X"], 64, init=a["C"], max_iter=20, tol=0, algorithm=algorithm)
 
-    cs = [Contender("fastrbf", FASTRBF, ours)]
+    cs = [Contender("fastrbf", FASTRBF, ours),
+          Contender("fastrbf algorithm='lloyd'", FASTRBF, lambda a: ours(a, "lloyd")),
+          Contender("fastrbf algorithm='bounded' (Hamerly)", FASTRBF, lambda a: ours(a, "bounded"))]
     if try_import("sklearn.cluster") is not None:
         cs.append(Contender("scikit-learn", PEER, lambda a: _sk_lloyd(a, 20)))
+        cs.append(Contender("scikit-learn algorithm='elkan'", PEER, lambda a: _sk_kmeans(a, "elkan")))
     return Workload("kmeans-20-iterations", setup, lambda a: 20 * a["X"].shape[0] * 64, "point-centres/s", cs,
                     lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations", sizes=(50000, 100000, 200000),
                     cost=lambda a: lloyd_cost(a["X"], 64, 20))

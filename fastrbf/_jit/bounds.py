@@ -1,0 +1,281 @@
+"""Kernels of the bounded Lloyd assignment (Hamerly's bounds; the rules and the proof
+are in :mod:`fastrbf._bounded_lloyd`).
+
+Every bound is on a true Euclidean distance (not squared) and is kept in float64,
+rounded the safe way: an upper bound is multiplied by ``UP``, a lower bound by ``DOWN``
+after each operation, which covers the rounding of that operation.  A row whose bounds
+do not prove its label is recomputed with the arithmetic of the brute-force
+assignment: for the direct path the distances in the data's dtype, one FMA chain over
+the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the GEMM
+path the float64 distances of :func:`fastrbf._jit.lloyd._exact_sq`.  The argmin keeps
+the lowest index on ties.  A distance used only for a bound (never to choose a label)
+is summed in any order (:func:`sq_any_order`, vectorised): the error bound of a sum of
+non-negative terms does not depend on the order.
+"""
+
+import numpy as np
+
+from ._decorators import jit, jit_reduce
+from .lloyd import _exact_sq, _key, _key32, _unkey
+
+EPS64 = float(np.finfo(np.float64).eps)
+UP = 1.0 + 4.0 * EPS64  # covers one rounding (and a margin) of a float64 upper bound
+DOWN = 1.0 - 4.0 * EPS64
+
+
+@jit
+def centre_bounds(C_old, C, gam, eta, shift, half_gap):
+    # IN: C_old, C (K, d) the previous and the current centres, gam/eta the relative
+    #     and absolute error of a float64 sum of d squares
+    # OUT: shift (K,) >= ||C_j - C_old_j||, half_gap (K,) <= min_{l != j} ||C_j - C_l|| / 2
+    #      (inf for K = 1)
+    K = C.shape[0]
+    d = C.shape[1]
+    for j in range(K):
+        acc = 0.0
+        for k in range(d):
+            t = np.float64(C[j, k]) - np.float64(C_old[j, k])
+            acc += t * t
+        shift[j] = np.sqrt((acc + eta) / (1.0 - gam)) * UP
+        half_gap[j] = np.inf
+    for j in range(K):
+        for m in range(j + 1, K):
+            acc = 0.0
+            for k in range(d):
+                t = np.float64(C[j, k]) - np.float64(C[m, k])
+                acc += t * t
+            g = 0.5 * np.sqrt(max(acc - eta, 0.0) / (1.0 + gam)) * DOWN
+            if g < half_gap[j]:
+                half_gap[j] = g
+            if g < half_gap[m]:
+                half_gap[m] = g
+
+
+@jit_reduce
+def sq_any_order(X, i, C, j):
+    # the float64 squared distance of row i of X to centre j summed in any order (LLVM
+    # vectorises it): within the same error bound as _exact_sq, for bounds only
+    acc = 0.0
+    for k in range(X.shape[1]):
+        t = np.float64(X[i, k]) - np.float64(C[j, k])
+        acc += t * t
+    return acc
+
+
+@jit
+def upper_from_sq(D, gam, eta):
+    # an upper bound on the true distance whose computed square is D
+    return np.sqrt((D + eta) / (1.0 - gam)) * UP
+
+
+@jit
+def lower_from_sq(D, gam, eta):
+    # a lower bound on the true distance whose computed square is D
+    return np.sqrt(max(D - eta, 0.0) / (1.0 + gam)) * DOWN
+
+
+@jit
+def init_upper(mind, gam, eta, lo, hi, U, L):
+    # OUT: U[lo:hi] upper bounds from the brute-force distances mind, L[lo:hi] = 0
+    for i in range(lo, hi):
+        U[i] = upper_from_sq(mind[i], gam, eta)
+        L[i] = 0.0
+
+
+@jit
+def _full_row(X, i, Ct, o):
+    # o[:] = the squared distances of row i of X to the centres (columns of Ct, in the
+    # dtype of Ct), one FMA chain over the features per centre, vectorised over centres
+    d = X.shape[1]
+    K = Ct.shape[1]
+    for j in range(K):
+        o[j] = 0
+    for k in range(d):
+        xk = Ct.dtype.type(X[i, k])
+        ck = Ct[k]
+        for j in range(K):
+            t = xk - ck[j]
+            o[j] += t * t
+
+
+@jit
+def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, lo, hi, labels, U, L, fail):
+    # IN: X (n, d), C (K, d) the current centres, shift (K,) upper bounds of the
+    #     centres' moves since U and L were valid, far1 the largest shift (of centre
+    #     far_j), far2 the largest of the others, half_gap (K,) lower bounds of half the
+    #     distance of each centre to the nearest other, gam/eta the relative and absolute
+    #     error bound of a brute-force squared distance, gam64/eta64 that of _exact_sq,
+    #     the rows lo:hi to do (serial)
+    # IN/OUT: U (n,) upper bound of the distance to the labelled centre, L (n,) lower
+    #     bound of the distance to every other centre (both moved by the shifts)
+    # OUT: fail[:m] the rows whose label the bounds do not prove; returns m
+    # D_a < D_j is proved when u^2 (1 + gam) + eta < l^2 (1 - gam) - eta; hi_f, lo_f and
+    # the factor of eta2 also cover the three roundings of the test itself
+    hi_f = (1.0 + gam) * (1.0 + 8.0 * EPS64)
+    lo_f = (1.0 - gam) * (1.0 - 8.0 * EPS64)
+    eta2 = 2.0 * eta * (1.0 + 8.0 * EPS64)
+    m = 0
+    for i in range(lo, hi):
+        a = labels[i]
+        u = (U[i] + shift[a]) * UP
+        l = max((L[i] - (far2 if a == far_j else far1)) * DOWN, 0.0)
+        L[i] = l
+        lb = max(l, (2.0 * half_gap[a] - u) * DOWN)
+        if not u * u * hi_f + eta2 < lb * lb * lo_f:
+            # tighten the upper bound with the distance to the labelled centre
+            u = upper_from_sq(sq_any_order(X, i, C, a), gam64, eta64)
+            lb = max(l, (2.0 * half_gap[a] - u) * DOWN)
+            if not u * u * hi_f + eta2 < lb * lb * lo_f:
+                fail[m] = i
+                m += 1
+        U[i] = u
+    return m
+
+
+@jit
+def full_rows(X, Ct, rows, gam, eta, labels, U, L):
+    # IN: X (n, d), Ct (d, K) the centres' transpose in X's dtype, rows (m,)
+    # OUT: for each row i in rows: labels[i] by the direct path's arithmetic (its
+    #      argmin, ties to the lowest index), U[i] and L[i] from its smallest and
+    #      second smallest distance
+    K = Ct.shape[1]
+    o = np.empty(K, dtype=Ct.dtype)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        _full_row(X, i, Ct, o)
+        best = np.inf
+        second = np.inf
+        bi = 0
+        for j in range(K):
+            dj = np.float64(o[j])
+            if dj < best:
+                second = best
+                best = dj
+                bi = j
+            elif dj < second:
+                second = dj
+        labels[i] = bi
+        U[i] = upper_from_sq(best, gam, eta)
+        L[i] = lower_from_sq(second, gam, eta)
+
+
+@jit
+def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels, U, L):
+    # IN: GT (m, K) float32 dot products of the centred rows `rows` with the centred
+    #     centres, nx, nc32, ncmax, err_coef as in fastrbf._jit.lloyd.certify_cols
+    # OUT: for each row i in rows: labels[i] the argmin of the float64 distances
+    #      (_exact_sq) over the centres the ranking cannot exclude, ties to the lowest
+    #      index (the rule of certify_cols), U[i] from that distance, L[i] from the
+    #      ranking value of the nearest other centre less twice its error bound
+    K = GT.shape[1]
+    two = np.float32(2.0)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        g = GT[r]
+        m1 = np.float32(np.inf)
+        m2 = np.float32(np.inf)
+        j1 = 0
+        for j in range(K):
+            v = nc32[j] - two * g[j]
+            if v < m1:
+                m2 = m1
+                m1 = v
+                j1 = j
+            elif v < m2:
+                m2 = v
+        e = err_coef * (nx[i] + ncmax)
+        lim = np.float32(np.float64(m1) + 2.0 * e)
+        eb = np.inf
+        ebi = 0
+        for j in range(K):
+            if nc32[j] - two * g[j] <= lim:
+                dj = _exact_sq(X, i, C, j)
+                if dj < eb:
+                    eb = dj
+                    ebi = j
+        labels[i] = ebi
+        U[i] = upper_from_sq(eb, gam64, eta64)
+        # true d_j^2 = ||x - mu||^2 + v_j >= nx (1 - gam64) + (ranking value - e); the
+        # nearest other centre's ranking value is m2 when the label is the ranking's
+        # best, else m1.  Twice e, and the rounding of the sum, for safety.
+        a = nx[i] * (1.0 - gam64)
+        b = np.float64(m2 if ebi == j1 else m1)
+        c = 2.0 * e
+        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+        L[i] = np.sqrt(max(s, 0.0)) * DOWN if K > 1 else np.inf
+
+
+@jit
+def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, eta64, labels, U, L):
+    # certify_rows (same result) for K <= PACKED_MAX_K, vectorised over the rows as
+    # fastrbf._jit.lloyd.certify_packed: G (K, m) is the transpose of GT, nbits =
+    # ceil(log2 K).  The running minimum and second minimum of the packed keys give the
+    # label where the best centre is the only candidate, and the bound of L: every
+    # centre other than the key's best has a value >= that of the truncated second key.
+    K = G.shape[0]
+    m = G.shape[1]
+    two = np.float32(2.0)
+    low = np.int32((1 << nbits) - 1)
+    high = np.int32(~low)
+    best = np.empty(m, dtype=np.int32)
+    second = np.empty(m, dtype=np.int32)
+    g = G[0]
+    c0 = nc32[0]
+    for r in range(m):
+        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
+        second[r] = np.int32(0x7FFFFFFF)
+    for j in range(1, K):
+        g = G[j]
+        cj = nc32[j]
+        jj = np.int32(j)
+        for r in range(m):
+            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
+            bb = best[r]
+            sr = second[r]
+            hi2 = kk if kk > bb else bb
+            second[r] = hi2 if hi2 < sr else sr
+            best[r] = kk if kk < bb else bb
+    for r in range(m):
+        i = rows[r]
+        bb = best[r]
+        e = err_coef * (nx[i] + ncmax)
+        lim = np.float32(np.float64(_unkey(bb | low)) + 2.0 * e)
+        if (second[r] & high) > _key(lim):
+            ebi = bb & low
+            eb = sq_any_order(X, i, C, ebi)  # only the bound needs it
+        else:
+            eb = np.inf
+            ebi = 0
+            for j in range(K):
+                if nc32[j] - two * G[j, r] <= lim:
+                    dj = _exact_sq(X, i, C, j)
+                    if dj < eb:
+                        eb = dj
+                        ebi = j
+        labels[i] = ebi
+        U[i] = upper_from_sq(eb, gam64, eta64)
+        if K == 1:
+            L[i] = np.inf
+            continue
+        # the smallest ranking value of a centre other than the label: >= the
+        # truncated second key's when the label is the key's best, else >= the
+        # truncated best key's (as in certify_rows, less twice e)
+        a = nx[i] * (1.0 - gam64)
+        b = np.float64(_unkey(second[r] & high) if ebi == (bb & low) else _unkey(bb & high))
+        c = 2.0 * e
+        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+        L[i] = np.sqrt(max(s, 0.0)) * DOWN
+
+
+@jit
+def labelled_sq(X, Ct, labels, lo, hi, mind):
+    # OUT: mind[lo:hi] = the brute-force squared distance of each row to its labelled
+    # centre (the arithmetic of _full_row for one centre)
+    d = X.shape[1]
+    for i in range(lo, hi):
+        j = labels[i]
+        acc = Ct[0, j] - Ct[0, j]
+        for k in range(d):
+            t = Ct.dtype.type(X[i, k]) - Ct[k, j]
+            acc += t * t
+        mind[i] = acc

@@ -130,6 +130,20 @@ def _kmeans(dtype):
     fastrbf.kmeans(X, 4, seed=0, max_iter=5)
 
 
+def _kmeans_bounded(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype)
+    fastrbf.kmeans(X, 4, seed=0, max_iter=5, algorithm="bounded")
+
+
+def _predict_grad(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=0.1).predict(X[:5], return_grad=True)
+
+
 def _lloyd_assign(dtype):
     import fastrbf
 
@@ -213,12 +227,14 @@ TARGETS = {
     "kernel_ridge": _kernel_ridge,
     "kernel_ridge[nystrom-pcg]": _kernel_ridge_pcg,
     "kmeans": _kmeans,
+    "kmeans[bounded]": _kmeans_bounded,
     "knn": _knn,
     "knn_predict": _knn_predict,
     "lloyd_assign": _lloyd_assign,
     "lloyd_update": _lloyd_update,
     "nadaraya_watson": _nadaraya_watson,
     "nystroem": _nystroem,
+    "predict[return_grad]": _predict_grad,
     "random_fourier": _random_fourier,
     "rbf_network": _rbf_network,
     "rbf_network[learn_gamma]": _rbf_network_learn_gamma,

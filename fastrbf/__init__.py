@@ -10,6 +10,7 @@ from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
 from .cluster import EmptyClusterError, KMeansResult, kmeans, kmeans_plusplus, lloyd_assign, lloyd_update
 from .distances import sqdist
 from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
+from .gpr import GaussianProcess, gaussian_process, gaussian_process_lml
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .models import (
@@ -35,6 +36,7 @@ __all__ = [
     "EmptyClusterError",
     "GPModel",
     "GPPrediction",
+    "GaussianProcess",
     "KMeansResult",
     "KernelModel",
     "NotPositiveDefiniteError",
@@ -46,6 +48,8 @@ __all__ = [
     "__version__",
     "cholesky",
     "define_kernel",
+    "gaussian_process",
+    "gaussian_process_lml",
     "gp_log_marginal_likelihood",
     "gp_regression",
     "gram",

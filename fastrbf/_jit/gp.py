@@ -10,12 +10,16 @@ follow (measured 10x on this 2-core machine under load).  Symmetric matrices are
 as their upper triangle, rows paired ``(p, n - 1 - p)`` so that ranges of pairs carry
 equal work.  Per-row partial sums are added in row order by the caller, so results do
 not depend on the thread count.
+
+:func:`stationary_grad_rows` is the same trace for the stationary kernels of the
+registry (:mod:`fastrbf.gpr`): amplitude and one length scale per feature.
 """
 
 import numpy as np
 
 from ._decorators import jit, jit_inline
 from .exp import fexp
+from .grad import value_and_deriv
 from .tiles import JB, chunk_row
 
 
@@ -114,3 +118,31 @@ def clear_lower(out):
     for i in range(1, out.shape[0]):
         for j in range(i):
             out[i, j] = 0.0
+
+
+@jit
+def stationary_grad_rows(Xs, W, lo, hi, phi, c, degree, g0, part):
+    # IN: Xs (n, d) the data divided by the length scales, W (n, n) symmetric (the upper
+    #     triangle is read), row pairs lo:hi (rows p and n - 1 - p), the kernel phi of
+    #     t = g0 * s with s = ||xs_i - xs_j||^2 (c, degree: its constants)
+    # OUT: part (n, d + 1) float64: for each row r, over j >= r (off-diagonal pairs twice),
+    #      part[r, 0] = sum_j W_rj phi(t_rj) and
+    #      part[r, 1 + k] = sum_j W_rj dphi/dt(t_rj) g0 (xs_rk - xs_jk)^2
+    n, d = Xs.shape
+    for p in range(lo, hi):
+        for rep in range(2):
+            r = p if rep == 0 else n - 1 - p
+            if rep == 1 and r == p:
+                break
+            for j in range(r, n):
+                s = 0.0
+                for k in range(d):
+                    t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
+                    s += t * t
+                v, dv = value_and_deriv(phi, g0 * s, c, degree)
+                w = W[r, j] if j == r else 2.0 * W[r, j]
+                part[r, 0] += w * v
+                wd = w * dv * g0
+                for k in range(d):
+                    t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
+                    part[r, 1 + k] += wd * (t * t)

@@ -82,7 +82,8 @@ def sqdist(X: Data, Y: Data | None = None, *, n_threads: int | None = 1,
 
 def _sqdist_block(Xb, Yb, rx, ry, name_y, n_threads, length_scale):
     try:
-        return _sqdist(Xb, Yb, n_threads=n_threads, length_scale=length_scale)
+        extra = {} if length_scale is None else {"length_scale": length_scale}
+        return _sqdist(Xb, Yb, n_threads=n_threads, **extra)
     except ValueError as exc:
         raise_global(exc, (Xb, rx[0], "X"), (Yb, ry[0], name_y))
         raise  # not reached

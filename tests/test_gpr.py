@@ -1,0 +1,133 @@
+"""gaussian_process: registry kernels with an amplitude, per-feature length scales and
+noise, equal to scikit-learn's GaussianProcessRegressor with ConstantKernel * K +
+WhiteKernel (log marginal likelihood, its gradient, mean, std, covariance, the fit)."""
+
+import numpy as np
+import pytest
+import user_kernel_defs as defs
+from sklearn.gaussian_process import GaussianProcessRegressor as GPR
+from sklearn.gaussian_process.kernels import RBF, Matern, RationalQuadratic, WhiteKernel
+from sklearn.gaussian_process.kernels import ConstantKernel as Const
+
+import fastrbf
+
+
+def _data(rng, n=50, d=3, k=1):
+    X = rng.uniform(0, 1, (n, d))
+    Y = np.column_stack([np.sin(5 * X[:, 0] + j) + 0.3 * X[:, 1] for j in range(k)]) + 0.05 * rng.standard_normal((n, k))
+    return X, (Y[:, 0] if k == 1 else Y)
+
+
+def _sk_kernel(kernel, amp, ls, noise, coef0=1.0):
+    base = {"gaussian": lambda: RBF(length_scale=ls), "matern12": lambda: Matern(length_scale=ls, nu=0.5),
+            "matern32": lambda: Matern(length_scale=ls, nu=1.5), "matern52": lambda: Matern(length_scale=ls, nu=2.5),
+            "rational_quadratic": lambda: RationalQuadratic(length_scale=float(np.ravel(ls)[0]), alpha=coef0)}[kernel]()
+    return Const(amp) * base + WhiteKernel(noise)
+
+
+CASES = [("gaussian", [0.4, 1.3, 2.0]), ("matern12", 0.7), ("matern32", [0.5, 0.9, 3.0]), ("matern52", [0.4, 1.3, 2.0]),
+         ("matern52", 0.6), ("rational_quadratic", 0.8)]
+
+
+@pytest.mark.parametrize("kernel, ls", CASES)
+def test_lml_and_gradient_equal_sklearn(rng, kernel, ls):
+    X, y = _data(rng)
+    sk = GPR(_sk_kernel(kernel, 1.7, ls, 0.01, 2.5), optimizer=None, alpha=0.0).fit(X, y)
+    lml, grad = sk.log_marginal_likelihood(sk.kernel_.theta, eval_gradient=True)
+    if kernel == "rational_quadratic":  # scikit-learn also differentiates in its alpha (theta[1]; fixed here)
+        grad = np.delete(grad, 1)
+    mine, mg = fastrbf.gaussian_process_lml(X, y, kernel=kernel, amplitude=1.7, length_scale=ls, noise=0.01,
+                                            coef0=2.5, eval_gradient=True)
+    np.testing.assert_allclose(mine, lml, rtol=1e-8)
+    np.testing.assert_allclose(mg, grad, rtol=1e-7, atol=1e-8 * np.abs(grad).max())
+
+
+@pytest.mark.parametrize("kernel, ls", CASES)
+def test_prediction_equals_sklearn_at_fixed_hyperparameters(rng, kernel, ls):
+    X, y = _data(rng)
+    Xq = rng.uniform(0, 1, (30, 3))
+    sk = GPR(_sk_kernel(kernel, 1.7, ls, 0.01, 2.5), optimizer=None, alpha=0.0).fit(X, y)
+    gp = fastrbf.gaussian_process(X, y, kernel=kernel, amplitude=1.7, length_scale=ls, noise=0.01, coef0=2.5,
+                                  optimize=False)
+    m_sk, s_sk = sk.predict(Xq, return_std=True)
+    m, s = gp.predict(Xq, return_std=True)
+    np.testing.assert_allclose(m, m_sk, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(s, s_sk, rtol=1e-8)
+    _, c_sk = sk.predict(Xq[:7], return_cov=True)
+    _, c = gp.predict(Xq[:7], return_cov=True)
+    np.testing.assert_allclose(c, c_sk, rtol=1e-7, atol=1e-10)
+    assert gp.log_marginal_likelihood_value == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-8)
+
+
+def test_fit_reaches_sklearn_optimum(rng):
+    X, y = _data(rng, n=60)
+    sk = GPR(Const(1.0) * Matern(length_scale=[1.0, 1.0, 1.0], nu=2.5) + WhiteKernel(0.1), random_state=0,
+             alpha=0.0).fit(X, y)
+    gp = fastrbf.gaussian_process(X, y, kernel="matern52", ard=True, noise=0.1)
+    assert gp.log_marginal_likelihood_value == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-6)
+    Xq = rng.uniform(0, 1, (20, 3))
+    np.testing.assert_allclose(gp.predict(Xq), sk.predict(Xq), rtol=1e-4, atol=1e-4)
+
+
+def test_restarts_never_do_worse_and_are_seeded(rng):
+    X, y = _data(rng, n=40)
+    one = fastrbf.gaussian_process(X, y, kernel="gaussian", noise=1e-2)
+    more = fastrbf.gaussian_process(X, y, kernel="gaussian", noise=1e-2, n_restarts=3, seed=1)
+    again = fastrbf.gaussian_process(X, y, kernel="gaussian", noise=1e-2, n_restarts=3, seed=1)
+    assert more.log_marginal_likelihood_value >= one.log_marginal_likelihood_value - 1e-9
+    assert np.array_equal(more.theta, again.theta)
+
+
+def test_multi_output_normalize_y_and_mean_gradient(rng):
+    X, Y = _data(rng, n=40, k=2)
+    Y = Y * 30 + 100
+    gp = fastrbf.gaussian_process(X, Y, kernel="matern52", length_scale=[0.5, 1.0, 2.0], noise=1e-2, normalize_y=True,
+                                  optimize=False)
+    sk = GPR(_sk_kernel("matern52", 1.0, [0.5, 1.0, 2.0], 1e-2), optimizer=None, normalize_y=True, alpha=0.0).fit(X, Y)
+    Xq = rng.uniform(0, 1, (9, 3))
+    m, s = gp.predict(Xq, return_std=True)
+    m_sk, s_sk = sk.predict(Xq, return_std=True)
+    np.testing.assert_allclose(m, m_sk, rtol=1e-8)
+    np.testing.assert_allclose(s, s_sk, rtol=1e-8)
+    mean, grad = gp.predict(Xq, return_grad=True)
+    h = 1e-5
+    for a in range(3):
+        e = np.zeros(3)
+        e[a] = h
+        fd = (gp.predict(Xq + e) - gp.predict(Xq - e)) / (2 * h)
+        np.testing.assert_allclose(grad[:, :, a], fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+
+
+def test_user_kernel_gp_equals_builtin(rng):
+    X, y = _data(rng)
+    a = fastrbf.gaussian_process_lml(X, y, kernel=defs.matern52_user, length_scale=[0.4, 1.3, 2.0], noise=0.01,
+                                     eval_gradient=True)
+    b = fastrbf.gaussian_process_lml(X, y, kernel="matern52", length_scale=[0.4, 1.3, 2.0], noise=0.01,
+                                     eval_gradient=True)
+    assert a[0] == pytest.approx(b[0], rel=1e-12)
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-5)  # the user kernel's derivative is a central difference
+
+
+def test_float32_predictions(rng):
+    X, y = _data(rng)
+    gp = fastrbf.gaussian_process(X.astype(np.float32), y.astype(np.float32), kernel="matern32", optimize=False)
+    assert gp.predict(X[:3].astype(np.float32)).dtype == np.float32
+    assert gp.predict(X[:3]).dtype == np.float64
+
+
+def test_bad_arguments_are_named(rng):
+    X, y = _data(rng, n=10)
+    with pytest.raises(ValueError, match="`kernel` must be positive definite without a polynomial tail"):
+        fastrbf.gaussian_process(X, y, kernel="thin_plate_spline")
+    with pytest.raises(ValueError, match="`kernel` must be a radial kernel"):
+        fastrbf.gaussian_process(X, y, kernel="polynomial")
+    with pytest.raises(ValueError, match="needs a positive definite kernel; the user kernel 'sine_user'"):
+        fastrbf.gaussian_process(X, y, kernel=defs.sine_user)
+    with pytest.raises(ValueError, match=r"`length_scale` must be a number or a 1-D array with one value per feature"):
+        fastrbf.gaussian_process(X, y, length_scale=[1.0, 2.0])
+    with pytest.raises(ValueError, match=r"`noise` must be a finite number > 0"):
+        fastrbf.gaussian_process(X, y, noise=0.0)
+    with pytest.raises(ValueError, match=r"`bounds` must satisfy 0 < low < high < inf"):
+        fastrbf.gaussian_process(X, y, bounds=(1.0, 0.5))
+    with pytest.raises(ValueError, match="At most one of `return_std` and `return_cov`"):
+        fastrbf.gaussian_process(X, y, optimize=False).predict(X, return_std=True, return_cov=True)

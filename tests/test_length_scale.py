@@ -176,3 +176,25 @@ def test_sklearn_estimators_take_length_scale(rng):
     np.testing.assert_allclose(est.model_.centers, ref.centers * L3, rtol=1e-12)
     np.testing.assert_allclose(est.predict(Xq), ref.predict(Xq / L3), rtol=1e-10, atol=1e-12)
     assert est.get_params()["length_scale"] is L3
+
+
+def test_dask_models_take_length_scale(rng):
+    import dask
+    import dask.array as da
+
+    import fastrbf.dask as fd
+
+    X, Y, Xq = _fit_data(rng)
+    Xd = da.from_array(X, chunks=(30, 3))
+    with dask.config.set(scheduler="synchronous"):
+        m = fd.kernel_ridge(Xd, Y[:, 0], gamma=1.0, alpha=1e-3, n_landmarks=30, seed=0, tol=1e-12, max_iter=300,
+                            length_scale=L3)
+        m0 = fd.kernel_ridge(da.from_array(X / L3, chunks=(30, 3)), Y[:, 0], gamma=1.0, alpha=1e-3, n_landmarks=30,
+                             seed=0, tol=1e-12, max_iter=300)
+        C = X[::8]
+        net = fd.rbf_network(Xd, Y, gamma=1.0, centers=C, length_scale=L3)
+    assert np.array_equal(m.length_scale, L3)
+    np.testing.assert_allclose(m.predict(Xq), m0.predict(Xq / L3), rtol=1e-9, atol=1e-12)
+    assert np.array_equal(net.centers, C)
+    ref = fastrbf.rbf_network(X, Y, gamma=1.0, centers=C, length_scale=L3)
+    np.testing.assert_allclose(net.predict(Xq), ref.predict(Xq), rtol=1e-8, atol=1e-10)

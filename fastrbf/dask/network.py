@@ -4,6 +4,8 @@ solve are the in-memory ones (:mod:`fastrbf.models.network`); only the passes ar
 """
 
 
+import dataclasses
+
 import dask.array as da
 import numpy as np
 from dask import delayed
@@ -53,7 +55,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
                 alpha: float = 0.0, bias: bool = True, kernel: KernelArg = "gaussian", classify: bool = False,
                 seed: int | np.random.Generator | None = None, max_iter: int = 300, n_init: int = 1,
                 learn_gamma: bool = False, validation: object = None, n_threads: int | None = 1,
-                progress: ProgressArg = False) -> _m.RBFNetwork:
+                progress: ProgressArg = False, length_scale: ArrayLike | None = None) -> _m.RBFNetwork:
     """An RBF network fitted on dask arrays: per-block TSQR factors reduced across workers,
     the small solve on the client.
 
@@ -78,6 +80,9 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
         Report the iterations of the k-means (task ``"dask.rbf_network kmeans"``, as
         :func:`kmeans`); the factorisation is one dask compute.
 
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths, as in the in-memory fit (the blocks are rescaled lazily).
+
     Returns
     -------
     RBFNetwork
@@ -99,6 +104,15 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     if learn_gamma or validation is not None:
         raise NotImplementedError("`learn_gamma` and `validation` are not supported on dask arrays: learn the "
                                   "width on an in-memory sample with fastrbf.rbf_network, then fit here with it.")
+    if length_scale is not None:  # the fit on the rescaled data (lazily, blockwise); the centres back in units
+        Xr = as_rows(X)
+        ls = _v.check_length_scale(length_scale, Xr.shape[1])
+        Cg = None if isinstance(centers, str) else _v.to_dtype(in_memory(centers, "centers"), np.float64)
+        net = rbf_network((Xr / ls).astype(Xr.dtype), Y, gamma=gamma, n_centers=n_centers,
+                          centers=centers if Cg is None else _v.scale_features(Cg, ls, np.float64, "centers"),
+                          alpha=alpha, bias=bias, kernel=kernel, classify=classify, seed=seed, max_iter=max_iter,
+                          n_init=n_init, n_threads=n_threads, progress=progress)
+        return dataclasses.replace(net, centers=net.centers * ls if Cg is None else Cg, length_scale=ls)
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.rbf_network")
     entry = check_kernel(kernel)

@@ -5,6 +5,7 @@ the convergence warning) are the in-memory ones (:mod:`fastrbf.models.ridge`,
 :mod:`fastrbf.models.falkon`); only the passes are here.
 """
 
+import dataclasses
 from typing import cast
 
 import dask
@@ -70,7 +71,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
                  n_landmarks: int | None = None, landmarks: str | ArrayLike = "uniform", tol: float = 1e-7,
                  max_iter: int = 100, seed: int | np.random.Generator | None = None, fit_intercept: bool = False,
                  degree: int = 3, coef0: float = 1.0, n_threads: int | None = 1,
-                 progress: ProgressArg = False) -> _m.KernelModel:
+                 progress: ProgressArg = False, length_scale: ArrayLike | None = None) -> _m.KernelModel:
     """Nystroem kernel ridge of dask arrays by Falkon's preconditioned CG: every product
     with ``K_nm`` is one map-reduce of per-block fused passes, the CG runs on the client.
 
@@ -94,6 +95,9 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
         k-means of ``landmarks="kmeans"``, as :func:`fastrbf.kernel_ridge` (task
         ``"dask.kernel_ridge"``).
 
+    length_scale : float or array_like of shape (d,), optional
+        Per-feature widths, as in the in-memory fit (the blocks are rescaled lazily).
+
     Returns
     -------
     KernelModel
@@ -114,6 +118,16 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
     """
     _v.check_choice(solver, "solver", ("nystrom-pcg",),
                     text='"nystrom-pcg" on dask arrays (the n x n Cholesky solve does not scale out)')
+    if length_scale is not None:  # the fit on the rescaled data (lazily, blockwise); the landmarks back in units
+        Xr = as_rows(X)
+        ls = _v.check_length_scale(length_scale, Xr.shape[1])
+        Lr = landmarks if isinstance(landmarks, str) else _v.scale_features(in_memory(landmarks, "landmarks"), ls,
+                                                                            np.float64, "landmarks")
+        model = kernel_ridge((Xr / ls).astype(Xr.dtype), Y, gamma=gamma, alpha=alpha, kernel=kernel, solver=solver,
+                             n_landmarks=n_landmarks, landmarks=Lr, tol=tol, max_iter=max_iter, seed=seed,
+                             fit_intercept=fit_intercept, degree=degree, coef0=coef0, n_threads=n_threads,
+                             progress=progress)
+        return dataclasses.replace(model, centers=model.centers * ls, length_scale=ls)
     nt = check_threads(n_threads)
     rep = _progress.reporter(progress, "dask.kernel_ridge")
     entry = check_kernel(kernel)

@@ -10,6 +10,8 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
 - :class:`RBFNetworkRegressor` (multi-output) and :class:`RBFNetworkClassifier`:
   :func:`fastrbf.rbf_network` (``classify=True`` for the classifier);
 - :class:`KernelRidge` (multi-output): :func:`fastrbf.kernel_ridge`;
+- :class:`KernelRidgeCV` (multi-output): :func:`fastrbf.kernel_ridge_cv` (``gamma`` and
+  ``alpha`` chosen by closed-form leave-one-out or GCV over a grid);
 - :class:`RBFInterpolatorRegressor` (multi-output): :func:`fastrbf.interpolate`;
 - :class:`KMeans` (clusterer and transformer): :func:`fastrbf.kmeans`;
 - :class:`RandomFourierFeatures` and :class:`Nystroem` (transformers):
@@ -74,6 +76,7 @@ Conventions and decisions:
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """
 
+import dataclasses
 import numbers
 import re
 import warnings
@@ -107,13 +110,14 @@ from .distances import sqdist
 from .gp import gp_regression
 from .kernels import KERNELS, check_kernel, check_params, gram, is_user
 from .linalg import check_alpha
-from .models import interpolate, kernel_ridge, rbf_network
+from .models import interpolate, kernel_ridge, kernel_ridge_cv, rbf_network
 from .user_kernels import user_kernel
 
 __all__ = [
     "GaussianProcessRegressor",
     "KMeans",
     "KernelRidge",
+    "KernelRidgeCV",
     "Nystroem",
     "RBFInterpolatorRegressor",
     "RBFNetworkClassifier",
@@ -655,6 +659,89 @@ class KernelRidge(_MultiOutputRegressor):
         self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
         self.X_fit_ = m.centers
         self.n_iter_ = max(1, m.n_iter)
+        return self
+
+
+class KernelRidgeCV(_MultiOutputRegressor):
+    """Kernel ridge regression with ``gamma`` and ``alpha`` chosen over a grid by
+    closed-form leave-one-out (scikit-learn API over :func:`fastrbf.kernel_ridge_cv`):
+    one eigendecomposition per ``gamma``, no refit per ``alpha`` or fold.
+
+    Parameters
+    ----------
+    alphas : sequence of float, default (1e-3, 1e-2, 1e-1, 1.0)
+        Candidate ridges, >= 0.
+    gammas : sequence of float, optional
+        Candidate widths, > 0; default ``1 / n_features`` times (0.1, 1, 10).
+    kernel : str, default "gaussian"
+        A positive definite kernel of :data:`fastrbf.KERNELS` (or ``"rbf"``).
+    criterion : {"loo", "gcv"}, default "loo"
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths, as :class:`KernelRidge`.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+        Fitted with the best pair.
+    selection_ : fastrbf.SelectionResult
+        Both tables (``loo_mse``, ``gcv``) and the leave-one-out residuals.
+    best_gamma_, best_alpha_ : float
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KernelRidgeCV
+    >>> X = np.linspace(0, 1, 40)[:, None]
+    >>> est = KernelRidgeCV(gammas=[1.0, 10.0, 100.0]).fit(X, np.sin(6 * X[:, 0]))
+    >>> est.best_gamma_ in (1.0, 10.0, 100.0), est.selection_.loo_mse.shape
+    (True, (3, 4))
+    """
+
+    def __init__(self, alphas=(1e-3, 1e-2, 1e-1, 1.0), *, gammas=None, kernel="gaussian", criterion="loo",
+                 length_scale=None, n_jobs=None):
+        self.alphas = alphas
+        self.gammas = gammas
+        self.kernel = kernel
+        self.criterion = criterion
+        self.length_scale = length_scale
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidgeCV":
+        """Compute the tables and fit the best pair.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = _xy(self, X, y, multi_output=True)
+        _magnitude(X)
+        kernel = _kernel(self.kernel)
+        gammas = np.array([0.1, 1.0, 10.0]) / X.shape[1] if self.gammas is None else self.gammas
+        ls = _v.check_length_scale(self.length_scale, X.shape[1])
+        Xk = X if ls is None else _v.scale_features(X, ls, np.float64, "X")
+        for g in np.atleast_1d(np.asarray(gammas, dtype=float)):
+            if np.isfinite(g) and g > 0:
+                _check_range(Xk, kernel, float(g), 3, 1.0, "gammas")
+        res = _call(kernel_ridge_cv, Xk, y, gamma=gammas, alpha=self.alphas, kernel=kernel, criterion=self.criterion,
+                    n_threads=_n_threads(self.n_jobs), renames={"gamma": "gammas", "alpha": "alphas"},
+                    remedy=_XY + "rescale them, or use larger `alphas`.")
+        model = res.model if ls is None else dataclasses.replace(res.model, centers=np.asarray(X, dtype=np.float64),
+                                                                 length_scale=ls)
+        self.model_ = model
+        self.selection_ = res
+        self.best_gamma_ = res.best_gamma
+        self.best_alpha_ = res.best_alpha
+        self.dual_coef_ = model.weights[:, 0] if model.single_output else model.weights
         return self
 
 

@@ -144,3 +144,16 @@ def test_progress_reports_each_gamma(rng):
     fastrbf.kernel_ridge_cv(X, Y[:, 0], gamma=[0.5, 1.0, 2.0], alpha=0.1, progress=seen.append)
     assert [r["iter"] for r in seen] == [1, 2, 3] and seen[-1]["final"]
     assert seen[-1]["task"] == "kernel_ridge_cv"
+
+
+def test_sklearn_kernel_ridge_cv_equals_the_function(rng):
+    from fastrbf.sklearn import KernelRidgeCV
+
+    X, Y = _data(rng, 50, 2, 2)
+    est = KernelRidgeCV(alphas=[1e-3, 1e-1], gammas=[0.5, 2.0]).fit(X, Y)
+    res = fastrbf.kernel_ridge_cv(X, Y, gamma=[0.5, 2.0], alpha=[1e-3, 1e-1])
+    assert (est.best_gamma_, est.best_alpha_) == (res.best_gamma, res.best_alpha)
+    assert np.array_equal(est.selection_.loo_mse, res.loo_mse)
+    assert np.array_equal(est.predict(X), res.model.predict(X))
+    with pytest.raises(ValueError, match=r"`gammas` must be a finite number > 0"):
+        KernelRidgeCV(gammas=[-1.0]).fit(X, Y)

@@ -29,6 +29,7 @@ ESTIMATORS = [
     fsk.RBFNetworkClassifier(),
     fsk.KernelRidge(),
     fsk.KernelRidge(solver="nystrom-pcg"),  # all points as landmarks on the checks' small data
+    fsk.KernelRidgeCV(),
     fsk.RBFInterpolatorRegressor(),
     fsk.KMeans(),
     fsk.RandomFourierFeatures(),

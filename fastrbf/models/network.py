@@ -126,11 +126,15 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     seed, max_iter, n_init :
         Passed to :func:`fastrbf.kmeans`.
     learn_gamma : bool, default False
-        Learn the width(s) from ``gamma`` on (Gaussian kernel): the classical
-        alternation of a least-squares solve for the weights at fixed widths and a
-        gradient step on ``log gamma`` at fixed weights (analytic gradient of the squared
-        error, fused; backtracking so the error never increases), until the relative
-        improvement is below ``gamma_tol`` or ``max_gamma_iter`` steps.
+        Learn the width(s) from ``gamma`` on (Gaussian kernel): first a coarse scan of
+        ``gamma`` times ``10**k``, ``k`` from -3 to 3 in half decades (the objective at
+        each, weights re-solved), from the best of which the classical alternation runs:
+        a least-squares solve for the weights at fixed widths and a gradient step on
+        ``log gamma`` at fixed weights (analytic gradient of the squared error, fused;
+        backtracking so the error never increases), until the relative improvement is
+        below ``gamma_tol`` or ``max_gamma_iter`` steps.  The scan makes the result
+        independent of a start up to three decades off; gradient steps alone stop in
+        the first flat stretch of the error.
     per_center : bool, default False
         With ``learn_gamma``: one width per centre instead of one for all (learned after a
         common width has been).
@@ -236,7 +240,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         solve_learn = lambda gam: _solve_weights(C, Xd, Xt, gam, entry, coef0, deg, T, a_learn, bias, n_threads)  # noqa: E731
         # one common width first, then (per_center) one per centre from there: per-centre
         # steps from a poor common start crawl (a few centres dominate the gradient)
-        W0, b0 = solve_learn(g)
+        g, W0, b0 = _scan_gamma(C, Xvt, Tv, g, solve_learn, a_learn, validation is not None, n_threads)
         g, W, b, history = _learn_gamma(C, Xvt, Tv, g, W0, b0, solve_learn, False, gamma_tol,
                                         max_gamma_iter, validation is not None, a_learn, n_threads, rep, not per_center)
         if per_center:
@@ -372,6 +376,27 @@ def _gamma_objective(C, Xt, T, g, W, b, want_grad, n_threads):
 
     _threads.map_ranges(work, nch, n_threads)
     return float(errs.sum()), grads.sum(axis=0)
+
+
+#: the coarse scan of learn_gamma: gamma times 10**k for these k
+SCAN_DECADES = np.arange(-3.0, 3.01, 0.5)
+
+
+def _scan_gamma(C, Xt, T, g, solve, a, early_stop, n_threads):
+    """(gamma, W, b): the best of ``g * 10**k`` over :data:`SCAN_DECADES` by the
+    objective the gradient steps minimise (ties: the first, the smallest width)."""
+    best = None
+    for f in 10.0**SCAN_DECADES:
+        gs = g * f
+        W, b = solve(gs)
+        E, _ = _gamma_objective(C, Xt, T, gs, W, b, False, n_threads)
+        J = E + (a * float(np.sum(W * W)) if (a > 0 and not early_stop) else 0.0)
+        if np.isfinite(J) and (best is None or J < best[0]):
+            best = (J, gs, W, b)
+    if best is None:  # every width overflowed: keep the start
+        W, b = solve(g)
+        return g, W, b
+    return best[1], best[2], best[3]
 
 
 def _learn_gamma(C, Xt, T, g, W, b, solve, per_center, tol, max_iter, early_stop, a, n_threads, rep=_progress.OFF,

@@ -171,6 +171,46 @@ class GaussianProcess:
             out.append(g[:, 0] if self.single_output else g)
         return out[0] if len(out) == 1 else tuple(out)
 
+    def sample_y(self, X: ArrayLike, n_samples: int = 1, *, seed: Seed = None,
+                 n_threads: Threads = None) -> np.ndarray:
+        """Draws of the posterior at the rows of ``X`` (noise included, as the
+        covariance of :meth:`predict`).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        n_samples : int, default 1
+        seed : None, int or numpy.random.Generator
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m, n_samples) (or (m, k, n_samples) for several outputs),
+        as scikit-learn's ``sample_y``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import gaussian_process
+        >>> X = np.linspace(0, 1, 8)[:, None]
+        >>> gp = gaussian_process(X, np.sin(3 * X[:, 0]), optimize=False, noise=1e-4)
+        >>> gp.predict(X[:3]).shape, gp.sample_y(X[:3], 5, seed=0).shape
+        ((3,), (3, 5))
+        """
+        n_samples = _v.check_int(n_samples, "n_samples", 1)
+        rng = _v.check_seed(seed, name="seed")
+        mean, cov = self.predict(X, return_cov=True, n_threads=n_threads)
+        mean = np.asarray(mean, dtype=np.float64)
+        cov = np.asarray(cov, dtype=np.float64)
+        Z = rng.standard_normal((mean.shape[0], n_samples))
+        if self.single_output:
+            return (mean[:, None] + _sqrt_psd(cov) @ Z).astype(mean.dtype)
+        S = _sqrt_psd(cov[:, :, 0])  # the outputs share the kernel: covariances differ by y_std**2
+        out = np.empty((mean.shape[0], mean.shape[1], n_samples))
+        for q in range(mean.shape[1]):
+            out[:, q] = mean[:, q, None] + (self.y_std[q] / self.y_std[0]) * (S @ Z)
+        return out
+
     def _covariance(self, Xq, full, n_threads):
         entry = check_kernel(self.kernel)
         ls = np.broadcast_to(self.length_scale, (Xq.shape[1],))
@@ -198,6 +238,14 @@ class GaussianProcess:
         np.maximum(var, 0.0, out=var)
         std = np.sqrt(var)
         return std * self.y_std[0] if self.single_output else std[:, None] * self.y_std
+
+
+def _sqrt_psd(cov):
+    """A square root ``S`` with ``S S^T = cov`` of a symmetric positive semi-definite
+    matrix (eigenvalues clamped at 0: rounding can make tiny ones negative)."""
+    with _threads.serial_blas():
+        w, V = np.linalg.eigh(0.5 * (cov + cov.T))
+    return V * np.sqrt(np.maximum(w, 0.0))
 
 
 def _check_ls(length_scale, d, ard):

@@ -131,3 +131,16 @@ def test_bad_arguments_are_named(rng):
         fastrbf.gaussian_process(X, y, bounds=(1.0, 0.5))
     with pytest.raises(ValueError, match="At most one of `return_std` and `return_cov`"):
         fastrbf.gaussian_process(X, y, optimize=False).predict(X, return_std=True, return_cov=True)
+
+
+def test_sample_y_has_the_posterior_mean_and_covariance(rng):
+    X, y = _data(rng, n=30)
+    gp = fastrbf.gaussian_process(X, y, kernel="matern32", length_scale=0.5, noise=1e-2, optimize=False)
+    Xq = rng.uniform(0, 1, (4, 3))
+    mean, cov = gp.predict(Xq, return_cov=True)
+    S = gp.sample_y(Xq, 40000, seed=3)
+    assert S.shape == (4, 40000)
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(S.mean(axis=1) - mean) < 5 * sd / np.sqrt(40000))  # 5 standard errors
+    np.testing.assert_allclose(np.cov(S), cov, atol=5 * np.sqrt(2.0 / 40000) * sd.max() ** 2)
+    assert np.array_equal(S, gp.sample_y(Xq, 40000, seed=3))

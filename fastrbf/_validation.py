@@ -145,22 +145,29 @@ def check_length_scale(length_scale, d, name="length_scale"):
         return None
     if is_real(length_scale):
         ls = np.full(d, as_float(length_scale))
-    else:
-        try:
-            ls = np.asarray(length_scale)
-        except Exception:
-            raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
-                            f"{type(length_scale).__name__}.") from None
-        if ls.dtype.kind not in "iuf":
-            raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {length_scale!r}.")
-        if ls.ndim != 1 or ls.shape[0] != d:
-            raise ValueError(f"`{name}` must be a number or a 1-D array with one value per feature ({d}); got shape "
-                             f"{ls.shape}.")
-        ls = ls.astype(np.float64)
-    bad = ~(np.isfinite(ls) & (ls > 0))
-    if bad.any():
-        raise ValueError(f"`{name}` must contain only finite values > 0; got {float(ls[bad][0])!r}.")
-    return ls
+        if not (np.isfinite(ls[0]) and ls[0] > 0):
+            raise ValueError(f"`{name}` must contain only finite values > 0; got {float(ls[0])!r}.")
+        return ls
+    rule = f"a number or a 1-D array with one value per feature ({d})"
+    return _positive_vector(length_scale, name, d, rule).astype(np.float64)
+
+
+def _positive_vector(value, name, size, rule):
+    """``value`` as a 1-D array of ``size`` finite numbers > 0 (TypeError for what is not
+    numbers, ValueError naming ``rule`` for a wrong shape, the first bad value else)."""
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
+                        f"{type(value).__name__}.") from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {value!r}.")
+    if arr.ndim != 1 or arr.shape[0] != size:
+        raise ValueError(f"`{name}` must be {rule}; got shape {arr.shape}.")
+    if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
+        raise ValueError(f"`{name}` must contain only finite values > 0; got {float(bad)!r}.")
+    return arr
 
 
 def scale_features(arr, length_scale, dtype, name):
@@ -511,21 +518,7 @@ def check_gamma(gamma, m, dtype, name="gamma"):
             raise ValueError(f"`{name}` must be a finite number > 0 in {np.dtype(dtype)} (the result dtype: "
                              f"{_range_text(dtype)}); got {gamma!r}.")
         return np.full(m, gd, dtype=dtype), True
-    try:
-        arr = np.asarray(gamma)
-    except Exception:
-        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got a ragged or unconvertible "
-                        f"{type(gamma).__name__}.") from None
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`{name}` must be a number or a 1-D array of numbers; got {gamma!r}.")
-    if arr.ndim != 1 or arr.shape[0] != m:
-        raise ValueError(
-            f"`{name}` must be a scalar or a 1-D array with one value per column of the "
-            f"result ({m}); got shape {arr.shape}."
-        )
-    if not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
-        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
-        raise ValueError(f"`{name}` must contain only finite values > 0; got {float(bad)!r}.")
+    arr = _positive_vector(gamma, name, m, f"a scalar or a 1-D array with one value per column of the result ({m})")
     with np.errstate(over="ignore", under="ignore"):
         gd = np.ascontiguousarray(arr, dtype=dtype)
     if not (np.all(np.isfinite(gd)) and np.all(gd > 0)):

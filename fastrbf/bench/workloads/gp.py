@@ -18,12 +18,16 @@ def workloads() -> list[Workload]:
     return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload()]
 
 
+def _fit_data(n):
+    """The fit workloads' data: n points in 8-D and a noisy smooth target."""
+    rng = seeded_rng()
+    X = rng.random((n, 8))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+    return {"X": X, "y": y}
+
+
 def _gp_workload():
-    def setup(n):
-        rng = seeded_rng()
-        X = rng.random((n, 8))
-        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
-        return {"X": X, "y": y}
+    setup = _fit_data
 
     def ours(a):
         import warnings
@@ -52,11 +56,7 @@ def _gp_workload():
 
 
 def _gp_ard_workload():
-    def setup(n):
-        rng = seeded_rng()
-        X = rng.random((n, 8))
-        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
-        return {"X": X, "y": y}
+    setup = _fit_data
 
     def ours(a):
         gp = gaussian_process(a["X"], a["y"], kernel="matern52", ard=True, noise=0.1)

@@ -185,7 +185,9 @@ class UserKernel:
             found = _resolve(self.module, self.qualname)
         except Exception:
             found = None
-        if found is not self:
+        # the same kernel (its code token), not necessarily the same object: a module
+        # reloaded (or imported twice) defines its kernels again
+        if getattr(found, "code", None) != self.code:
             raise pickle.PicklingError(
                 f"The user kernel {self.name!r} cannot be pickled: it is pickled by reference, as "
                 f"`{self.module}.{self.qualname}`, which does not name it. Define it with `@define_kernel` at the top "

@@ -214,6 +214,11 @@ def neighbour_calls(draw):
         kwargs["weights"] = _pick(draw, "weights", faulty, ["uniform", "distance"], ["gauss", None])
     if fn is fastrbf.nadaraya_watson:
         kwargs["kernel"] = _pick(draw, "kernel", faulty, ["gaussian", "laplacian"], ["cubic", 3])
+        kwargs["return_grad"] = _pick(draw, "return_grad", faulty, [False], ["yes", 1, None])
+    if fn in (fastrbf.knn, fastrbf.nadaraya_watson):
+        # powers of two: the rescaled data are exact, so the checks below compare with them
+        kwargs["length_scale"] = _pick(draw, "length_scale", faulty, [None, 1.0, np.full(d, 2.0), 0.5],
+                                       [0.0, -1.0, float("nan"), "a", np.ones(d + 1)])
     kwargs["n_threads"] = _pick(draw, "n_threads", faulty, [None, 1, 2, -1], BAD_THREADS)
     return fn, args, kwargs, faulty is not None
 
@@ -249,6 +254,10 @@ def test_fuzz_neighbours(call):
         return
     X = args[0]
     Xq = args[-2] if fn in (fastrbf.knn, fastrbf.knn_predict) else args[-1]
+    ls = kwargs.get("length_scale")
+    if ls is not None:  # the function sees the features divided by the scales (exact: powers of two)
+        X = (_as_float(X) / ls).astype(_as_float(X).dtype)
+        Xq = (_as_float(Xq) / ls).astype(_as_float(Xq).dtype)
     if fn is fastrbf.knn:
         _check_knn(X, Xq, args[2], out)
         return
@@ -326,6 +335,7 @@ def cluster_calls(draw):
             kwargs["seed"] = _pick(draw, "seed", faulty, [0, 7, None, np.random.default_rng(3)], [-1, 1.5, "abc", True])
             kwargs["empty"] = _pick(draw, "empty", faulty, ["relocate", "raise"], ["drop", None])
             kwargs["progress"] = _pick(draw, "progress", faulty, [False, [].append], [1, None, "yes"])
+            kwargs["algorithm"] = _pick(draw, "algorithm", faulty, ["auto", "lloyd", "bounded"], ["elkan", None, 1])
     kwargs["n_threads"] = _pick(draw, "n_threads", faulty, [None, 1, 2, -1], BAD_THREADS)
     return fn, args, kwargs, faulty is not None
 

@@ -43,7 +43,7 @@ from ._jit import gp as _jgp
 from ._lazy import lapack, scipy
 from ._typing import ArrayLike, KernelArg, Seed, Threads
 from .kernels import check_kernel, check_params, check_positive_definite, gram, kernel_value
-from .models.common import KernelModel, owned
+from .models.common import KernelModel, check_query, owned
 
 _F64 = np.dtype(np.float64)
 #: scikit-learn's default bounds of every hyperparameter
@@ -154,9 +154,8 @@ class GaussianProcess:
         want_grad = _v.check_bool(return_grad, "return_grad")
         if want_std and want_cov:
             raise ValueError("At most one of `return_std` and `return_cov` may be True.")
-        Xa = _v.check_data(X, "X")
-        _v.check_features(self.X_train, Xa, "the training data", "X")
-        dtype = _v.result_dtype(Xa) if self.dtype == np.float32 else _F64
+        Xa, qdtype = check_query(self.dtype, self.X_train.shape[1], X)
+        dtype = qdtype
         model = self._model()
         if want_grad:
             mean, grad = model.predict(Xa, return_grad=True, n_threads=n_threads)
@@ -200,16 +199,20 @@ class GaussianProcess:
         n_samples = _v.check_int(n_samples, "n_samples", 1)
         rng = _v.check_seed(seed, name="seed")
         mean, cov = self.predict(X, return_cov=True, n_threads=n_threads)
+        dtype = mean.dtype
         mean = np.asarray(mean, dtype=np.float64)
         cov = np.asarray(cov, dtype=np.float64)
         Z = rng.standard_normal((mean.shape[0], n_samples))
         if self.single_output:
-            return (mean[:, None] + _sqrt_psd(cov) @ Z).astype(mean.dtype)
+            with _threads.serial_blas():
+                return (mean[:, None] + _sqrt_psd(cov) @ Z).astype(dtype)
         S = _sqrt_psd(cov[:, :, 0])  # the outputs share the kernel: covariances differ by y_std**2
         out = np.empty((mean.shape[0], mean.shape[1], n_samples))
+        with _threads.serial_blas():
+            SZ = S @ Z
         for q in range(mean.shape[1]):
-            out[:, q] = mean[:, q, None] + (self.y_std[q] / self.y_std[0]) * (S @ Z)
-        return out
+            out[:, q] = mean[:, q, None] + (self.y_std[q] / self.y_std[0]) * SZ
+        return out.astype(dtype, copy=False)
 
     def _covariance(self, Xq, full, n_threads):
         entry = check_kernel(self.kernel)
@@ -294,7 +297,8 @@ class _Setup:
             Ci, info = lapack.dpotri(L.copy(), lower=1)
         Ci = np.tril(Ci)
         Ci += np.tril(Ci, -1).T  # the full symmetric inverse from its lower triangle
-        W = A @ A.T - k * Ci  # summed over the outputs
+        with _threads.serial_blas():
+            W = A @ A.T - k * Ci  # summed over the outputs
         part = np.zeros((n, d + 1))
         Xs_c = np.ascontiguousarray(Xs)
         sp = self.spec

@@ -144,3 +144,19 @@ def test_sample_y_has_the_posterior_mean_and_covariance(rng):
     assert np.all(np.abs(S.mean(axis=1) - mean) < 5 * sd / np.sqrt(40000))  # 5 standard errors
     np.testing.assert_allclose(np.cov(S), cov, atol=5 * np.sqrt(2.0 / 40000) * sd.max() ** 2)
     assert np.array_equal(S, gp.sample_y(Xq, 40000, seed=3))
+
+
+def test_results_do_not_depend_on_the_thread_count(rng):
+    X, y = _data(rng, n=120)
+    kw = dict(kernel="matern52", length_scale=[0.4, 1.3, 2.0], noise=0.01, eval_gradient=True)
+    with fastrbf.threads(1):
+        one = fastrbf.gaussian_process_lml(X, y, **kw)
+    two = fastrbf.gaussian_process_lml(X, y, n_threads=2, **kw)
+    assert one[0] == two[0] and np.array_equal(one[1], two[1])
+    gp1 = fastrbf.gaussian_process(X, y, kernel="gaussian", ard=True, noise=0.1, n_threads=1)
+    gp2 = fastrbf.gaussian_process(X, y, kernel="gaussian", ard=True, noise=0.1, n_threads=2)
+    assert np.array_equal(gp1.theta, gp2.theta)
+    Xq = rng.uniform(0, 1, (10, 3))
+    for a, b in zip(gp1.predict(Xq, return_std=True, n_threads=1), gp2.predict(Xq, return_std=True, n_threads=2),
+                    strict=True):
+        assert np.array_equal(a, b)

@@ -157,3 +157,11 @@ def test_sklearn_kernel_ridge_cv_equals_the_function(rng):
     assert np.array_equal(est.predict(X), res.model.predict(X))
     with pytest.raises(ValueError, match=r"`gammas` must be a finite number > 0"):
         KernelRidgeCV(gammas=[-1.0]).fit(X, Y)
+
+
+def test_selection_does_not_depend_on_the_thread_count(rng):
+    X, Y = _data(rng, 150, 3, 2)
+    a = fastrbf.kernel_ridge_cv(X, Y, gamma=[0.5, 2.0], alpha=[1e-3, 1e-1], n_threads=1)
+    b = fastrbf.kernel_ridge_cv(X, Y, gamma=[0.5, 2.0], alpha=[1e-3, 1e-1], n_threads=2)
+    assert np.array_equal(a.loo_mse, b.loo_mse) and np.array_equal(a.gcv, b.gcv)
+    assert np.array_equal(a.loo_residuals, b.loo_residuals)

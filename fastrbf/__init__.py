@@ -16,6 +16,7 @@ from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_re
 from .models import (
     ConvergenceWarning,
     KernelModel,
+    LocalInterpolant,
     RBFNetwork,
     SelectionResult,
     interpolate,
@@ -39,6 +40,7 @@ __all__ = [
     "GaussianProcess",
     "KMeansResult",
     "KernelModel",
+    "LocalInterpolant",
     "NotPositiveDefiniteError",
     "NystroemMap",
     "RBFNetwork",

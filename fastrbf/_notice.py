@@ -47,8 +47,10 @@ def allowed():
 
 
 def _dtype_of(args):
+    """The dtype of the first floating-point array argument (index arrays come first in
+    some kernels)."""
     for a in args or ():
-        if isinstance(a, types.Array):
+        if isinstance(a, types.Array) and isinstance(a.dtype, types.Float):
             return str(a.dtype)
     return None
 

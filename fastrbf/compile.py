@@ -109,6 +109,13 @@ def _interpolate(dtype):
     fastrbf.interpolate(X, y).predict(X[:5])
 
 
+def _interpolate_local(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.interpolate(X, y, neighbors=10).predict(X[:5])
+
+
 def _rbf_network(dtype):
     import fastrbf
 
@@ -224,6 +231,7 @@ TARGETS = {
     "gram": _gram,
     "gram_matvec": _gram_matvec,
     "interpolate": _interpolate,
+    "interpolate[neighbors]": _interpolate_local,
     "kernel_ridge": _kernel_ridge,
     "kernel_ridge[nystrom-pcg]": _kernel_ridge_pcg,
     "kmeans": _kmeans,

@@ -11,7 +11,8 @@ One module per family, and what they share:
 - :mod:`~fastrbf.models.ridge`: :func:`kernel_ridge` (Cholesky, or Falkon's solver).
 - :mod:`~fastrbf.models.falkon`: Falkon's Nystroem-preconditioned conjugate gradients
   and its landmarks (the Nystroem feature map is :func:`fastrbf.nystroem`).
-- :mod:`~fastrbf.models.interpolation`: :func:`interpolate`.
+- :mod:`~fastrbf.models.interpolation`: :func:`interpolate`;
+  :mod:`~fastrbf.models.local`: its local form (``neighbors=k``, SciPy's).
 - :mod:`~fastrbf.models.network`: :func:`rbf_network`.
 - :mod:`~fastrbf.models.selection`: :func:`kernel_ridge_cv`, :func:`interpolate_cv`
   (closed-form leave-one-out and GCV over a (gamma, alpha) grid).
@@ -23,6 +24,7 @@ submodule of the same name would be reachable only through ``sys.modules``.
 
 from .common import ConvergenceWarning, KernelModel, RBFNetwork
 from .interpolation import interpolate
+from .local import LocalInterpolant
 from .network import GAMMA_CHUNK, TSQR_CHUNK, TSQR_GROUP_CHUNKS, rbf_network
 from .ridge import AUTO_MEMORY_SHARE, PCG_KERNELS, SOLVERS, default_landmarks, kernel_ridge
 from .selection import SelectionResult, interpolate_cv, kernel_ridge_cv
@@ -36,6 +38,7 @@ __all__ = [
     "TSQR_GROUP_CHUNKS",
     "ConvergenceWarning",
     "KernelModel",
+    "LocalInterpolant",
     "RBFNetwork",
     "SelectionResult",
     "default_landmarks",

@@ -39,6 +39,7 @@ from .common import (
     owned,
     polynomial_matrix,
 )
+from .local import LocalInterpolant, local_interpolant
 
 _F64 = np.dtype(np.float64)
 
@@ -70,7 +71,7 @@ def _lu_singular_text(degree, kernel, min_degree):
 
 def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_spline", gamma: float | None = None,
                 degree: int | None = None, alpha: ArrayLike = 0.0, n_threads: Threads = None,
-                length_scale: ArrayLike | None = None) -> KernelModel:
+                length_scale: ArrayLike | None = None, neighbors: int | None = None) -> KernelModel | LocalInterpolant:
     """RBF interpolation with a polynomial tail, as SciPy's ``RBFInterpolator``.
 
     Solves ``[[K + diag(alpha), P], [P^T, 0]] [w; c] = [y; 0]``; with ``alpha = 0`` the
@@ -95,6 +96,12 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     length_scale : float or array_like of shape (d,), optional
         Per-feature widths: each feature divided by its scale before the kernel (as
         :func:`fastrbf.gram`); the polynomial tail is of the points themselves.
+
+    neighbors : int, optional
+        Interpolate each query point from its ``neighbors`` nearest data points only
+        (SciPy's ``RBFInterpolator(neighbors=...)``): returns a
+        :class:`~fastrbf.models.local.LocalInterpolant`, whose ``predict`` solves one
+        small system per distinct neighbourhood.  Memory ``O((n + m) k)``.
 
     Returns
     -------
@@ -149,6 +156,13 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     T, single = as_targets(Ya)
     k = T.shape[1]
     powers = monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
+    coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
+    if neighbors is not None:
+        if ls is not None:
+            raise ValueError("`length_scale` is not supported with `neighbors`; divide the features of `X` by it "
+                             "instead.")
+        return local_interpolant(Xd, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree, a,
+                                 neighbors, powers, coef0)
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
     scale = (hi - lo) / 2
@@ -158,7 +172,6 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         raise ValueError(f"The polynomial matrix of degree {degree} of `X` is singular: the points do not "
                          "determine a polynomial of that degree (too few distinct points, or collinear "
                          "ones). Use a lower `degree`.")
-    coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
     # the kernel sees the rescaled points; the tail, affine in x, spans the same space either way
     Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
     B, _ = gram_buffer(Xk, entry, g, 1, coef0, n_threads, "interpolate")

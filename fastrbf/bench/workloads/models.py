@@ -18,7 +18,8 @@ from .linalg import PotrfFloor
 
 def workloads() -> list[Workload]:
     """The model-fitting workloads, in the order of the report."""
-    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _predict_grad_workload(), _rbfnet_workload()]
+    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _interp_local_workload(), _predict_grad_workload(),
+            _rbfnet_workload()]
 
 
 def _krr_workload():
@@ -88,6 +89,38 @@ def _interp_workload():
                     lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations",
                     sizes=((1000, 2000), (2200, 4500), (5000, 10000)),
                     cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], a["Xq"].shape[0]))
+
+
+def _interp_local_workload():
+    # SciPy's RBFInterpolator(neighbors=50): thin-plate spline with a linear tail in 3-D
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 3))
+        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
+        return {"X": X, "y": y, "Xq": rng.random((m, 3))}
+
+    def ours(a):
+        a["ours"] = interpolate(a["X"], a["y"], neighbors=50).predict(a["Xq"])
+        return a["ours"]
+
+    def sp(a):
+        from scipy.interpolate import RBFInterpolator
+
+        a["scipy"] = RBFInterpolator(a["X"], a["y"], neighbors=50)(a["Xq"])
+        return a["scipy"]
+
+    def accuracy(a):
+        if "scipy" not in a:
+            return ""
+        return f"largest difference from SciPy {float(np.abs(a['ours'] - a['scipy']).max()):.1e}"
+
+    cs = [Contender("fastrbf interpolate(neighbors=50)", FASTRBF, ours)]
+    if try_import("scipy.interpolate") is not None:
+        cs.append(Contender("SciPy RBFInterpolator(neighbors=50)", PEER, sp))
+    return Workload("interp-local", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=3, thin-plate spline, k=50, {a['Xq'].shape[0]} evaluations",
+                    sizes=((10000, 10000), (100000, 100000)), accuracy=accuracy)
 
 
 def _predict_grad_workload():

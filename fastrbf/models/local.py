@@ -1,0 +1,139 @@
+"""Local RBF interpolation: ``interpolate(..., neighbors=k)``, SciPy's
+``RBFInterpolator(neighbors=k)``.
+
+Decisions:
+
+- **SciPy's semantics.**  Each query point is interpolated from its ``k`` nearest data
+  points only: the same local system as the global interpolant (kernel, ``gamma =
+  epsilon**2``, polynomial tail of ``(y - shift) / scale`` with the shift and scale of the
+  neighbourhood, per-point smoothing), solved by LU with partial pivoting as SciPy's
+  ``dgesv``.  The fit is lazy, as SciPy's: the model keeps the data; the work happens in
+  ``predict``, where the neighbourhoods are known.
+- **Each distinct neighbourhood is solved once**: the neighbour lists are sorted and the
+  queries grouped by them (``np.unique``, as SciPy), then one compiled task per group
+  builds, factors and evaluates its system (:mod:`fastrbf._jit.local`), in parallel; each
+  task writes only its own queries, so the bits do not depend on the thread count.
+- **Memory** ``O((n + m) k)``: the neighbour lists and the outputs, plus one ``(k + q)^2``
+  system per thread.
+- The neighbours come from :func:`fastrbf.knn` (ties to the lowest index; SciPy's
+  ``cKDTree`` may break exact ties otherwise).  A singular local system (duplicate points
+  with zero smoothing, or too few distinct points for the tail) raises, naming a query
+  point whose neighbourhood it is and the remedy.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _validation as _v
+from .._jit import local as _jl
+from .._typing import ArrayLike, KernelArg, Threads
+from ..kernels import check_kernel
+from ..neighbors import knn
+from .common import check_query
+
+_F64 = np.dtype(np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalInterpolant:
+    """A local RBF interpolant (``interpolate(..., neighbors=k)``); arrays only, picklable.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d), float64
+    Y : ndarray of shape (n, t), float64
+    kernel : str or UserKernel
+    gamma : float
+    degree : int
+    alpha : ndarray of shape (n,)
+        The smoothing of every point.
+    neighbors : int
+    powers : ndarray of shape (q, d)
+        Exponents of the tail's monomials.
+    coef0 : float
+    dtype : numpy.dtype
+    single_output : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import interpolate
+    >>> X = np.linspace(0, 1, 30)[:, None]
+    >>> m = interpolate(X, np.sin(4 * X[:, 0]), neighbors=8)
+    >>> bool(np.allclose(m.predict(X), np.sin(4 * X[:, 0])))
+    True
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    kernel: KernelArg
+    gamma: float
+    degree: int
+    alpha: np.ndarray
+    neighbors: int
+    powers: np.ndarray
+    coef0: float
+    dtype: np.dtype
+    single_output: bool
+
+    def predict(self, X: ArrayLike, *, n_threads: Threads = None) -> np.ndarray:
+        """Evaluate at the rows of ``X``, each from its ``neighbors`` nearest data points.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, t)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import interpolate
+        >>> X = np.random.default_rng(0).random((50, 2))
+        >>> m = interpolate(X, X[:, 0] + 2 * X[:, 1], neighbors=10, degree=1)
+        >>> m.predict([[0.5, 0.5]]).round(10).tolist()  # the linear tail reproduces a plane
+        [1.5]
+        """
+        Xq, dtype = check_query(self.dtype, self.X.shape[1], X)
+        m = Xq.shape[0]
+        k = self.neighbors
+        idx, _ = knn(self.X, Xq, k, n_threads=n_threads)
+        idx.sort(axis=1)
+        nbr, inv = np.unique(idx, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(inv, kind="stable").astype(np.int64)
+        starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1)).astype(np.int64)
+        spec = check_kernel(self.kernel).spec(np.full(k, self.gamma), self.coef0, 1)
+        out = np.empty((m, self.Y.shape[1]))
+        status = np.zeros(nbr.shape[0], dtype=np.int64)
+        _jl.local_solve.run(n_threads, starts, order,
+                            np.ascontiguousarray(nbr, dtype=np.int64), self.X, self.Y, self.alpha, Xq, self.powers,
+                            spec.phi, spec.g, spec.c, spec.degree, out, status)
+        if status.any():
+            u = int(np.flatnonzero(status)[0])
+            i = int(order[starts[u]])
+            raise ValueError(f"The local interpolation system of the neighbourhood of query point {i} (`X[{i}]`: data "
+                             f"points {nbr[u].tolist()[:8]}{'...' if k > 8 else ''}) is singular: duplicate data points "
+                             "with zero smoothing, or too few distinct points for the polynomial tail. Use a "
+                             "smoothing `alpha` > 0, a lower `degree`, or more `neighbors`.")
+        _v.check_result(out, "predict", "`X` and the interpolant's data")
+        out = out.astype(dtype, copy=False)
+        return out[:, 0] if self.single_output else out
+
+
+def local_interpolant(Xd, T, single, dtype, entry, kernel, gamma, degree, alpha, neighbors, powers, coef0):
+    """The :class:`LocalInterpolant` of checked data (``Xd`` float64 owned, ``T`` (n, t)
+    float64) and parameters; ``neighbors`` checked here."""
+    n = Xd.shape[0]
+    k = _v.check_int(neighbors, "neighbors", 1, n, text=f"an int in [1, n] = [1, {n}]", type_error=ValueError)
+    q = powers.shape[0]
+    if k < q:
+        raise ValueError(f"`neighbors` must be at least the number of monomials of the polynomial tail ({q}, degree "
+                         f"{degree}); got {k}.")
+    a = np.ascontiguousarray(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,)))
+    return LocalInterpolant(Xd, np.ascontiguousarray(T), kernel, float(gamma), int(degree), a, k,
+                            np.ascontiguousarray(powers, dtype=np.int64), float(coef0), dtype, single)

@@ -8,6 +8,12 @@ Decisions:
   points in index order; a later point replaces a kept one only when strictly nearer,
   so ties go to the lowest index (``np.argsort(kind="stable")`` on the exact distances).
   Distances are direct differences (the ``sqdist`` arithmetic: exact to a few ulp).
+  ``method="tree"`` answers from a kd-tree (:mod:`fastrbf._kdtree`) with the same
+  result bit for bit: the same distance arithmetic, candidates ordered by (distance,
+  index), and only nodes proven unable to enter the list skipped.  ``"auto"`` (the
+  default) takes the tree at low dimension (d <= 8) for a few thousand training
+  points or more and k at most n / 8, where it was measured faster (the build
+  included); the brute force otherwise.
 - ``nadaraya_watson`` and the classifying ``rbf_vote`` compute the kernel weights
   relative to the nearest training point, ``w_j = k(x, x_j) / k(x, x_nearest)``
   (``exp(-gamma (d_j^2 - d_min^2))``): the ratio (Nadaraya-Watson) and the sign or
@@ -38,7 +44,7 @@ Decisions:
 
 import numpy as np
 
-from . import _threads
+from . import _kdtree, _threads
 from . import _validation as _v
 from ._jit import neighbors as _jn
 from ._scaling import ldexp as _ldexp
@@ -87,16 +93,21 @@ def _split_pow2(E, dtype):
     return np.ldexp(dtype.type(1), E1), np.ldexp(dtype.type(1), E - E1)
 
 
-def _knn(Xa, Qa, k, dtype, n_threads):
+def _knn(Xa, Qa, k, dtype, n_threads, method="brute"):
     """(idx, squared distances in the scaled units, t): true distances are
     ``d2 * 2**(2 t)``."""
     k = _check_k(k, Xa.shape[0])
     _threads.resolve(n_threads)
     m, d = Qa.shape
     n = Xa.shape[0]
-    _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize,
+    tree = method == "tree" or (method == "auto" and _kdtree.use_tree(n, m, d, k))
+    extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 8 * m if tree else 0
+    _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize + extra,
                     f"knn with k={k} for {m} query points", "query in batches of fewer points (`Xq`) or use a smaller `k`.")
     Xc, Qc, t = _scaled(Xa, Qa, dtype)
+    if tree:
+        idx, dist = _kdtree.knn(_kdtree.build(Xc, n_threads), Qc, k, n_threads)
+        return idx, dist, t
     idx = np.empty((m, k), dtype=np.int64)
     dist = np.empty((m, k), dtype=dtype)
     Xt = np.ascontiguousarray(Xc.T)
@@ -105,7 +116,7 @@ def _knn(Xa, Qa, k, dtype, n_threads):
 
 
 def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
-        length_scale: ArrayLike | None = None) -> tuple[IntArray, FloatArray]:
+        length_scale: ArrayLike | None = None, method: str = "auto") -> tuple[IntArray, FloatArray]:
     """The ``k`` nearest training points of each query point.
 
     Parameters
@@ -120,6 +131,11 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
     length_scale : float or array_like of shape (d,), optional
         Per-feature scales: distances of the features divided by them (as
         :func:`fastrbf.sqdist`); the returned squared distances are in those units.
+    method : {"auto", "tree", "brute"}, default "auto"
+        ``"brute"`` scans every training point; ``"tree"`` builds a kd-tree of ``X``
+        and prunes (fast at low dimension); both give the same result bit for bit.
+        ``"auto"`` takes the tree for ``d <= 8``, ``n >= 2000``, ``k <= n / 8`` and at
+        least 16 query points (see the module docstring).
 
     Returns
     -------
@@ -141,9 +157,13 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
     >>> d2.round(2)
     array([[0.16, 0.36],
            [0.25, 0.25]])
+    >>> idx_tree, d2_tree = knn(X, [[1.4], [2.5]], 2, method="tree")
+    >>> bool((idx_tree == idx).all() and (d2_tree == d2).all())
+    True
     """
+    method = _v.check_choice(method, "method", ("auto", "tree", "brute"), text='"auto", "tree" or "brute"')
     Xa, Qa, dtype = _check_data(X, Xq, length_scale)
-    idx, dist, t = _knn(Xa, Qa, k, dtype, n_threads)
+    idx, dist, t = _knn(Xa, Qa, k, dtype, n_threads, method)
     return idx, _ldexp(dist, 2 * t)
 
 

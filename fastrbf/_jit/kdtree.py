@@ -1,0 +1,269 @@
+"""The kd-tree kernels: a balanced tree built in place, and exact k-nearest and
+radius queries on it.
+
+Layout: the tree is implicit.  Level ``l`` has ``2**l`` nodes, node ``j`` of level
+``l`` (heap number ``2**l - 1 + j``) owns the points ``floor(j n / 2**l) <= p <
+floor((j + 1) n / 2**l)`` of the permuted data, so every node's range depends only on
+``n`` and the build needs no allocation: each node splits its range at its middle
+(a quickselect on the coordinate of widest spread) and its children are ready.  The
+leaves are the ``2**L`` nodes of the last level.  Per node: the tight bounding box of
+its points and their lowest original index.
+
+Distances to the points of a leaf are :func:`.tiles.chunk_row` over the leaf's
+columns of the permuted data, the arithmetic of the brute force (``knn_rows``), so
+the squared distances are the same bits.  A candidate enters a query's list when it
+is lexicographically smaller in (distance, index) than the k-th, so the list is the k
+smallest pairs whatever the order of the visit: the brute force's result.
+
+A node is pruned only when its lower bound proves that none of its points can enter:
+the bound (the distance to the box) is deflated, ``lb * shrink - slack``, by more
+than the rounding of both the bound and the brute-force sum can make them differ
+(relative ``(d + 2) eps`` each, and a few times the smallest subnormal), so rounding
+never prunes a point that the brute force keeps; with a deflated bound equal to the
+k-th distance, the node is pruned only if every index in it is higher than the k-th's.
+"""
+
+import numpy as np
+
+from ._decorators import jit, pjit
+from .tiles import chunk_row
+
+QB = 16  # query rows per task
+
+
+@jit
+def _range(n, level, j):
+    # the points [s, e) of node j of `level`
+    return (j * n) >> level, ((j + 1) * n) >> level
+
+
+@jit
+def _swap(Xt, perm, a, b):
+    for r in range(Xt.shape[0]):
+        t = Xt[r, a]
+        Xt[r, a] = Xt[r, b]
+        Xt[r, b] = t
+    t2 = perm[a]
+    perm[a] = perm[b]
+    perm[b] = t2
+
+
+@jit
+def _select(Xt, perm, dim, s, e, mid):
+    # permute the columns s:e of Xt (and perm) so that column `mid` holds the value it
+    # would hold sorted along row `dim`, no larger value before it, no smaller after
+    # (Hoare quickselect, median-of-three pivots: deterministic)
+    key = Xt[dim]
+    a = s
+    b = e - 1
+    while b > a:
+        x = key[a]
+        y = key[a + (b - a) // 2]
+        z = key[b]
+        if x > y:
+            x, y = y, x
+        if y > z:
+            y = z
+        pivot = y if y > x else x
+        i = a
+        j = b
+        while i <= j:
+            while key[i] < pivot:
+                i += 1
+            while key[j] > pivot:
+                j -= 1
+            if i <= j:
+                _swap(Xt, perm, i, j)
+                i += 1
+                j -= 1
+        if mid <= j:
+            b = j
+        elif mid >= i:
+            a = i
+        else:
+            return
+
+
+@pjit(tasks=lambda level, *_: 1 << level,
+      work=lambda level, last, leaf_level, Xt, *_: Xt.shape[1] * (Xt.shape[0] + 2) * (last - level + 1) * 8)
+def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_id):
+    # IN: nodes lo:hi of `level`, with a box that holds their points; they and their
+    #     descendants down to level `last` are built: an inner node is split at its
+    #     middle on the widest side of its box, and its children get its box cut at
+    #     the split value; a leaf gets the tight box of its points and its lowest index
+    #     (the inner nodes get theirs from fit_nodes)
+    # IN/OUT: Xt (d, n) points as columns and perm (n,) their original indices,
+    #     permuted in place within each node's range
+    # OUT: box_lo, box_hi (n_nodes, d) bounding boxes, min_id (n_nodes,) lowest index
+    d = Xt.shape[0]
+    n = Xt.shape[1]
+    for lev in range(level, last + 1):
+        f = 1 << (lev - level)
+        for j in range(lo * f, hi * f):
+            node = (1 << lev) - 1 + j
+            s, e = _range(n, lev, j)
+            if lev < leaf_level:
+                dim = 0
+                w = box_hi[node, 0] - box_lo[node, 0]
+                for r in range(1, d):
+                    w2 = box_hi[node, r] - box_lo[node, r]
+                    if w2 > w:
+                        dim = r
+                        w = w2
+                mid = ((2 * j + 1) * n) >> (lev + 1)
+                _select(Xt, perm, dim, s, e, mid)
+                a = 2 * node + 1
+                for r in range(d):
+                    box_lo[a, r] = box_lo[node, r]
+                    box_hi[a, r] = box_hi[node, r]
+                    box_lo[a + 1, r] = box_lo[node, r]
+                    box_hi[a + 1, r] = box_hi[node, r]
+                box_hi[a, dim] = Xt[dim, mid]
+                box_lo[a + 1, dim] = Xt[dim, mid]
+                continue
+            for r in range(d):
+                row = Xt[r]
+                a = row[s]
+                b = row[s]
+                for p in range(s + 1, e):
+                    v = row[p]
+                    a = v if v < a else a
+                    b = v if v > b else b
+                box_lo[node, r] = a
+                box_hi[node, r] = b
+            m = perm[s]
+            for p in range(s + 1, e):
+                m = perm[p] if perm[p] < m else m
+            min_id[node] = m
+
+
+@pjit(tasks=lambda level, *_: 1 << level,
+      work=lambda level, last, box_lo, *_: box_lo.shape[1] * (2 << last))
+def fit_nodes(lo, hi, level, last, box_lo, box_hi, min_id):
+    # IN: nodes lo:hi of `level` and their descendants down to level `last` (inner
+    #     nodes; the level below is built)
+    # OUT: their boxes and lowest indices, those of their children merged (bottom up)
+    d = box_lo.shape[1]
+    for lev in range(last, level - 1, -1):
+        f = 1 << (lev - level)
+        for j in range(lo * f, hi * f):
+            node = (1 << lev) - 1 + j
+            a = 2 * node + 1
+            for r in range(d):
+                box_lo[node, r] = min(box_lo[a, r], box_lo[a + 1, r])
+                box_hi[node, r] = max(box_hi[a, r], box_hi[a + 1, r])
+            min_id[node] = min(min_id[a], min_id[a + 1])
+
+
+@jit
+def _box_lb(q, box_lo, box_hi, node):
+    # squared distance from q to the box of `node` (rounded; deflated by the caller)
+    s = q[0] - q[0]
+    for r in range(q.shape[0]):
+        x = q[r]
+        t = box_lo[node, r] - x
+        u = x - box_hi[node, r]
+        t = u if u > t else t
+        t = t if t > 0 else t - t
+        s += t * t
+    return s
+
+
+@jit
+def _prunable(lb, shrink, slack, node, min_id, kd, ki):
+    # True when no point of `node` can enter a list whose k-th entry is (kd, ki)
+    b = lb * shrink - slack
+    return b > kd or (b == kd and min_id[node] > ki)
+
+
+@jit
+def _insert(v, p_id, dist, idx):
+    # insert (v, p_id) into the list sorted by (distance, index), dropping the last
+    p = dist.shape[0] - 1
+    while p > 0 and (dist[p - 1] > v or (dist[p - 1] == v and idx[p - 1] > p_id)):
+        dist[p] = dist[p - 1]
+        idx[p] = idx[p - 1]
+        p -= 1
+    dist[p] = v
+    idx[p] = p_id
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64 * max(1, box_lo.shape[0].bit_length()))
+def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, idx, dist):
+    # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, the
+    #     tree (build_nodes) with leaves at `leaf_level`, the deflation of the bounds
+    #     lb * shrink - slack
+    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    k = idx.shape[1]
+    first_leaf = (1 << leaf_level) - 1
+    o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
+    st_node = np.empty(leaf_level + 2, dtype=np.int64)
+    st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
+    for r in range(lo * QB, min(m, hi * QB)):
+        i = order[r]
+        q = Xq[i]
+        di = dist[i]
+        ii = idx[i]
+        for t in range(k):
+            di[t] = np.inf
+            ii[t] = n
+        kd = di[k - 1]
+        ki = ii[k - 1]
+        sp = 1
+        st_node[0] = 0
+        st_lb[0] = q[0] - q[0]
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            lb = st_lb[sp]
+            if _prunable(lb, shrink, slack, node, min_id, kd, ki):
+                continue
+            while node < first_leaf:
+                a = 2 * node + 1
+                la = _box_lb(q, box_lo, box_hi, a)
+                lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+                near = a
+                far = a + 1
+                if lb_b < la:
+                    near = a + 1
+                    far = a
+                    la, lb_b = lb_b, la
+                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                    st_node[sp] = far
+                    st_lb[sp] = lb_b
+                    sp += 1
+                if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                    node = -1
+                    break
+                node = near
+            if node < 0:
+                continue
+            s, e = _range(n, leaf_level, node - first_leaf)
+            chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+            for p in range(e - s):
+                v = o[p]
+                pid = perm[s + p]
+                if v < kd or (v == kd and pid < ki):
+                    _insert(v, pid, di, ii)
+                    kd = di[k - 1]
+                    ki = ii[k - 1]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, box_lo, *_: Xq.shape[0] * Xq.shape[1] * 4 * max(1, box_lo.shape[0].bit_length()))
+def leaf_of(lo, hi, Xq, box_lo, box_hi, leaf_level, leaf):
+    # IN: tasks lo:hi (QB query rows each), Xq (m, d), the tree's boxes
+    # OUT: leaf (m,) the leaf reached by descending to the nearer child (the order in
+    #      which queries are answered: neighbouring queries share the tree's memory)
+    m = Xq.shape[0]
+    first_leaf = (1 << leaf_level) - 1
+    for i in range(lo * QB, min(m, hi * QB)):
+        q = Xq[i]
+        node = 0
+        while node < first_leaf:
+            a = 2 * node + 1
+            node = a + 1 if _box_lb(q, box_lo, box_hi, a + 1) < _box_lb(q, box_lo, box_hi, a) else a
+        leaf[i] = node - first_leaf

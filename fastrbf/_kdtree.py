@@ -31,7 +31,7 @@ from ._jit import kdtree as _jk
 #: at most this many points per leaf
 LEAF_SIZE = 32
 #: top levels built one level at a time (one task per node); the subtrees below are one task each
-_TOP_LEVELS = 4
+TOP_LEVELS = 4
 
 
 class Tree(NamedTuple):
@@ -46,7 +46,7 @@ class Tree(NamedTuple):
     leaf_level: int
 
 
-def leaf_level_for(n: int, leaf_size: int = LEAF_SIZE) -> int:
+def leaf_level_for(n: int, leaf_size: int) -> int:
     """The depth of the leaves: the least ``L`` with ``ceil(n / 2**L) <= leaf_size``."""
     L = 0
     while -(-n // (1 << L)) > leaf_size:
@@ -57,14 +57,15 @@ def leaf_level_for(n: int, leaf_size: int = LEAF_SIZE) -> int:
 def tree_bytes(n: int, d: int, itemsize: int) -> int:
     """Memory of a tree over n points of d features (the permuted copy of the points,
     their indices and the nodes)."""
-    nodes = 2 << leaf_level_for(n)
+    nodes = 2 << leaf_level_for(n, LEAF_SIZE)
     return n * (d * itemsize + 8) + nodes * (2 * d * itemsize + 8)
 
 
-def build(Xc: np.ndarray, n_threads, leaf_size: int = LEAF_SIZE) -> Tree:
-    """The kd-tree of the rows of ``Xc`` (C-contiguous, not modified)."""
+def build(Xc: np.ndarray, n_threads) -> Tree:
+    """The kd-tree of the rows of ``Xc`` (C-contiguous, not modified), with at most
+    :data:`LEAF_SIZE` points per leaf."""
     n, d = Xc.shape
-    L = leaf_level_for(n, leaf_size)
+    L = leaf_level_for(n, LEAF_SIZE)
     Xt = np.array(Xc.T, order="C", copy=True)
     perm = np.arange(n, dtype=np.int64)
     nodes = (2 << L) - 1
@@ -73,7 +74,7 @@ def build(Xc: np.ndarray, n_threads, leaf_size: int = LEAF_SIZE) -> Tree:
     min_id = np.empty(nodes, dtype=np.int64)
     box_lo[0] = Xc.min(axis=0)
     box_hi[0] = Xc.max(axis=0)
-    top = min(L, _TOP_LEVELS)
+    top = min(L, TOP_LEVELS)
     for level in range(top):
         _jk.build_nodes.run(n_threads, level, level, L, Xt, perm, box_lo, box_hi, min_id)
     _jk.build_nodes.run(n_threads, top, L, L, Xt, perm, box_lo, box_hi, min_id)

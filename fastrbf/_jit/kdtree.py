@@ -171,8 +171,10 @@ def _box_lb(q, box_lo, box_hi, node):
 
 @jit
 def _prunable(lb, shrink, slack, node, min_id, kd, ki):
-    # True when no point of `node` can enter a list whose k-th entry is (kd, ki)
+    # True when no point of `node` can enter a list whose k-th entry is (kd, ki): every
+    # distance is >= b (the deflated bound, or 0: a sum of squares)
     b = lb * shrink - slack
+    b = b if b > 0 else b - b
     return b > kd or (b == kd and min_id[node] > ki)
 
 

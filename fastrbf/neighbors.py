@@ -11,9 +11,10 @@ Decisions:
   ``method="tree"`` answers from a kd-tree (:mod:`fastrbf._kdtree`) with the same
   result bit for bit: the same distance arithmetic, candidates ordered by (distance,
   index), and only nodes proven unable to enter the list skipped.  ``"auto"`` (the
-  default) takes the tree at low dimension (d <= 8) for a few thousand training
-  points or more and k at most n / 8, where it was measured faster (the build
-  included); the brute force otherwise.
+  default) takes the tree where a cost model of d, n, m and k, fitted to timings,
+  expects it (the build included) to take under 0.8 times the brute force: at low
+  dimension with many queries (d = 3, 1e6 points and 1e5 queries: the tree); the
+  brute force for few queries, k > n / 4 or d >= 12 (:func:`fastrbf._kdtree.use_tree`).
 - ``nadaraya_watson`` and the classifying ``rbf_vote`` compute the kernel weights
   relative to the nearest training point, ``w_j = k(x, x_j) / k(x, x_nearest)``
   (``exp(-gamma (d_j^2 - d_min^2))``): the ratio (Nadaraya-Watson) and the sign or
@@ -134,8 +135,8 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
     method : {"auto", "tree", "brute"}, default "auto"
         ``"brute"`` scans every training point; ``"tree"`` builds a kd-tree of ``X``
         and prunes (fast at low dimension); both give the same result bit for bit.
-        ``"auto"`` takes the tree for ``d <= 8``, ``n >= 2000``, ``k <= n / 8`` and at
-        least 16 query points (see the module docstring).
+        ``"auto"`` takes the tree where it is expected to be faster: low dimension
+        and many queries (see the module docstring).
 
     Returns
     -------

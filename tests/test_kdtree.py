@@ -79,7 +79,7 @@ def test_build_is_deterministic(rng, monkeypatch):
     trees = [_kdtree.build(X, nt) for nt in (1, 2, 2, 4)]
     for t in trees[1:]:
         assert t.leaf_level == trees[0].leaf_level == 10
-        for a, b in zip(t[:-1], trees[0][:-1]):
+        for a, b in zip(t[:-1], trees[0][:-1], strict=True):
             assert np.array_equal(a, b)
     t = trees[0]
     assert np.array_equal(np.sort(t.perm), np.arange(3001))
@@ -122,7 +122,8 @@ def test_auto_picks_the_tree_at_low_dimension(rng):
     assert _kdtree.use_tree(1_000_000, 100_000, 3, 8)
     assert not _kdtree.use_tree(1_000_000, 100_000, 16, 8)
     assert not _kdtree.use_tree(500, 100, 3, 8)  # small: the brute force
-    assert not _kdtree.use_tree(100_000, 100, 3, 50_000)  # k a large part of n
+    assert not _kdtree.use_tree(100_000, 10, 3, 8)  # few queries: the build would dominate
+    assert not _kdtree.use_tree(100_000, 100_000, 3, 50_000)  # k a large part of n
     X = rng.standard_normal((3000, 2))
     Q = rng.standard_normal((100, 2))
     _same(knn(X, Q, 3), knn(X, Q, 3, method="brute"))

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _validation as _v
 from ._jit import kdtree as _jk
 
 #: at most this many points per leaf
@@ -113,6 +114,27 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     _jk.knn_tree.run(n_threads, Qc, order, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level,
                      shrink, slack, idx, dist)
     return idx, dist
+
+
+def radius(tree: Tree, Qc: np.ndarray, r2, n_threads) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr, indices, squared distances): the points within squared distance ``r2``
+    (of the dtype of ``Qc``) of each row of ``Qc``, query i's in ``indptr[i]:indptr[i +
+    1]``, ascending distance, ties by index.  Two passes (count, then fill), so the
+    result takes no more memory than it needs."""
+    m, d = Qc.shape
+    shrink, slack = _deflation(Qc.dtype, d)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    none_i, none_d = np.empty(0, dtype=np.int64), np.empty(0, dtype=Qc.dtype)
+    args = (Qc, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.leaf_level, shrink, slack, r2)
+    _jk.radius_tree.run(n_threads, *args, False, indptr, none_i, none_d)
+    np.cumsum(indptr, out=indptr)
+    total = int(indptr[-1])
+    _v.check_memory(total * (8 + Qc.dtype.itemsize), f"radius_neighbors with {total} neighbours in all",
+                    "query in batches of fewer points (`Xq`) or use a smaller `radius`.")
+    idx = np.empty(total, dtype=np.int64)
+    dist = np.empty(total, dtype=Qc.dtype)
+    _jk.radius_tree.run(n_threads, *args, True, indptr, idx, dist)
+    return indptr, idx, dist
 
 
 def use_tree(n: int, m: int, d: int, k: int) -> bool:

@@ -269,3 +269,59 @@ def leaf_of(lo, hi, Xq, box_lo, box_hi, leaf_level, leaf):
             a = 2 * node + 1
             node = a + 1 if _box_lb(q, box_lo, box_hi, a + 1) < _box_lb(q, box_lo, box_hi, a) else a
         leaf[i] = node - first_leaf
+
+
+@jit
+def _sort_pairs(dist, idx):
+    # sort (dist, idx) by distance, ties by index
+    o1 = np.argsort(idx)
+    d1 = dist[o1]
+    i1 = idx[o1]
+    o2 = np.argsort(d1, kind="mergesort")  # stable: equal distances keep the index order
+    for p in range(o2.shape[0]):
+        dist[p] = d1[o2[p]]
+        idx[p] = i1[o2[p]]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64
+      * max(1, box_lo.shape[0].bit_length()))
+def radius_tree(lo, hi, Xq, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, r2, fill, indptr, idx, dist):
+    # IN: tasks lo:hi (QB query rows each), Xq (m, d) queries, the tree (build_nodes),
+    #     the deflation of the bounds lb * shrink - slack, r2 the squared radius, fill
+    # OUT: fill False: indptr[i + 1] = the number of points with squared distance <= r2
+    #      fill True (indptr the cumulated counts): idx, dist[indptr[i]:indptr[i + 1]]
+    #      those points and their squared distances, ascending, ties by index
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    first_leaf = (1 << leaf_level) - 1
+    o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
+    st_node = np.empty(leaf_level + 2, dtype=np.int64)
+    for i in range(lo * QB, min(m, hi * QB)):
+        q = Xq[i]
+        c = indptr[i] if fill else 0
+        sp = 1
+        st_node[0] = 0
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            b = _box_lb(q, box_lo, box_hi, node) * shrink - slack
+            if b > r2:
+                continue
+            if node < first_leaf:
+                st_node[sp] = 2 * node + 2
+                st_node[sp + 1] = 2 * node + 1
+                sp += 2
+                continue
+            s, e = _range(n, leaf_level, node - first_leaf)
+            chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+            for p in range(e - s):
+                if o[p] <= r2:
+                    if fill:
+                        idx[c] = perm[s + p]
+                        dist[c] = o[p]
+                    c += 1
+        if fill:
+            _sort_pairs(dist[indptr[i]:c], idx[indptr[i]:c])
+        else:
+            indptr[i + 1] = c

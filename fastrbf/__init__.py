@@ -13,7 +13,7 @@ from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .models import ConvergenceWarning, KernelModel, RBFNetwork, interpolate, kernel_ridge, rbf_network
-from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
+from .neighbors import knn, knn_predict, nadaraya_watson, radius_neighbors, rbf_vote
 from .user_kernels import UserKernel, define_kernel
 
 __version__ = "0.1.0"
@@ -48,6 +48,7 @@ __all__ = [
     "lloyd_update",
     "nadaraya_watson",
     "nystroem",
+    "radius_neighbors",
     "random_fourier",
     "rbf_network",
     "rbf_vote",

@@ -1,12 +1,13 @@
-"""knn(method="tree") against the brute force (indices and squared distances bit for
-bit), SciPy's cKDTree and scikit-learn's KDTree; the build's determinism."""
+"""knn(method="tree") and radius_neighbors against the brute force (indices and squared
+distances bit for bit), SciPy's cKDTree and scikit-learn's KDTree; the build's
+determinism."""
 
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 from sklearn.neighbors import KDTree
 
-from fastrbf import _kdtree, knn
+from fastrbf import _kdtree, knn, radius_neighbors
 
 
 def _data(rng, kind, n, m, d, dtype):
@@ -133,3 +134,72 @@ def test_auto_picks_the_tree_at_low_dimension(rng):
 def test_method_errors(bad):
     with pytest.raises(ValueError, match=r'`method` must be "auto", "tree" or "brute"; got '):
         knn([[0.0]], [[0.0]], 1, method=bad)
+
+
+def _radius_brute(X, Q, radius, **kw):
+    """radius_neighbors from the brute force's complete sorted lists."""
+    idx, d2 = knn(X, Q, X.shape[0], method="brute", **kw)
+    keep = d2.astype(np.float64) <= radius**2
+    indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
+    return indptr, idx[keep], d2[keep]
+
+
+def _same_radius(a, b):
+    assert a[0].dtype == a[1].dtype == np.int64 and a[2].dtype == b[2].dtype
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert np.array_equal(a[2].view(np.uint8), b[2].view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["random", "clustered", "duplicated", "grid", "equal"])
+@pytest.mark.parametrize("d", [1, 3, 16])
+def test_radius_equals_brute_force(rng, leaf_size, dtype, kind, d):
+    X, Q = _data(rng, kind, 500, 41, d, dtype)
+    d2 = knn(X, Q, 10, method="brute")[1].astype(np.float64)
+    for radius in (0.0, float(np.sqrt(np.median(d2[:, 4]))), float(np.sqrt(d2[:, -1].max())) * 4):
+        for nt in (1, 2):
+            _same_radius(radius_neighbors(X, Q, radius, n_threads=nt), _radius_brute(X, Q, radius))
+
+
+def test_radius_on_the_boundary(rng):
+    # integer points at exactly the radius from the queries are neighbours
+    X = rng.integers(0, 5, size=(2000, 2)).astype(np.float32)
+    Q = rng.integers(0, 5, size=(30, 2)).astype(np.float32)
+    got = radius_neighbors(X, Q, 2.0)
+    _same_radius(got, _radius_brute(X, Q, 2.0))
+    assert (got[2] == 4.0).sum() > 0
+
+
+def test_radius_matches_scipy(rng):
+    X = rng.standard_normal((5000, 3))
+    Q = rng.standard_normal((200, 3))
+    indptr, idx, d2 = radius_neighbors(X, Q, 0.3)
+    for i, ref in enumerate(cKDTree(X).query_ball_point(Q, 0.3)):
+        assert np.array_equal(np.sort(idx[indptr[i]:indptr[i + 1]]), np.sort(ref))
+    for i in range(len(Q)):
+        assert np.all(np.diff(d2[indptr[i]:indptr[i + 1]]) >= 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_radius_scaled_data_and_length_scale(rng, dtype):
+    e = int(0.9 * np.finfo(dtype).maxexp)
+    X = np.ldexp(rng.standard_normal((3000, 2)), e).astype(dtype)
+    Q = np.ldexp(rng.standard_normal((40, 2)), e).astype(dtype)
+    got = radius_neighbors(X, Q, float(np.ldexp(0.2, e)))  # radius**2 beyond float64
+    ref = _radius_brute(np.ldexp(X, -e), np.ldexp(Q, -e), 0.2)  # the same problem, exactly scaled
+    with np.errstate(over="ignore"):
+        _same_radius(got, (ref[0], ref[1], np.ldexp(ref[2], 2 * e).astype(dtype)))
+    assert np.isinf(got[2]).any()  # squared distances beyond the largest float
+    X = rng.standard_normal((3000, 3)).astype(dtype)
+    Q = rng.standard_normal((40, 3)).astype(dtype)
+    L = np.array([0.5, 2.0, 30.0])
+    _same_radius(radius_neighbors(X, Q, 0.2, length_scale=L), _radius_brute(X, Q, 0.2, length_scale=L))
+    X0 = X.copy()
+    radius_neighbors(X, Q, 0.2)
+    assert np.array_equal(X, X0)
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.inf, np.nan])
+def test_radius_errors(bad):
+    with pytest.raises(ValueError, match=r"`radius` must be a finite"):
+        radius_neighbors([[0.0]], [[0.0]], bad)

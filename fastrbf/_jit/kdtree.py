@@ -37,51 +37,65 @@ def _range(n, level, j):
     return (j * n) >> level, ((j + 1) * n) >> level
 
 
+SAMPLE = 31  # pivot sample of a large range
+
+
 @jit
-def _swap(Xt, perm, a, b):
-    for r in range(Xt.shape[0]):
-        t = Xt[r, a]
-        Xt[r, a] = Xt[r, b]
-        Xt[r, b] = t
-    t2 = perm[a]
-    perm[a] = perm[b]
-    perm[b] = t2
+def _partition(Xt, perm, key, a, b, pivot, strict):
+    # move the columns a:b of Xt (and perm) whose key is < pivot (<= with strict False)
+    # to the front; their number.  Branch-free: every column is swapped with the end
+    # of the front part, which it joins when it compares.
+    d = Xt.shape[0]
+    st = a
+    for i in range(a, b):
+        v = key[i]
+        for r in range(d):
+            t = Xt[r, i]
+            Xt[r, i] = Xt[r, st]
+            Xt[r, st] = t
+        t2 = perm[i]
+        perm[i] = perm[st]
+        perm[st] = t2
+        st += (v < pivot) if strict else (v <= pivot)
+    return st
 
 
 @jit
 def _select(Xt, perm, dim, s, e, mid):
     # permute the columns s:e of Xt (and perm) so that column `mid` holds the value it
-    # would hold sorted along row `dim`, no larger value before it, no smaller after
-    # (Hoare quickselect, median-of-three pivots: deterministic)
+    # would hold sorted along row `dim`, no larger value before it, no smaller after.
+    # Quickselect with a pivot of rank about that of `mid` in an evenly spaced sample
+    # (median of three in a short range), partitioned branch-free: deterministic,
+    # and ties (duplicates) cost one more pass, never a quadratic time.
     key = Xt[dim]
     a = s
-    b = e - 1
-    while b > a:
-        x = key[a]
-        y = key[a + (b - a) // 2]
-        z = key[b]
-        if x > y:
-            x, y = y, x
-        if y > z:
-            y = z
-        pivot = y if y > x else x
-        i = a
-        j = b
-        while i <= j:
-            while key[i] < pivot:
-                i += 1
-            while key[j] > pivot:
-                j -= 1
-            if i <= j:
-                _swap(Xt, perm, i, j)
-                i += 1
-                j -= 1
-        if mid <= j:
-            b = j
-        elif mid >= i:
-            a = i
+    b = e
+    smp = np.empty(SAMPLE, dtype=Xt.dtype)
+    while b - a > 1:
+        if b - a > 16 * SAMPLE:
+            for t in range(SAMPLE):
+                smp[t] = key[a + ((b - 1 - a) * t) // (SAMPLE - 1)]
+            smp.sort()
+            pivot = smp[((mid - a) * (SAMPLE - 1)) // (b - 1 - a)]
         else:
-            return
+            x = key[a]
+            y = key[a + (b - a) // 2]
+            z = key[b - 1]
+            if x > y:
+                x, y = y, x
+            if y > z:
+                y = z
+            pivot = y if y > x else x
+        st = _partition(Xt, perm, key, a, b, pivot, True)  # [a, st) < pivot
+        if mid < st:
+            b = st
+        elif st > a:
+            a = st
+        else:  # pivot is the least key: split off the keys equal to it (at least one)
+            st = _partition(Xt, perm, key, a, b, pivot, False)
+            if mid < st:
+                return
+            a = st
 
 
 @pjit(tasks=lambda level, *_: 1 << level,

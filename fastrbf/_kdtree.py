@@ -41,14 +41,17 @@ TOP_LEVELS = 4
 
 
 class Tree(NamedTuple):
-    """A built tree: the points as columns in tree order, their original indices, and
-    per node its bounding box and lowest index; leaves at level ``leaf_level``."""
+    """A built tree: the points as columns in tree order, their original indices, per
+    node its bounding box and lowest index, per inner node the coordinate and value of
+    its split; leaves at level ``leaf_level``."""
 
     Xt: np.ndarray
     perm: np.ndarray
     box_lo: np.ndarray
     box_hi: np.ndarray
     min_id: np.ndarray
+    split_dim: np.ndarray
+    split_val: np.ndarray
     leaf_level: int
 
 
@@ -64,7 +67,7 @@ def tree_bytes(n: int, d: int, itemsize: int) -> int:
     """Memory of a tree over n points of d features (the permuted copy of the points,
     their indices and the nodes)."""
     nodes = 2 << leaf_level_for(n, LEAF_SIZE)
-    return n * (d * itemsize + 8) + nodes * (2 * d * itemsize + 8)
+    return n * (d * itemsize + 8) + nodes * (2 * d * itemsize + 16 + itemsize)
 
 
 def build(Xc: np.ndarray, n_threads) -> Tree:
@@ -78,17 +81,19 @@ def build(Xc: np.ndarray, n_threads) -> Tree:
     box_lo = np.empty((nodes, d), dtype=Xc.dtype)
     box_hi = np.empty((nodes, d), dtype=Xc.dtype)
     min_id = np.empty(nodes, dtype=np.int64)
-    box_lo[0] = Xc.min(axis=0)
-    box_hi[0] = Xc.max(axis=0)
+    split_dim = np.zeros(nodes // 2, dtype=np.int64)
+    split_val = np.zeros(nodes // 2, dtype=Xc.dtype)
+    box_lo[0] = Xt.min(axis=1)  # along the rows of Xt: contiguous, fast
+    box_hi[0] = Xt.max(axis=1)
     top = min(L, TOP_LEVELS)
     for level in range(top):
-        _jk.build_nodes.run(n_threads, level, level, L, Xt, perm, box_lo, box_hi, min_id)
-    _jk.build_nodes.run(n_threads, top, L, L, Xt, perm, box_lo, box_hi, min_id)
+        _jk.build_nodes.run(n_threads, level, level, L, Xt, perm, box_lo, box_hi, min_id, split_dim, split_val)
+    _jk.build_nodes.run(n_threads, top, L, L, Xt, perm, box_lo, box_hi, min_id, split_dim, split_val)
     if L > top:
         _jk.fit_nodes.run(n_threads, top, L - 1, box_lo, box_hi, min_id)
     for level in range(min(top, L) - 1, -1, -1):
         _jk.fit_nodes.run(n_threads, level, level, box_lo, box_hi, min_id)
-    return Tree(Xt, perm, box_lo, box_hi, min_id, L)
+    return Tree(Xt, perm, box_lo, box_hi, min_id, split_dim, split_val, L)
 
 
 def _deflation(dtype, d):
@@ -109,7 +114,7 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     dist = np.empty((m, k), dtype=Qc.dtype)
     shrink, slack = _deflation(Qc.dtype, d)
     leaf = np.empty(m, dtype=np.int64)
-    _jk.leaf_of.run(n_threads, Qc, tree.box_lo, tree.box_hi, tree.leaf_level, leaf)
+    _jk.leaf_of.run(n_threads, Qc, tree.split_dim, tree.split_val, tree.leaf_level, leaf)
     order = np.argsort(leaf, kind="stable")
     _jk.knn_tree.run(n_threads, Qc, order, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level,
                      shrink, slack, idx, dist)

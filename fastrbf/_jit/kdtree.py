@@ -100,7 +100,7 @@ def _select(Xt, perm, dim, s, e, mid):
 
 @pjit(tasks=lambda level, *_: 1 << level,
       work=lambda level, last, leaf_level, Xt, *_: Xt.shape[1] * (Xt.shape[0] + 2) * (last - level + 1) * 8)
-def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_id):
+def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_id, split_dim, split_val):
     # IN: nodes lo:hi of `level`, with a box that holds their points; they and their
     #     descendants down to level `last` are built: an inner node is split at its
     #     middle on the widest side of its box, and its children get its box cut at
@@ -108,7 +108,8 @@ def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_i
     #     (the inner nodes get theirs from fit_nodes)
     # IN/OUT: Xt (d, n) points as columns and perm (n,) their original indices,
     #     permuted in place within each node's range
-    # OUT: box_lo, box_hi (n_nodes, d) bounding boxes, min_id (n_nodes,) lowest index
+    # OUT: box_lo, box_hi (n_nodes, d) bounding boxes, min_id (n_nodes,) lowest index,
+    #      split_dim, split_val (inner nodes,) the coordinate and value of the split
     d = Xt.shape[0]
     n = Xt.shape[1]
     for lev in range(level, last + 1):
@@ -126,6 +127,8 @@ def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_i
                         w = w2
                 mid = ((2 * j + 1) * n) >> (lev + 1)
                 _select(Xt, perm, dim, s, e, mid)
+                split_dim[node] = dim
+                split_val[node] = Xt[dim, mid]
                 a = 2 * node + 1
                 for r in range(d):
                     box_lo[a, r] = box_lo[node, r]
@@ -269,11 +272,12 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
-      work=lambda Xq, box_lo, *_: Xq.shape[0] * Xq.shape[1] * 4 * max(1, box_lo.shape[0].bit_length()))
-def leaf_of(lo, hi, Xq, box_lo, box_hi, leaf_level, leaf):
-    # IN: tasks lo:hi (QB query rows each), Xq (m, d), the tree's boxes
-    # OUT: leaf (m,) the leaf reached by descending to the nearer child (the order in
-    #      which queries are answered: neighbouring queries share the tree's memory)
+      work=lambda Xq, split_dim, *_: Xq.shape[0] * 4 * max(1, split_dim.shape[0].bit_length()))
+def leaf_of(lo, hi, Xq, split_dim, split_val, leaf_level, leaf):
+    # IN: tasks lo:hi (QB query rows each), Xq (m, d), the tree's splits
+    # OUT: leaf (m,) the leaf reached by descending on the side of each split (the
+    #      order in which queries are answered: neighbouring queries share the tree's
+    #      memory)
     m = Xq.shape[0]
     first_leaf = (1 << leaf_level) - 1
     for i in range(lo * QB, min(m, hi * QB)):
@@ -281,7 +285,7 @@ def leaf_of(lo, hi, Xq, box_lo, box_hi, leaf_level, leaf):
         node = 0
         while node < first_leaf:
             a = 2 * node + 1
-            node = a + 1 if _box_lb(q, box_lo, box_hi, a + 1) < _box_lb(q, box_lo, box_hi, a) else a
+            node = a + 1 if q[split_dim[node]] >= split_val[node] else a
         leaf[i] = node - first_leaf
 
 

@@ -264,11 +264,12 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
             chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
             for p in range(e - s):
                 v = o[p]
-                pid = perm[s + p]
-                if v < kd or (v == kd and pid < ki):
-                    _insert(v, pid, di, ii)
-                    kd = di[k - 1]
-                    ki = ii[k - 1]
+                if v <= kd:
+                    pid = perm[s + p]
+                    if v < kd or pid < ki:
+                        _insert(v, pid, di, ii)
+                        kd = di[k - 1]
+                        ki = ii[k - 1]
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

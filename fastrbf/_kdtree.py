@@ -1,16 +1,23 @@
-"""The kd-tree behind ``knn(method="tree")``: build, exact queries, and the rule that
-picks it over the brute force.
+"""The kd-tree behind ``knn(method="tree")`` and ``radius_neighbors``: build, exact
+queries, and the rule that picks the tree over the brute force.
 
 Decisions:
 
-- **A balanced kd-tree with an implicit layout** (median splits on the coordinate of
-  widest spread, every node's range of points a function of ``n`` alone; see
+- **A balanced kd-tree with an implicit layout** (median splits on the widest side of
+  the node's box, every node's range of points a function of ``n`` alone; see
   :mod:`fastrbf._jit.kdtree`), rather than a sliding-midpoint tree or a grid: the
-  node array needs no allocation during the build, so each level (and below a few
-  levels, each subtree) is an independent task of fastrbf's worker threads writing
-  only its own nodes and its own range of points.  The same tree is built for any
-  thread count, and the depth is at most ``log2(n)``, whatever the data (clusters,
-  duplicates), which a grid cannot promise.
+  node array needs no allocation during the build, so each of the top levels, and
+  below them each subtree, is an independent task of fastrbf's worker threads
+  writing only its own nodes and its own range of points.  The same tree is built
+  for any thread count, and the depth is ``ceil(log2(n / 32))`` whatever the data
+  (clusters, duplicates, coordinates spanning many orders of magnitude), which a
+  uniform grid cannot promise (its cells fill unevenly with clustered data).
+  Measured on 2 busy cores, 1e6 Gaussian points in 3-D, 1e5 queries, k = 8, one
+  thread: build 0.17-0.23 s, queries 0.26 s (pykdtree 0.23 s and 0.80 s, SciPy
+  cKDTree 0.48 s and 0.71 s, scikit-learn KDTree 1.0 s and 1.6 s).
+- **Queries in the order of their leaves** (the leaf each reaches by following the
+  splits, then a stable sort): neighbouring queries share the tree's memory (1e5
+  queries against 1e6 points: 0.52 -> 0.31 s).
 - **Exact, the brute force's answer bit for bit**: leaf distances are computed by the
   brute force's own tile function, candidates are ordered by (distance, index), and a
   node is skipped only when its deflated lower bound proves that none of its points

@@ -5,9 +5,10 @@ Layout: the tree is implicit.  Level ``l`` has ``2**l`` nodes, node ``j`` of lev
 ``l`` (heap number ``2**l - 1 + j``) owns the points ``floor(j n / 2**l) <= p <
 floor((j + 1) n / 2**l)`` of the permuted data, so every node's range depends only on
 ``n`` and the build needs no allocation: each node splits its range at its middle
-(a quickselect on the coordinate of widest spread) and its children are ready.  The
+(a quickselect on the widest side of its box) and its children are ready.  The
 leaves are the ``2**L`` nodes of the last level.  Per node: the tight bounding box of
-its points and their lowest original index.
+its points and their lowest original index (filled bottom up once the leaves are
+built); per inner node the coordinate and value of its split.
 
 Distances to the points of a leaf are :func:`.tiles.chunk_row` over the leaf's
 columns of the permuted data, the arithmetic of the brute force (``knn_rows``), so
@@ -19,8 +20,13 @@ A node is pruned only when its lower bound proves that none of its points can en
 the bound (the distance to the box) is deflated, ``lb * shrink - slack``, by more
 than the rounding of both the bound and the brute-force sum can make them differ
 (relative ``(d + 2) eps`` each, and a few times the smallest subnormal), so rounding
-never prunes a point that the brute force keeps; with a deflated bound equal to the
-k-th distance, the node is pruned only if every index in it is higher than the k-th's.
+never prunes a point that the brute force keeps (on this arithmetic the plain bound
+is already below every distance in the box; the margin keeps that true whatever
+contractions into FMA the compiler picks).  A deflated bound below 0 counts as 0 (a
+sum of squares); with a bound equal to the k-th distance, the node is pruned only if
+every index in it is higher than the k-th's (which prunes exact duplicates at
+distance 0).  The radius query keeps the points whose squared distance (the same
+arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 """
 
 import numpy as np

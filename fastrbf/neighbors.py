@@ -102,7 +102,7 @@ def _knn(Xa, Qa, k, dtype, n_threads, method="brute"):
     m, d = Qa.shape
     n = Xa.shape[0]
     tree = method == "tree" or (method == "auto" and _kdtree.use_tree(n, m, d, k))
-    extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 8 * m if tree else 0
+    extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 16 * m if tree else 0
     _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize + extra,
                     f"knn with k={k} for {m} query points", "query in batches of fewer points (`Xq`) or use a smaller `k`.")
     Xc, Qc, t = _scaled(Xa, Qa, dtype)

@@ -25,7 +25,10 @@ is already below every distance in the box; the margin keeps that true whatever
 contractions into FMA the compiler picks).  A deflated bound below 0 counts as 0 (a
 sum of squares); with a bound equal to the k-th distance, the node is pruned only if
 every index in it is higher than the k-th's (which prunes exact duplicates at
-distance 0).  The radius query keeps the points whose squared distance (the same
+distance 0).  A node whose box is one point (duplicates) is judged by the exact
+distance of that point, the same for all its points, so that many copies of a point
+tied with the k-th are pruned too (2e5 copies of one point, 2 000 queries: 1.3 ->
+0.3 s).  The radius query keeps the points whose squared distance (the same
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 """
 
@@ -202,6 +205,22 @@ def _prunable(lb, shrink, slack, node, min_id, kd, ki):
 
 
 @jit
+def _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node, n, o, kd, ki):
+    # for a node whose points are all the same point (duplicates: a box of one point,
+    # whose deflated bound is below its exact distance), True when that distance, by the
+    # brute-force arithmetic and so the same for all of them, cannot enter the list
+    for r in range(Xt.shape[0]):
+        if box_lo[node, r] != box_hi[node, r]:
+            return False
+    level = 0
+    while (2 << level) <= node + 1:
+        level += 1
+    s = _range(n, level, node + 1 - (1 << level))[0]
+    chunk_row(Xq, i, Xt, s, s + 1, np.bool_(False), o)
+    return o[0] > kd or (o[0] == kd and min_id[node] > ki)
+
+
+@jit
 def _insert(v, p_id, dist, idx):
     # insert (v, p_id) into the list sorted by (distance, index), dropping the last
     p = dist.shape[0] - 1
@@ -244,7 +263,9 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
             sp -= 1
             node = st_node[sp]
             lb = st_lb[sp]
-            if _prunable(lb, shrink, slack, node, min_id, kd, ki):
+            if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                    box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+                                                                           n, o, kd, ki)):
                 continue
             while node < first_leaf:
                 a = 2 * node + 1
@@ -256,11 +277,15 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
                     near = a + 1
                     far = a
                     la, lb_b = lb_b, la
-                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                if not (_prunable(lb_b, shrink, slack, far, min_id, kd, ki) or (
+                        box_lo[far, 0] == box_hi[far, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, far,
+                                                                             n, o, kd, ki))):
                     st_node[sp] = far
                     st_lb[sp] = lb_b
                     sp += 1
-                if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                if _prunable(la, shrink, slack, near, min_id, kd, ki) or (
+                        box_lo[near, 0] == box_hi[near, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, near,
+                                                                               n, o, kd, ki)):
                     node = -1
                     break
                 node = near

@@ -25,9 +25,10 @@ is already below every distance in the box; the margin keeps that true whatever
 contractions into FMA the compiler picks).  A deflated bound below 0 counts as 0 (a
 sum of squares); with a bound equal to the k-th distance, the node is pruned only if
 every index in it is higher than the k-th's (which prunes exact duplicates at
-distance 0).  A node whose box is one point (duplicates) is judged by the exact
-distance of that point, the same for all its points, so that many copies of a point
-tied with the k-th are pruned too (2e5 copies of one point, 2 000 queries: 1.3 ->
+distance 0).  A node taken from the stack whose box is one point (duplicates) is
+judged by the exact distance of that point, the same for all its points, so that many
+copies of a point tied with the k-th are pruned too (one call site: each copy of the
+brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queries: 1.3 ->
 0.3 s).  The radius query keeps the points whose squared distance (the same
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 """
@@ -84,7 +85,13 @@ def _select(Xt, perm, dim, s, e, mid):
         if b - a > 16 * SAMPLE:
             for t in range(SAMPLE):
                 smp[t] = key[a + ((b - 1 - a) * t) // (SAMPLE - 1)]
-            smp.sort()
+            for t in range(1, SAMPLE):  # insertion sort (np.sort would cost compile time)
+                v = smp[t]
+                u = t
+                while u > 0 and smp[u - 1] > v:
+                    smp[u] = smp[u - 1]
+                    u -= 1
+                smp[u] = v
             pivot = smp[((mid - a) * (SAMPLE - 1)) // (b - 1 - a)]
         else:
             x = key[a]
@@ -277,15 +284,11 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
                     near = a + 1
                     far = a
                     la, lb_b = lb_b, la
-                if not (_prunable(lb_b, shrink, slack, far, min_id, kd, ki) or (
-                        box_lo[far, 0] == box_hi[far, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, far,
-                                                                             n, o, kd, ki))):
+                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
                     st_node[sp] = far
                     st_lb[sp] = lb_b
                     sp += 1
-                if _prunable(la, shrink, slack, near, min_id, kd, ki) or (
-                        box_lo[near, 0] == box_hi[near, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, near,
-                                                                               n, o, kd, ki)):
+                if _prunable(la, shrink, slack, near, min_id, kd, ki):
                     node = -1
                     break
                 node = near

@@ -25,7 +25,7 @@ from .models import (
     kernel_ridge_cv,
     rbf_network,
 )
-from .neighbors import knn, knn_predict, nadaraya_watson, rbf_vote
+from .neighbors import knn, knn_predict, nadaraya_watson, radius_neighbors, rbf_vote
 from .user_kernels import UserKernel, define_kernel
 
 __version__ = "0.1.0"
@@ -68,6 +68,7 @@ __all__ = [
     "lloyd_update",
     "nadaraya_watson",
     "nystroem",
+    "radius_neighbors",
     "random_fourier",
     "rbf_network",
     "rbf_vote",

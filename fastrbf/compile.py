@@ -172,6 +172,20 @@ def _knn(dtype):
     fastrbf.knn(X, X[:5], 3)
 
 
+def _knn_tree(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype)
+    fastrbf.knn(X, X[:5], 3, method="tree")
+
+
+def _radius_neighbors(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype)
+    fastrbf.radius_neighbors(X, X[:5], 0.5)
+
+
 def _knn_predict(dtype):
     import fastrbf
 
@@ -237,12 +251,14 @@ TARGETS = {
     "kmeans": _kmeans,
     "kmeans[bounded]": _kmeans_bounded,
     "knn": _knn,
+    "knn[tree]": _knn_tree,
     "knn_predict": _knn_predict,
     "lloyd_assign": _lloyd_assign,
     "lloyd_update": _lloyd_update,
     "nadaraya_watson": _nadaraya_watson,
     "nystroem": _nystroem,
     "predict[return_grad]": _predict_grad,
+    "radius_neighbors": _radius_neighbors,
     "random_fourier": _random_fourier,
     "rbf_network": _rbf_network,
     "rbf_network[learn_gamma]": _rbf_network_learn_gamma,

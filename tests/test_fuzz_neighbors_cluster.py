@@ -215,6 +215,8 @@ def neighbour_calls(draw):
     if fn is fastrbf.nadaraya_watson:
         kwargs["kernel"] = _pick(draw, "kernel", faulty, ["gaussian", "laplacian"], ["cubic", 3])
         kwargs["return_grad"] = _pick(draw, "return_grad", faulty, [False], ["yes", 1, None])
+    if fn is fastrbf.knn:
+        kwargs["method"] = _pick(draw, "method", faulty, ["auto", "tree", "brute"], ["kd_tree", None, 1])
     if fn in (fastrbf.knn, fastrbf.nadaraya_watson):
         # powers of two: the rescaled data are exact, so the checks below compare with them
         kwargs["length_scale"] = _pick(draw, "length_scale", faulty, [None, 1.0, np.full(d, 2.0), 0.5],

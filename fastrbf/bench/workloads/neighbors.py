@@ -1,8 +1,11 @@
 """Neighbour workloads: ``knn`` against the NumPy reference and the brute force of
-scikit-learn, scikit-learn-intelex and faiss (``IndexFlatL2``, float32), and the
-Nadaraya-Watson estimator against the NumPy reference.  kNN's essential cost is the
+scikit-learn, scikit-learn-intelex and faiss (``IndexFlatL2``, float32); ``knn`` at low
+dimension (its kd-tree) against the kd-trees of scikit-learn, SciPy and pykdtree; and
+the Nadaraya-Watson estimator against the NumPy reference.  kNN's essential cost is the
 GEMM form of the distances (the selection is not counted); Nadaraya-Watson's, one exp
-per pair."""
+per pair.  The kd-tree rows time the build and the queries together (each call builds
+its tree, as ``knn`` does), on the run's threads (pykdtree's OpenMP threads limited to
+them around each call)."""
 
 import numpy as np
 
@@ -24,7 +27,7 @@ from .peers import (
 
 def workloads() -> list[Workload]:
     """The neighbour workloads, in the order of the report."""
-    return [_knn_workload(), _nw_workload()]
+    return [_knn_workload(), _knn_lowd_workload(), _nw_workload()]
 
 
 def _knn_workload():
@@ -61,6 +64,51 @@ def _knn_workload():
     return Workload("knn", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
                     lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=16",
                     sizes=((5000, 1000), (22000, 3000), (100000, 10000)), cost=_knn_cost)
+
+
+def _run_threads():
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+def _pykdtree_knn(a, k):
+    from pykdtree.kdtree import KDTree as PyKDTree
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=_run_threads(), user_api="openmp"):
+        return PyKDTree(a["X"]).query(a["Q"], k=k)
+
+
+def _knn_lowd_workload():
+    k = 8
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        return {"X": rng.standard_normal((n, 3)), "Q": rng.standard_normal((m, 3))}
+
+    cs = [
+        Contender('fastrbf knn method="tree"', FASTRBF, lambda a: knn(a["X"], a["Q"], k, method="tree")),
+        Contender('fastrbf knn method="brute"', FASTRBF, lambda a: knn(a["X"], a["Q"], k, method="brute"), full=False),
+    ]
+    skn = try_import("sklearn.neighbors")
+    if skn is not None:
+        cs += [
+            Contender("scikit-learn KDTree (queries on 1 thread)", PEER,
+                      lambda a: skn.KDTree(a["X"]).query(a["Q"], k=k)),
+            Contender('scikit-learn NearestNeighbors(algorithm="kd_tree", n_jobs=threads)', PEER,
+                      lambda a: skn.NearestNeighbors(n_neighbors=k, algorithm="kd_tree", n_jobs=_run_threads())
+                      .fit(a["X"]).kneighbors(a["Q"])),
+        ]
+    sps = try_import("scipy.spatial")
+    if sps is not None:
+        cs.append(Contender("SciPy cKDTree(workers=threads)", PEER,
+                            lambda a: sps.cKDTree(a["X"]).query(a["Q"], k=k, workers=_run_threads())))
+    cs.append(optional_peer("pykdtree", "pykdtree", lambda a: _pykdtree_knn(a, k), package="pykdtree"))
+    return Workload("knn-lowd", setup, lambda a: a["Q"].shape[0], "queries/s", cs,
+                    lambda a: f"k={k}, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=3, build + queries",
+                    sizes=((100000, 10000), (300000, 30000), (1000000, 100000)))
 
 
 def _knn_cost(a):

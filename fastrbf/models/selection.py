@@ -28,8 +28,9 @@ Decisions:
   :func:`~fastrbf.interpolate` (the model is exactly what a direct fit gives).
 - Kernel ridge has no intercept here (scikit-learn's ``KernelRidge`` has none either);
   a constant term is ``interpolate_cv(..., degree=0)`` with a smoothing ``alpha``.
-- Memory: the ``N x N`` kernel matrix and the eigenvectors (two ``N x N`` float64
-  arrays); time ``O(N^3)`` per gamma (LAPACK ``dsyevd``) plus ``O(N^2 k)`` per alpha.
+- Memory: about five ``N x N`` float64 arrays at peak (the kernel matrix, its projected
+  copy, the eigenvectors, ``U`` and ``U * U``); time ``O(N^3)`` per gamma (LAPACK
+  ``dsyevd``) plus ``O(N^2 k)`` per alpha.
 """
 
 from dataclasses import dataclass
@@ -169,7 +170,8 @@ def _select(X, Y, gammas, alphas, entry, kernel, deg, coef0, degree, criterion, 
     rep = _progress.reporter(progress, what)
     rep.start("gamma", gammas.size, unit="gamma")
     n, d = Xa.shape
-    _v.check_memory(3 * 8 * n * n, f"{what}: the {n} x {n} kernel matrix and its eigenvectors",
+    # the kernel matrix, its projected copy, the eigenvectors, U and U * U
+    _v.check_memory(5 * 8 * n * n, f"{what}: the {n} x {n} kernel matrix and its eigenvectors",
                     "select on a subsample of the points.")
     Xd = _v.to_dtype(Xa, _F64, "X")
     T, single = as_targets(Ya)

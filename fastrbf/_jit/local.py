@@ -3,6 +3,7 @@ neighbourhood of k data points, the local system ``[[K + diag(alpha), P], [P^T, 
 and solved by LU with partial pivoting (as SciPy's ``dgesv``), then evaluated at the query
 points whose neighbourhood it is.
 
+Squared distances are those of :func:`fastrbf.sqdist` (:func:`~.tiles.chunk_row`).
 One task per distinct neighbourhood: each task owns the output rows of its queries, so
 results do not depend on the thread count.  Everything is float64 inside.
 """
@@ -11,6 +12,7 @@ import numpy as np
 
 from ._decorators import jit_inline, pjit
 from .kernels import apply_kernel
+from .tiles import chunk_row
 
 
 @jit_inline
@@ -47,6 +49,8 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
     A = np.empty((N, N))
     B = np.empty((N, t))
     yl = np.empty((k, d))
+    ylt = np.empty((d, k))  # the neighbourhood as columns, for chunk_row
+    nodot = np.bool_(False)
     shift = np.empty(d)
     scale = np.empty(d)
     kv = np.empty(k)
@@ -55,6 +59,7 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
         for a in range(k):
             for j in range(d):
                 yl[a, j] = X[nbr[u, a], j]
+                ylt[j, a] = yl[a, j]
         for j in range(d):
             mn = yl[0, j]
             mx = yl[0, j]
@@ -66,12 +71,7 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
             scale[j] = sc if sc != 0.0 else 1.0
         for a in range(k):
             row = A[a, :k]
-            for b in range(k):
-                s = 0.0
-                for j in range(d):
-                    e = yl[a, j] - yl[b, j]
-                    s += e * e
-                row[b] = s
+            chunk_row(yl, a, ylt, 0, k, nodot, row)
             apply_kernel(phi, row, g, c, degree)
             A[a, a] += alpha[nbr[u, a]]
             _monomials(yl[a], shift, scale, powers, pv)
@@ -125,12 +125,7 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
                 B[col, s] = acc / A[col, col]
         for i0 in range(starts[u], starts[u + 1]):
             i = order[i0]
-            for a in range(k):
-                s2 = 0.0
-                for j in range(d):
-                    e = Xq[i, j] - yl[a, j]
-                    s2 += e * e
-                kv[a] = s2
+            chunk_row(Xq, i, ylt, 0, k, nodot, kv)
             apply_kernel(phi, kv, g, c, degree)
             _monomials(Xq[i], shift, scale, powers, pv)
             for r in range(t):

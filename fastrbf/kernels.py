@@ -121,10 +121,16 @@ def is_user(entry):
     return hasattr(entry, "spec") and isinstance(getattr(entry, "code", None), str)
 
 
+def undeclared(entry, d):
+    """Whether ``entry`` is a user kernel not declared positive definite for data of
+    ``d`` features (None: for any number)."""
+    return is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d is not None and d > entry.max_dim))
+
+
 def check_positive_definite(entry, d, what):
     """Refuse a user kernel that is not declared positive definite for data of ``d``
     features (None: for any), in a solver (``what``) that needs one."""
-    if is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d is not None and d > entry.max_dim)):
+    if undeclared(entry, d):
         decl = "not declared positive definite" if entry.max_dim == 0 else \
             f"declared positive definite for up to {entry.max_dim} features, and the data have {d}"
         raise ValueError(f"{what} needs a positive definite kernel; the user kernel {entry.name!r} is {decl}. "

@@ -26,7 +26,7 @@ from .. import _validation as _v
 from .._jit.kernels import RATIONAL_QUADRATIC
 from .._lazy import lapack, scipy
 from .._typing import ArrayLike, KernelArg, Threads
-from ..kernels import check_kernel, is_user, kernel_value
+from ..kernels import check_kernel, kernel_value, undeclared
 from ..linalg import NotPositiveDefiniteError, check_alpha, check_conditioning, diag_view, factor_in_place
 from .common import (
     KernelModel,
@@ -178,8 +178,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     del Xk
     used = 0.0
     # a user kernel not declared (conditionally) positive definite for this d: LU, as SciPy
-    undeclared = is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d > entry.max_dim))
-    if degree < min_degree or undeclared:  # ill-posed, or not known to be definite: SciPy's LU on the full system
+    if degree < min_degree or undeclared(entry, d):  # ill-posed, or not known to be definite: SciPy's LU on the full system
         _v.check_memory(8 * (n + q) ** 2, f"interpolate: the {n + q} x {n + q} system", "")
         Afull = np.zeros((n + q, n + q))
         Afull[:n, :n] = B

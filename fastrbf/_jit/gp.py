@@ -129,6 +129,7 @@ def stationary_grad_rows(Xs, W, lo, hi, phi, c, degree, g0, part):
     #      part[r, 0] = sum_j W_rj phi(t_rj) and
     #      part[r, 1 + k] = sum_j W_rj dphi/dt(t_rj) g0 (xs_rk - xs_jk)^2
     n, d = Xs.shape
+    sq = np.empty(d)  # the squared differences of one pair, per feature
     for p in range(lo, hi):
         for rep in range(2):
             r = p if rep == 0 else n - 1 - p
@@ -138,11 +139,11 @@ def stationary_grad_rows(Xs, W, lo, hi, phi, c, degree, g0, part):
                 s = 0.0
                 for k in range(d):
                     t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
-                    s += t * t
+                    sq[k] = t * t
+                    s += sq[k]
                 v, dv = value_and_deriv(phi, g0 * s, c, degree)
                 w = W[r, j] if j == r else 2.0 * W[r, j]
                 part[r, 0] += w * v
                 wd = w * dv * g0
                 for k in range(d):
-                    t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
-                    part[r, 1 + k] += wd * (t * t)
+                    part[r, 1 + k] += wd * sq[k]

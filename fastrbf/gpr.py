@@ -3,8 +3,9 @@ one length scale per feature (or one for all) and a noise term, learned by maxim
 the log marginal likelihood - scikit-learn's ``GaussianProcessRegressor`` with
 ``ConstantKernel(c) * K(length_scale=l) + WhiteKernel(noise)``.
 
-The covariance is ``C(x, y) = c phi(g0 sum_k ((x_k - y_k) / l_k)**2) + noise [x == y]``
-with ``phi`` a radial kernel of :data:`fastrbf.KERNELS` (or a user kernel) and ``g0``
+The covariance is ``C(x, y) = c phi(g0 sum_k ((x_k - y_k) / l_k)**2) + b + noise [x == y]``
+(the constant ``b`` only when asked for: scikit-learn's ``+ ConstantKernel(b)``) with
+``phi`` a radial kernel of :data:`fastrbf.KERNELS` (or a user kernel) and ``g0``
 its width in length-scale units: ``1/2`` for ``"gaussian"`` (scikit-learn's ``RBF``),
 ``1`` otherwise (``Matern(nu=0.5 | 1.5 | 2.5)`` are ``matern12``/``matern32``/``matern52``,
 ``RationalQuadratic(alpha=a)`` is ``rational_quadratic`` with ``coef0=a``, its shape
@@ -12,9 +13,9 @@ fixed).
 
 Decisions:
 
-- **Hyperparameters in log space**, ``(log c, log l_1 .. log l_p, log noise)`` with ``p``
-  1 (isotropic) or ``d`` (``ard=True``, or a ``length_scale`` array), as scikit-learn's
-  ``theta``; the gradient is of the log marginal likelihood in those coordinates.
+- **Hyperparameters in log space**, ``(log c, log l_1 .. log l_p[, log b][, log noise])``
+  with ``p`` 1 (isotropic) or ``d`` (``ard=True``, or a ``length_scale`` array), as
+  scikit-learn's ``theta`` of ``C * K [+ C] + WhiteKernel``; the gradient is of the log marginal likelihood in those coordinates.
 - **One Cholesky factor** of ``C`` (the Gram matrix from the fused pairwise engine,
   float64); the gradient needs ``tr((a a^T - C^-1) dC/dtheta)``: ``C^-1`` comes from the
   factor (LAPACK ``potri``), and the traces for every length scale are summed in one
@@ -68,6 +69,7 @@ class GaussianProcess:
     length_scale : ndarray of shape (p,)
         ``p = 1`` (isotropic) or ``d``.
     noise : float
+        0 without a noise term.
     coef0 : float
         The rational quadratic kernel's shape (unused by the others).
     X_train : ndarray of shape (n, d), float64
@@ -78,9 +80,13 @@ class GaussianProcess:
     y_mean, y_std : ndarray of shape (k,)
     log_marginal_likelihood_value : float
     theta : ndarray
-        ``log`` of ``(amplitude, length_scale..., noise)``.
+        ``log`` of ``(amplitude, length_scale..., [constant,] noise)``.
     dtype : numpy.dtype
     single_output : bool
+    constant : float
+        ``b``, the constant term of the covariance (0: none).
+    jitter : float
+        What the training covariance had on its diagonal beyond ``noise``.
 
     Examples
     --------
@@ -107,14 +113,18 @@ class GaussianProcess:
     theta: np.ndarray
     dtype: np.dtype
     single_output: bool
+    constant: float = 0.0
+    jitter: float = 0.0
 
     def _model(self):
         entry = check_kernel(self.kernel)
-        W = self.alpha.reshape(self.alpha.shape[0], -1) * (self.amplitude * self.y_std)
+        A = self.alpha.reshape(self.alpha.shape[0], -1)
+        W = A * (self.amplitude * self.y_std)
         ls = np.broadcast_to(self.length_scale, (self.X_train.shape[1],)).copy()
+        intercept = self.y_mean + self.constant * self.y_std * A.sum(axis=0)  # the constant term's share of the mean
         return KernelModel.without_tail(self.X_train, np.ascontiguousarray(W), kernel=self.kernel,
                                         gamma=_width0(entry), degree=1, coef0=self.coef0,
-                                        intercept=self.y_mean.copy(), dtype=_F64, single_output=False,
+                                        intercept=intercept, dtype=_F64, single_output=False,
                                         length_scale=ls)
 
     def predict(self, X: ArrayLike, *, return_std: bool = False, return_cov: bool = False, return_grad: bool = False,
@@ -218,15 +228,15 @@ class GaussianProcess:
         entry = check_kernel(self.kernel)
         ls = np.broadcast_to(self.length_scale, (Xq.shape[1],))
         prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=_width0(entry),
-                                            coef0=self.coef0)[0, 0]) + self.noise
+                                            coef0=self.coef0)[0, 0]) + self.constant + self.noise
         scale2 = self.y_std**2 if self.single_output else None
         if full:
             Kq = self.amplitude * gram(Xq, self.X_train, kernel=self.kernel, gamma=_width0(entry), coef0=self.coef0,
-                                       length_scale=ls, n_threads=n_threads)
+                                       length_scale=ls, n_threads=n_threads) + self.constant
             with _threads.serial_blas():
                 V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
                 cov = self.amplitude * gram(Xq, kernel=self.kernel, gamma=_width0(entry), coef0=self.coef0,
-                                            length_scale=ls, n_threads=n_threads) - V.T @ V
+                                            length_scale=ls, n_threads=n_threads) + self.constant - V.T @ V
             cov.flat[:: Xq.shape[0] + 1] += self.noise
             return cov * (scale2[0] if scale2 is not None else 1.0) if self.single_output else \
                 cov[:, :, None] * self.y_std**2
@@ -234,7 +244,7 @@ class GaussianProcess:
         for q0 in range(0, Xq.shape[0], PREDICT_CHUNK):
             q1 = min(Xq.shape[0], q0 + PREDICT_CHUNK)
             Kq = self.amplitude * gram(Xq[q0:q1], self.X_train, kernel=self.kernel, gamma=_width0(entry),
-                                       coef0=self.coef0, length_scale=ls, n_threads=n_threads)
+                                       coef0=self.coef0, length_scale=ls, n_threads=n_threads) + self.constant
             with _threads.serial_blas():
                 V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
             var[q0:q1] = prior - np.einsum("ij,ij->j", V, V)
@@ -260,7 +270,10 @@ def _check_ls(length_scale, d, ard):
 class _Setup:
     """What every evaluation of the likelihood shares."""
 
-    def __init__(self, X, T, entry, coef0, n_threads):
+    def __init__(self, X, T, entry, coef0, n_threads, constant=False, noise=True, jitter=0.0):
+        self.nb = int(constant)  # theta holds log b after the length scales,
+        self.nn = int(noise)  # and log noise last (without a noise term, none)
+        self.jitter = jitter  # on the diagonal, not a hyperparameter
         self.X = X
         self.T = T
         self.entry = entry
@@ -274,8 +287,11 @@ class _Setup:
         """(lml, gradient or None, factor, alpha) at log-parameters ``theta``."""
         n, d = self.X.shape
         c = math.exp(theta[0])
-        ls = np.exp(theta[1:-1])
-        noise = math.exp(theta[-1])
+        nb, nn = self.nb, self.nn
+        p = theta.size - 1 - nb - nn
+        ls = np.exp(theta[1 : 1 + p])
+        b = math.exp(theta[1 + p]) if nb else 0.0
+        noise = math.exp(theta[-1]) if nn else 0.0
         lsd = np.broadcast_to(ls, (d,))
         with np.errstate(over="ignore", invalid="ignore"):
             Xs = self.X / lsd
@@ -283,7 +299,9 @@ class _Setup:
             raise FloatingPointError("the rescaled data overflow")
         K = gram(Xs, kernel=self.kernel, gamma=self.g0, coef0=self.coef0, n_threads=self.n_threads)
         K *= c
-        K.flat[:: n + 1] += noise
+        if nb:
+            K += b
+        K.flat[:: n + 1] += noise + self.jitter
         with _threads.serial_blas():
             L, info = lapack.dpotrf(K, lower=1, clean=1, overwrite_a=1)
             if info != 0:
@@ -308,13 +326,24 @@ class _Setup:
         grad = np.empty(theta.size)
         grad[0] = 0.5 * c * tot[0]
         dls = -c * tot[1:]  # d lml / d log l_k = 0.5 sum W c phi' (-2 g0 (dx_k / l_k)^2)
-        grad[1:-1] = dls.sum() if ls.size == 1 else dls
-        grad[-1] = 0.5 * noise * float(np.trace(W))
+        grad[1 : 1 + p] = dls.sum() if p == 1 else dls
+        if nb:
+            grad[1 + p] = 0.5 * b * float(W.sum())  # dC/dlog b = b 1 1^T
+        if nn:
+            grad[-1] = 0.5 * noise * float(np.trace(W))
         return lml, grad, L, A
 
 
-def _theta(amplitude, ls, noise):
-    return np.log(np.r_[amplitude, ls, noise])
+def _check_positive(amplitude, noise, constant, jitter):
+    _v.check_real(amplitude, "amplitude", low=0, strict=True)
+    for name, value in (("noise", noise), ("constant", constant)):
+        if value is not None:
+            _v.check_real(value, name, low=0, strict=True)
+    return _v.check_real(jitter, "jitter", low=0)
+
+
+def _theta(amplitude, ls, noise, constant=None):
+    return np.log(np.r_[amplitude, ls, [] if constant is None else constant, [] if noise is None else noise])
 
 
 def _prepare(X, y, kernel, coef0, normalize_y):
@@ -341,13 +370,14 @@ def _prepare(X, y, kernel, coef0, normalize_y):
 
 
 def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern52", amplitude: float = 1.0,
-                         length_scale: ArrayLike = 1.0, noise: float = 1e-5, coef0: float = 1.0,
-                         eval_gradient: bool = False, n_threads: Threads = None) -> float | tuple[float, np.ndarray]:
+                         length_scale: ArrayLike = 1.0, noise: float | None = 1e-5, coef0: float = 1.0,
+                         eval_gradient: bool = False, n_threads: Threads = None,
+                         constant: float | None = None, jitter: float = 0.0) -> float | tuple[float, np.ndarray]:
     """The log marginal likelihood of a Gaussian process with covariance ``amplitude *
     kernel(length_scale) + noise`` (see the module docstring), and its gradient in
-    ``theta = log(amplitude, length_scale..., noise)``: scikit-learn's
+    ``theta = log(amplitude, length_scale..., [constant,] [noise])``: scikit-learn's
     ``log_marginal_likelihood(theta, eval_gradient=True)`` of ``ConstantKernel *
-    K + WhiteKernel``.
+    K [+ ConstantKernel] + WhiteKernel``.
 
     Parameters
     ----------
@@ -355,20 +385,27 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
     y : array_like of shape (n,) or (n, k)
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel.
-    amplitude, noise : float
+    amplitude : float
         > 0.
+    noise : float or None
+        > 0, or None: no noise term (the covariance then needs ``jitter``).
     length_scale : float or array_like of shape (d,)
         One scale for every feature, or one per feature.
     coef0 : float, default 1.0
         The rational quadratic kernel's shape.
     eval_gradient : bool, default False
     n_threads : int, optional
+    constant : float, optional
+        ``b`` > 0: a constant term added to the covariance.
+    jitter : float, default 0
+        Added to the diagonal of the training covariance, not a hyperparameter
+        (scikit-learn's ``alpha``).
 
     Returns
     -------
     lml : float
-    grad : ndarray of shape (2 + p,)
-        With ``eval_gradient``.
+    grad : ndarray
+        With ``eval_gradient``: one entry per entry of ``theta``.
 
     Examples
     --------
@@ -379,14 +416,14 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
     >>> grad.shape
     (3,)
     """
-    for name, value in (("amplitude", amplitude), ("noise", noise)):
-        _v.check_real(value, name, low=0, strict=True)
+    jit = _check_positive(amplitude, noise, constant, jitter)
     want = _v.check_bool(eval_gradient, "eval_gradient")
     entry, Xa, _, Xd, T, c0, _, _ = _prepare(X, y, kernel, coef0, False)
     ls = _check_ls(length_scale, Xa.shape[1], False)
-    setup = _Setup(Xd, T, entry, c0, _threads.for_dense(Xd.shape[0], Xd.shape[1], n_threads))
+    setup = _Setup(Xd, T, entry, c0, _threads.for_dense(Xd.shape[0], Xd.shape[1], n_threads), constant is not None,
+                   noise is not None, jit)
     try:
-        lml, grad, _, _ = setup.lml(_theta(amplitude, ls, noise), want)
+        lml, grad, _, _ = setup.lml(_theta(amplitude, ls, noise, constant), want)
     except np.linalg.LinAlgError:
         raise ValueError("The covariance matrix is not positive definite for these `amplitude`, `length_scale` and "
                          "`noise`; use a larger `noise`.") from None
@@ -394,9 +431,10 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
 
 
 def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern52", amplitude: float = 1.0,
-                     length_scale: ArrayLike = 1.0, noise: float = 1e-5, ard: bool = False, coef0: float = 1.0,
+                     length_scale: ArrayLike = 1.0, noise: float | None = 1e-5, ard: bool = False, coef0: float = 1.0,
                      optimize: bool = True, n_restarts: int = 0, bounds: tuple[float, float] = DEFAULT_BOUNDS,
-                     normalize_y: bool = False, seed: Seed = None, n_threads: Threads = None) -> GaussianProcess:
+                     normalize_y: bool = False, seed: Seed = None, n_threads: Threads = None,
+                     constant: float | None = None, jitter: float = 0.0) -> GaussianProcess:
     """Gaussian-process regression with a registry kernel, an amplitude, per-feature
     length scales and a noise term, learned by maximising the log marginal likelihood
     (scikit-learn's ``GaussianProcessRegressor(ConstantKernel(amplitude) *
@@ -412,7 +450,7 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
         ``"rational_quadratic"`` its ``RationalQuadratic(alpha=coef0)``.
     amplitude, length_scale, noise :
         The start (or, with ``optimize=False``, the values); ``length_scale`` a number
-        or one per feature.
+        or one per feature; ``noise=None``: no noise term.
     ard : bool, default False
         One length scale per feature (a ``length_scale`` array implies it).
     coef0 : float, default 1.0
@@ -426,6 +464,12 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
         Fit ``(y - mean) / std`` and scale back (scikit-learn's ``normalize_y``).
     seed : None, int or numpy.random.Generator
     n_threads : int, optional
+    constant : float, optional
+        ``b`` > 0: the start (or value) of a constant term added to the covariance
+        (scikit-learn's ``+ ConstantKernel(b)``), learned with the others.
+    jitter : float, default 0
+        Added to the diagonal of the training covariance, not learned and not part of
+        the predictive variance (scikit-learn's ``alpha``).
 
     Returns
     -------
@@ -444,8 +488,7 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     """
     entry, Xa, ya, Xd, T, c0, y_mean, y_std = _prepare(X, y, kernel, coef0, normalize_y)
     n, d = Xa.shape
-    for name, value in (("amplitude", amplitude), ("noise", noise)):
-        _v.check_real(value, name, low=0, strict=True)
+    jit = _check_positive(amplitude, noise, constant, jitter)
     ard = _v.check_bool(ard, "ard")
     ls = _check_ls(length_scale, d, ard)
     optimize = _v.check_bool(optimize, "optimize")
@@ -458,8 +501,8 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
         raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
     rng = _v.check_seed(seed, name="seed")
     nt = _threads.for_dense(n, d, n_threads)
-    setup = _Setup(Xd, T, entry, c0, nt)
-    theta0 = _theta(amplitude, ls, noise)
+    setup = _Setup(Xd, T, entry, c0, nt, constant is not None, noise is not None, jit)
+    theta0 = _theta(amplitude, ls, noise, constant)
     best = None
     if optimize:
         from scipy.optimize import minimize
@@ -493,6 +536,7 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else _F64
     single = np.ndim(ya) == 1
     return GaussianProcess(kernel_value(entry),
-                           float(math.exp(theta[0])), np.exp(theta[1:-1]), float(math.exp(theta[-1])), c0,
-                           owned(Xd, X), A[:, 0].copy() if single else A, np.tril(L), y_mean,
-                           y_std, lml, theta, dtype, single)
+                           float(math.exp(theta[0])), np.exp(theta[1 : 1 + ls.size]),
+                           0.0 if noise is None else float(math.exp(theta[-1])), c0,
+                           owned(Xd, X), A[:, 0].copy() if single else A, np.tril(L), y_mean, y_std, lml, theta, dtype,
+                           single, 0.0 if constant is None else float(math.exp(theta[1 + ls.size])), jit)

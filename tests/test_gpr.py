@@ -160,3 +160,45 @@ def test_results_do_not_depend_on_the_thread_count(rng):
     for a, b in zip(gp1.predict(Xq, return_std=True, n_threads=1), gp2.predict(Xq, return_std=True, n_threads=2),
                     strict=True):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kernel, ls", [("gaussian", 0.7), ("matern52", [0.4, 1.3, 2.0])])
+def test_constant_term_equals_sklearn(rng, kernel, ls):
+    # C * K + C + WhiteKernel: lml, gradient (theta ordered as scikit-learn's), mean, std, cov, gradient of the mean
+    X, y = _data(rng)
+    y = y + 3.0  # an offset the constant term explains
+    base = _sk_kernel(kernel, 1.7, ls, 0.01)
+    sk = GPR(base.k1 + Const(0.8) + base.k2, optimizer=None, alpha=0.0).fit(X, y)
+    lml, grad = sk.log_marginal_likelihood(sk.kernel_.theta, eval_gradient=True)
+    mine, mg = fastrbf.gaussian_process_lml(X, y, kernel=kernel, amplitude=1.7, length_scale=ls, noise=0.01,
+                                            constant=0.8, eval_gradient=True)
+    np.testing.assert_allclose(mine, lml, rtol=1e-8)
+    np.testing.assert_allclose(mg, grad, rtol=1e-7, atol=1e-8 * np.abs(grad).max())
+    gp = fastrbf.gaussian_process(X, y, kernel=kernel, amplitude=1.7, length_scale=ls, noise=0.01, constant=0.8,
+                                  optimize=False)
+    assert gp.constant == pytest.approx(0.8, rel=1e-14)
+    Xq = rng.uniform(0, 1, (25, 3))
+    m_sk, s_sk = sk.predict(Xq, return_std=True)
+    m, s = gp.predict(Xq, return_std=True)
+    np.testing.assert_allclose(m, m_sk, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(s, s_sk, rtol=1e-8)
+    np.testing.assert_allclose(gp.predict(Xq[:6], return_cov=True)[1], sk.predict(Xq[:6], return_cov=True)[1],
+                               rtol=1e-7, atol=1e-10)
+    _, g = gp.predict(Xq, return_grad=True)
+    h = 1e-5
+    for a in range(3):
+        e = np.zeros(3)
+        e[a] = h
+        fd = (gp.predict(Xq + e) - gp.predict(Xq - e)) / (2 * h)
+        np.testing.assert_allclose(g[:, a], fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
+
+
+def test_constant_term_is_learned_as_sklearn(rng):
+    X, y = _data(rng, n=60)
+    y = y + 2.0
+    sk = GPR(Const(1.0) * RBF(length_scale=1.0) + Const(1.0) + WhiteKernel(0.1), random_state=0, alpha=0.0).fit(X, y)
+    gp = fastrbf.gaussian_process(X, y, kernel="gaussian", noise=0.1, constant=1.0)
+    assert gp.log_marginal_likelihood_value == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-6)
+    assert gp.theta.size == sk.kernel_.theta.size == 4
+    with pytest.raises(ValueError, match=r"`constant` must be a finite number > 0"):
+        fastrbf.gaussian_process(X, y, constant=0.0)

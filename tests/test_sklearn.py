@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
@@ -35,6 +36,7 @@ ESTIMATORS = [
     fsk.RandomFourierFeatures(),
     fsk.Nystroem(),
     fsk.GaussianProcessRegressor(),
+    fsk.GaussianProcessRegressor(ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(1e-2)),  # scikit-learn's kernels
 ]
 
 
@@ -585,7 +587,8 @@ def test_fit_that_would_overflow_is_refused():
 
 def test_gp_kernel_and_network_kmeans_names(data):
     X, y, _ = data
-    with pytest.raises(ValueError, match=r"`kernel` must be 'gaussian' or 'prml'; got \[1.0\]"):
+    with pytest.raises(ValueError,
+                       match=r"`kernel` must be 'gaussian', 'prml', None or a scikit-learn kernel object; got \[1.0\]"):
         fsk.GaussianProcessRegressor(kernel=[1.0]).fit(X, y)
     with pytest.raises(TypeError, match="`alpha` must be a number or a 1-D array of numbers"):
         fsk.KernelRidge(alpha=[[1.0, 2.0]]).fit(X, y)

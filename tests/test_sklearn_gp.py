@@ -1,0 +1,128 @@
+"""fastrbf.sklearn.GaussianProcessRegressor given scikit-learn kernel objects: the fit,
+the log marginal likelihood and its gradient, the predictions and the draws equal
+scikit-learn's GaussianProcessRegressor on the same kernel."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor as SkGPR
+from sklearn.gaussian_process.kernels import RBF, DotProduct, Matern, RationalQuadratic, WhiteKernel
+from sklearn.gaussian_process.kernels import ConstantKernel as C
+
+from fastrbf.sklearn import GaussianProcessRegressor as GPR
+
+# scikit-learn's own fits warn when an optimum sits on a bound; the comparisons stand
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _data(rng, n=50, d=3, k=1):
+    X = rng.uniform(0, 1, (n, d))
+    Y = np.column_stack([np.sin(5 * X[:, 0] + j) + 0.3 * X[:, 1] + 0.5 * np.cos(3 * X[:, 2]) + 2 for j in range(k)])
+    Y = Y + 0.05 * rng.standard_normal((n, k))
+    return X, (Y[:, 0] if k == 1 else Y)
+
+
+KERNELS = {
+    "C*RBF+C": lambda: C(1.5) * RBF(0.7) + C(0.8),
+    "C*Matern52(ard)+White": lambda: C(1.0) * Matern([0.5, 1.0, 2.0], nu=2.5) + WhiteKernel(0.1),
+    "C*Matern12+White": lambda: C(1.0) * Matern(0.6, nu=0.5) + WhiteKernel(0.05),
+    "C*Matern32+C+White": lambda: C(2.0) * Matern([0.5, 1.0, 2.0], nu=1.5) + C(1.0) + WhiteKernel(0.1),
+    "RQ(fixed alpha)*C+White": lambda: RationalQuadratic(0.8, alpha=2.5, alpha_bounds="fixed") * C(1.3)
+    + WhiteKernel(0.02),
+    "RBF alone": lambda: RBF([0.5, 0.8, 1.5]),
+    "fixed amplitude": lambda: C(2.0, "fixed") * RBF(0.5) + WhiteKernel(0.1, "fixed"),
+}
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_lml_gradient_and_predictions_at_fixed_hyperparameters(rng, name):
+    X, y = _data(rng)
+    sk = SkGPR(KERNELS[name](), optimizer=None).fit(X, y)
+    me = GPR(KERNELS[name](), optimizer=None).fit(X, y)
+    assert me.log_marginal_likelihood_value_ == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-8)
+    theta = sk.kernel_.theta + 0.1  # another point of the same parameter space
+    l_sk, g_sk = sk.log_marginal_likelihood(theta, eval_gradient=True)
+    l_me, g_me = me.log_marginal_likelihood(theta, eval_gradient=True)
+    assert l_me == pytest.approx(l_sk, rel=1e-8)
+    np.testing.assert_allclose(g_me, g_sk, rtol=1e-7, atol=1e-8 * np.abs(g_sk).max())
+    assert me.log_marginal_likelihood(theta) == pytest.approx(l_sk, rel=1e-8)
+    Xq = rng.uniform(0, 1, (20, 3))
+    np.testing.assert_allclose(me.predict(Xq), sk.predict(Xq), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(me.predict(Xq, return_std=True)[1], sk.predict(Xq, return_std=True)[1], rtol=1e-7,
+                               atol=1e-10)
+    np.testing.assert_allclose(me.predict(Xq[:6], return_cov=True)[1], sk.predict(Xq[:6], return_cov=True)[1],
+                               rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(me.L_, sk.L_, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(me.alpha_, sk.alpha_, rtol=1e-7, atol=1e-9 * np.abs(sk.alpha_).max())
+
+
+@pytest.mark.parametrize("name", ["C*RBF+C", "C*Matern52(ard)+White", "C*Matern32+C+White", "RBF alone"])
+def test_fit_reaches_sklearn_optimum_from_the_same_starts(rng, name):
+    X, y = _data(rng, n=60)
+    sk = SkGPR(KERNELS[name](), n_restarts_optimizer=2, random_state=0).fit(X, y)
+    me = GPR(KERNELS[name](), n_restarts_optimizer=2, random_state=0).fit(X, y)
+    assert me.log_marginal_likelihood_value_ == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-7)
+    np.testing.assert_allclose(me.kernel_.theta, sk.kernel_.theta, rtol=1e-4, atol=1e-4)
+    assert type(me.kernel_) is type(sk.kernel_)
+    assert me.kernel.theta.tolist() == KERNELS[name]().theta.tolist()  # the given kernel is left as it was
+
+
+def test_default_kernel_and_normalize_y_multi_output(rng):
+    X, Y = _data(rng, n=40, k=2)
+    Y = Y * 30 + 100
+    sk = SkGPR(normalize_y=True, random_state=0).fit(X, Y)
+    me = GPR(None, normalize_y=True, random_state=0).fit(X, Y)
+    assert me.log_marginal_likelihood_value_ == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-7)
+    Xq = rng.uniform(0, 1, (9, 3))
+    m_sk, s_sk = sk.predict(Xq, return_std=True)
+    m_me, s_me = me.predict(Xq, return_std=True)
+    assert m_me.shape == m_sk.shape == (9, 2) and s_me.shape == s_sk.shape
+    np.testing.assert_allclose(m_me, m_sk, rtol=1e-6)
+    np.testing.assert_allclose(s_me, s_sk, rtol=1e-5)
+    assert me.sample_y(Xq, 3).shape == sk.sample_y(Xq, 3).shape == (9, 2, 3)
+
+
+def test_sample_y_has_the_posterior_mean_and_covariance(rng):
+    X, y = _data(rng, n=30)
+    me = GPR(C(1.0) * Matern(0.5, nu=1.5) + WhiteKernel(1e-2), optimizer=None).fit(X, y)
+    Xq = rng.uniform(0, 1, (4, 3))
+    mean, cov = me.predict(Xq, return_cov=True)
+    S = me.sample_y(Xq, 40000, random_state=3)
+    assert S.shape == (4, 40000)
+    sd = np.sqrt(np.diag(cov))
+    assert np.all(np.abs(S.mean(axis=1) - mean) < 5 * sd / np.sqrt(40000))  # 5 standard errors
+    np.testing.assert_allclose(np.cov(S), cov, atol=5 * np.sqrt(2.0 / 40000) * sd.max() ** 2)
+    assert np.array_equal(S, me.sample_y(Xq, 40000, random_state=3))
+
+
+def test_float32_in_float32_out(rng):
+    X, y = _data(rng)
+    me = GPR(C(1.0) * RBF(0.5) + WhiteKernel(0.1), optimizer=None).fit(X.astype(np.float32), y.astype(np.float32))
+    mean, std = me.predict(X[:5].astype(np.float32), return_std=True)
+    assert mean.dtype == std.dtype == np.float32
+
+
+@pytest.mark.parametrize("kernel, match", [
+    (DotProduct(), "is not covered"),
+    (C() * Matern(nu=3.0), r"Matern\(nu=3.0\) is not covered"),
+    (C() * RationalQuadratic(), "RationalQuadratic's alpha must be fixed"),
+    (RBF() * RBF(), "the product .* is not covered"),
+    (RBF() + WhiteKernel() + WhiteKernel(), "more than one noise term"),
+    (C() + WhiteKernel(), "has no stationary term"),
+])
+def test_kernels_not_covered_are_named(rng, kernel, match):
+    X, y = _data(rng, n=10)
+    with pytest.raises(ValueError, match=r"`kernel`.*" + match):
+        GPR(kernel).fit(X, y)
+
+
+def test_bad_arguments_name_themselves(rng):
+    X, y = _data(rng, n=10)
+    with pytest.raises(ValueError, match="`theta` is for kernel='gaussian' or 'prml'"):
+        GPR(RBF(), theta=[1.0, 1.0]).fit(X, y)
+    with pytest.raises(ValueError, match=r"`alpha` must be a finite number >= 0"):
+        GPR(RBF(), alpha=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="`optimizer` must be"):
+        GPR(RBF(), optimizer="adam").fit(X, y)
+    prml = GPR("gaussian", optimizer=None, theta=[1.0, 10.0]).fit(X, y)
+    with pytest.raises(ValueError, match="`return_cov` needs a model fitted with a scikit-learn kernel object"):
+        prml.predict(X, return_cov=True)

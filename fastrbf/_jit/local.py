@@ -69,10 +69,12 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
             shift[j] = (mx + mn) / 2
             sc = (mx - mn) / 2
             scale[j] = sc if sc != 0.0 else 1.0
-        for a in range(k):
-            row = A[a, :k]
-            chunk_row(yl, a, ylt, 0, k, nodot, row)
-            apply_kernel(phi, row, g, c, degree)
+        for a in range(k):  # the upper triangle, mirrored: sqdist is symmetric bit for bit
+            row = A[a, a:k]
+            chunk_row(yl, a, ylt, a, k, nodot, row)
+            apply_kernel(phi, row, g[a:], c, degree)
+            for b in range(a + 1, k):
+                A[b, a] = A[a, b]
             A[a, a] += alpha[nbr[u, a]]
             _monomials(yl[a], shift, scale, powers, pv)
             for p in range(q):

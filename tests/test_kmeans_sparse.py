@@ -49,9 +49,8 @@ def messy(X, rng):
         p0, p1 = X.indptr[i], X.indptr[i + 1]
         v, j = list(X.data[p0:p1]), list(X.indices[p0:p1])
         if v:
-            v = v[:1] + [v[0] / 2] + v[1:]
-            v[0] = v[0] / 2
-            j = j[:1] + j[:1] + j[1:]
+            v = [v[0] / 2, v[0] / 2, *v[1:]]
+            j = [j[0], *j]
         if i % 3 == 0:
             v.append(0.0)
             j.append(int(rng.integers(X.shape[1])))

@@ -119,7 +119,7 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     n_clusters : int
         In ``[1, n]``; fewer distinct points (with weight > 0) is an error.
     seed : None, int or numpy.random.Generator
@@ -144,6 +144,9 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
     >>> centers, indices = kmeans_plusplus(X, 2, seed=0)
     >>> bool(np.array_equal(centers, X[indices])), sorted(centers[:, 0].tolist())
     (True, [0.0, 10.0])
+    >>> import scipy.sparse as sp
+    >>> bool(np.array_equal(kmeans_plusplus(sp.csr_matrix(X), 2, seed=0)[1], indices))
+    True
     """
     sparse = is_sparse(X)
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")

@@ -37,6 +37,7 @@ from ._bounded_lloyd import for_chunks
 from ._jit import lloyd as _jl
 from ._jit import seeding as _jseed
 from ._jit import sparse_lloyd as _js
+from ._scaling import ldexp, max_abs, shift_for
 
 
 def is_sparse(X) -> bool:
@@ -235,16 +236,31 @@ class SparseAssigner:
                 X.shape[0], 2 * X.nnz, self.n_threads)
 
 
+def assign_csr(X, C, dtype, n_threads):
+    """:func:`fastrbf.lloyd_assign` on checked CSR rows ``X`` and checked centres ``C``
+    in the result ``dtype``: (labels, squared distances in ``dtype``), the data scaled
+    by a power of two as for dense data."""
+    Xs, Cc = X.astype(dtype), _v.to_dtype(C, dtype)
+    t = shift_for(max_abs(Xs), dtype, Xs.shape[1], M_other=max_abs(Cc))
+    labels = np.empty(Xs.shape[0], dtype=np.int64)
+    mind = np.empty(Xs.shape[0], dtype=np.float64)
+    SparseAssigner(Xs.scaled(-t), n_threads)(ldexp(Cc, -t), labels, mind)
+    return labels, ldexp(mind, 2 * t, dtype)
+
+
 def sparse_sums(X, labels, K, w, n_threads):
-    """The partial update slots of the rows of ``X`` (see
-    :func:`fastrbf.cluster.partial_slots`), filled."""
+    """(cluster sums (K, d), cluster weights (K,)) of the rows of ``X``, float64: one
+    partial slot per chunk of ``UPDATE_CHUNK`` rows, added in chunk order."""
     n, d = X.shape
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     part = np.empty((nch, K, d), dtype=np.float64)
     partw = np.empty((nch, K), dtype=np.float64)
     _ranges(lambda lo, hi: _js.update_partials_csr(X.data, X.indices, X.indptr, labels, w, _jl.UPDATE_CHUNK, lo, hi,
                                                    part, partw), nch, 2 * X.nnz, n_threads)
-    return part, partw
+    sums = np.empty((K, d), dtype=np.float64)
+    wsum = np.empty(K, dtype=np.float64)
+    _jl.reduce_partials(part, partw, sums, wsum)
+    return sums, wsum
 
 
 def relocate_empty_csr(X, w, labels, mind, sums, wsum):

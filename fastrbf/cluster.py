@@ -39,6 +39,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   ``M**2 * 2**-265``) can be lost to underflow - data spanning hundreds of orders of
   magnitude.  The scale follows ``X``; initial centres (``init``, ``centers``) far
   larger than the data only make it scale down as far as they need.
+- ``X`` may be a ``scipy.sparse`` matrix or array, never densified (:mod:`fastrbf._sparse_lloyd`).
 - ``kmeans`` refuses, before any clustering, fewer distinct points (with weight > 0)
   than clusters, whatever ``init`` is: it looks for ``n_clusters`` distinct rows in
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
@@ -69,7 +70,7 @@ from ._kmeans_rules import (
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
-from ._sparse_lloyd import CSRRows, SparseAssigner, check_csr, is_sparse, relocate_empty_csr, sparse_sums
+from ._sparse_lloyd import CSRRows, SparseAssigner, assign_csr, check_csr, is_sparse, relocate_empty_csr, sparse_sums
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 #: up to this many K * d products per point the exact direct assignment is used (the
@@ -278,7 +279,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     centers : array_like of shape (K, d)
     n_threads : int, optional
 
@@ -306,12 +307,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     _threads.resolve(n_threads)
     dtype = _v.result_dtype(Xa, Ca)
     if sparse:
-        Xs, Cc = Xa.astype(dtype), _v.to_dtype(Ca, dtype)
-        t = shift_for(max_abs(Xs), dtype, Xs.shape[1], M_other=max_abs(Cc))
-        labels = np.empty(Xs.shape[0], dtype=np.int64)
-        mind = np.empty(Xs.shape[0], dtype=np.float64)
-        SparseAssigner(Xs.scaled(-t), n_threads)(ldexp(Cc, -t), labels, mind)
-        return labels, ldexp(mind, 2 * t, dtype)
+        return assign_csr(Xa, Ca, dtype, n_threads)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
     t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
@@ -363,7 +359,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     labels : array_like of shape (n,), integers in ``[0, n_clusters)``
     n_clusters : int
     sample_weight : array_like of shape (n,), optional
@@ -404,7 +400,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     t = shift_for(max_abs(Xc), np.float64, d)  # the sums are float64
     tw = weight_shift(w)
     if sparse:
-        sums, wsum = reduce_slots(*sparse_sums(Xc.scaled(-t), lab, K, ldexp(w, -tw), n_threads))
+        sums, wsum = sparse_sums(Xc.scaled(-t), lab, K, ldexp(w, -tw), n_threads)
     else:
         sums, wsum = _sums(ldexp(Xc, -t), lab, K, ldexp(w, -tw), n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -489,7 +485,7 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     n_clusters : int
         In ``[1, n]``; fewer distinct points than ``n_clusters`` is an error.
     init : {"k-means++", "random"} or array_like of shape (n_clusters, d)
@@ -512,7 +508,7 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
         "lloyd": every iteration assigns every point; "bounded": Hamerly's bounds skip
         the points whose label provably stays (see :mod:`fastrbf._bounded_lloyd`).
         Both give the same result, bit for bit; "auto" picks the faster one for the
-        size of the problem.
+        size of the problem.  Sparse ``X`` always runs "lloyd".
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
         Report the k-means++ seeding and the Lloyd iterations of each init
@@ -588,10 +584,8 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     Xc, w = (Xc.scaled(-t) if sparse else ldexp(Xc, -t)), ldexp(w, -tw)
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
-    if tol <= 0:
-        tol_abs = 0.0
-    else:
-        tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64))
+    variances = Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)
+    tol_abs = lloyd_tolerance(tol, variances) if tol > 0 else 0.0
     assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)

@@ -21,6 +21,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 import fastrbf
 from fastrbf import _threads, reference
 from fastrbf._jit import lloyd as _jl
+from fastrbf._kmeans_init import random_init
+from fastrbf._sparse_lloyd import check_csr
 
 DTYPES = [np.float64, np.float32]
 RTOL = {np.float64: 1e-12, np.float32: float(np.finfo(np.float32).eps)}
@@ -149,6 +151,11 @@ def test_kmeans_plusplus_seeding_and_formats(rng, dtype):
 
 def test_kmeans_random_init_picks_distinct_rows(rng):
     X = sparse_data(rng, 300, 10, 0.1, np.float64, dup_rows=50)
+    rows = check_csr(X, "X")
+    C = random_init(rows, 4, np.ones(300), np.random.default_rng(1))
+    assert len({c.tobytes() for c in C}) == 4
+    D = X.toarray()
+    assert all((D == c).all(axis=1).any() for c in C)
     res = fastrbf.kmeans(X, 4, init="random", seed=1, max_iter=1)
     again = fastrbf.kmeans(X, 4, init="random", seed=1, max_iter=1)
     assert_array_equal(res.centers, again.centers)

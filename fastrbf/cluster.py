@@ -584,8 +584,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     Xc, w = (Xc.scaled(-t) if sparse else ldexp(Xc, -t)), ldexp(w, -tw)
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
-    variances = Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)
-    tol_abs = lloyd_tolerance(tol, variances) if tol > 0 else 0.0
+    tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
     assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)

@@ -19,12 +19,18 @@ from . import _validation as _v
 from ._jit import seeding as _jseed
 from ._kmeans_rules import check_enough_points, check_n_clusters, check_weights
 from ._scaling import ldexp, max_abs, shift_for, weight_shift
+from ._sparse_lloyd import CSRRows, SparseSeeding, check_csr, distinct_rows, has_distinct_rows, is_sparse
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 
-def has_distinct(X, K):
-    """Whether the rows of X hold at least K distinct points: np.unique over growing
-    prefixes (2K, 4K, ... rows), so that the usual case costs O(K log K d)."""
+def has_distinct(X, K, mask=None):
+    """Whether the rows of X (those where ``mask`` is true) hold at least K distinct
+    points: np.unique over growing prefixes (2K, 4K, ... rows), so that the usual case
+    costs O(K log K d); CSR rows stop at the K-th distinct row."""
+    if isinstance(X, CSRRows):
+        return has_distinct_rows(X, mask, K)
+    if mask is not None:
+        X = X[mask]
     n = X.shape[0]
     m = min(n, 2 * K)
     while True:
@@ -51,21 +57,35 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
     n = X.shape[0]
     if n_trials is None:
         n_trials = 2 + int(np.log(K))
-    Xt = np.ascontiguousarray(X.T)
     w64 = np.ascontiguousarray(w, dtype=np.float64)
+    nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
+    if isinstance(X, CSRRows):
+        passes = SparseSeeding(X, w64, n_threads)
+        rows = X.rows
+        update = passes.update
+        potentials = passes.potentials
+    else:
+        Xt = np.ascontiguousarray(X.T)
+
+        def rows(ids):
+            return np.ascontiguousarray(X[ids])
+
+        def update(cand, c, closest, wc):
+            _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch,
+                                n_threads)
+
+        def potentials(cand, closest, part):
+            _threads.map_ranges(lambda c0, c1: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
+                                nch, n_threads)
+
     centers = np.empty((K, X.shape[1]), dtype=X.dtype)
     indices = np.empty(K, dtype=np.int64)
     first = rng.choice(n, p=w / w.sum())
-    centers[0] = X[first]
+    centers[0] = rows([first])[0]
     indices[0] = first
     closest = np.full(n, np.inf)
     wc = np.empty(n)
-    nch = (n + _jseed.SEED_CHUNK - 1) // _jseed.SEED_CHUNK
-
-    def update(cand, c):
-        _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch, n_threads)
-
-    update(X[first : first + 1], 0)
+    update(rows([first]), 0, closest, wc)
     pot = wc.sum()
     part = np.empty((nch, n_trials))
     rep.start("k-means++", K, unit="k-means++")
@@ -76,14 +96,13 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         cum = np.cumsum(wc)
         ids = np.searchsorted(cum, rng.uniform(size=n_trials) * cum[-1])
         np.clip(ids, None, n - 1, out=ids)
-        cand = np.ascontiguousarray(X[ids])
-        _threads.map_ranges(lambda c0, c1, cand=cand: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
-                            nch, n_threads)
+        cand = rows(ids)
+        potentials(cand, closest, part)
         pots = part.sum(axis=0)
         best = int(np.argmin(pots))
         centers[c] = cand[best]
         indices[c] = ids[best]
-        update(cand, best)
+        update(cand, best, closest, wc)
         pot = pots[best]
     rep.finish_stage(K)
     return centers, indices
@@ -100,7 +119,7 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     n_clusters : int
         In ``[1, n]``; fewer distinct points (with weight > 0) is an error.
     seed : None, int or numpy.random.Generator
@@ -125,8 +144,12 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
     >>> centers, indices = kmeans_plusplus(X, 2, seed=0)
     >>> bool(np.array_equal(centers, X[indices])), sorted(centers[:, 0].tolist())
     (True, [0.0, 10.0])
+    >>> import scipy.sparse as sp
+    >>> bool(np.array_equal(kmeans_plusplus(sp.csr_matrix(X), 2, seed=0)[1], indices))
+    True
     """
-    Xa = _v.check_data(X, "X")
+    sparse = is_sparse(X)
+    Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape
     K = check_n_clusters(n_clusters, n)
     rng = _v.check_seed(seed, "seed")
@@ -135,16 +158,22 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
     w = check_weights(sample_weight, n)
     check_enough_points(K, int(np.count_nonzero(w)))
     dtype = _v.result_dtype(Xa)
-    Xc = _v.to_dtype(Xa, dtype)
+    Xc = Xa.astype(dtype) if sparse else _v.to_dtype(Xa, dtype)
     # power-of-two scalings (exact): the squared distances cannot overflow
-    Xs = ldexp(Xc, -shift_for(max_abs(Xc), dtype, d))
+    t = shift_for(max_abs(Xc), dtype, d)
+    Xs = Xc.scaled(-t) if sparse else ldexp(Xc, -t)
     ws = ldexp(w, -weight_shift(w))
     _, indices = greedy_kmeans_plusplus(Xs, K, ws, rng, n_threads, "n_clusters", _progress.OFF, trials)
-    return np.ascontiguousarray(Xc[indices]), indices
+    return (Xc.rows(indices) if sparse else np.ascontiguousarray(Xc[indices])), indices
 
 
 def random_init(X, K, w, rng, name="n_clusters"):
     """K distinct rows of ``X`` of weight > 0, drawn uniformly."""
+    if isinstance(X, CSRRows):
+        first = distinct_rows(X, w > 0)
+        if first.shape[0] < K:
+            raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}`: {first.shape[0]} < {K}.")
+        return X.rows(first[rng.choice(first.shape[0], size=K, replace=False)])
     uniq = np.unique(X[w > 0], axis=0)
     if uniq.shape[0] < K:
         raise ValueError(

@@ -39,6 +39,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   ``M**2 * 2**-265``) can be lost to underflow - data spanning hundreds of orders of
   magnitude.  The scale follows ``X``; initial centres (``init``, ``centers``) far
   larger than the data only make it scale down as far as they need.
+- ``X`` may be a ``scipy.sparse`` matrix or array, never densified (:mod:`fastrbf._sparse_lloyd`).
 - ``kmeans`` refuses, before any clustering, fewer distinct points (with weight > 0)
   than clusters, whatever ``init`` is: it looks for ``n_clusters`` distinct rows in
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
@@ -69,6 +70,7 @@ from ._kmeans_rules import (
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
+from ._sparse_lloyd import CSRRows, SparseAssigner, assign_csr, check_csr, is_sparse, relocate_empty_csr, sparse_sums
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 
 #: up to this many K * d products per point the exact direct assignment is used (the
@@ -277,7 +279,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     centers : array_like of shape (K, d)
     n_threads : int, optional
 
@@ -299,10 +301,13 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     >>> labels.tolist(), d2.tolist()
     ([0, 0, 1], [0.0, 0.81, 1.0])
     """
-    Xa = _v.check_data(X, "X")
+    sparse = is_sparse(X)
+    Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     Ca = check_centers(centers, Xa.shape[1])
     _threads.resolve(n_threads)
     dtype = _v.result_dtype(Xa, Ca)
+    if sparse:
+        return assign_csr(Xa, Ca, dtype, n_threads)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
     t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
@@ -354,7 +359,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     labels : array_like of shape (n,), integers in ``[0, n_clusters)``
     n_clusters : int
     sample_weight : array_like of shape (n,), optional
@@ -380,7 +385,8 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     >>> centers.tolist(), counts.tolist()
     ([[1.0, 0.0], [5.0, 5.0]], [2.0, 1.0])
     """
-    Xa = _v.check_data(X, "X")
+    sparse = is_sparse(X)
+    Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape
     K = _v.check_int(n_clusters, "n_clusters", 1)
     lab = _check_labels(labels, n, K)
@@ -390,10 +396,13 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     _v.check_memory(8 * K * (d + 1) * (nch + 3), f"lloyd_update with n_clusters={K} and {d} features",
                     "pass a smaller `n_clusters` (the largest label + 1 is enough).")
     dtype = _v.result_dtype(Xa)
-    Xc = _v.to_dtype(Xa, dtype)
+    Xc = Xa.astype(dtype) if sparse else _v.to_dtype(Xa, dtype)
     t = shift_for(max_abs(Xc), np.float64, d)  # the sums are float64
     tw = weight_shift(w)
-    sums, wsum = _sums(ldexp(Xc, -t), lab, K, ldexp(w, -tw), n_threads)
+    if sparse:
+        sums, wsum = sparse_sums(Xc.scaled(-t), lab, K, ldexp(w, -tw), n_threads)
+    else:
+        sums, wsum = _sums(ldexp(Xc, -t), lab, K, ldexp(w, -tw), n_threads)
     with np.errstate(invalid="ignore", divide="ignore"):
         centers = sums / wsum[:, None]
     centers[wsum == 0] = np.nan
@@ -413,9 +422,10 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     K = C.shape[0]
     rep.start("lloyd", max_iter)
     direct = K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]
+    sparse = isinstance(X, CSRRows)
     if bounded:
         assigner = BoundedAssigner(assigner, direct)
-    elif n <= _jl.UPDATE_CHUNK and direct:
+    elif n <= _jl.UPDATE_CHUNK and direct and not sparse:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping
         # test of fastrbf._kmeans_rules (lloyd_centers, lloyd_stop), the same formula
@@ -446,7 +456,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
             if not have_dist:
                 assigner.distances(C, labels, mind)
             before = labels.copy() if bounded else labels
-            _jl.relocate_empty(X, w, labels, mind, sums, wsum)
+            (relocate_empty_csr if sparse else _jl.relocate_empty)(X, w, labels, mind, sums, wsum)
             if bounded:
                 assigner.forget(labels != before)
         C, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
@@ -475,7 +485,7 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
     n_clusters : int
         In ``[1, n]``; fewer distinct points than ``n_clusters`` is an error.
     init : {"k-means++", "random"} or array_like of shape (n_clusters, d)
@@ -498,7 +508,7 @@ def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++"
         "lloyd": every iteration assigns every point; "bounded": Hamerly's bounds skip
         the points whose label provably stays (see :mod:`fastrbf._bounded_lloyd`).
         Both give the same result, bit for bit; "auto" picks the faster one for the
-        size of the problem.
+        size of the problem.  Sparse ``X`` always runs "lloyd".
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
         Report the k-means++ seeding and the Lloyd iterations of each init
@@ -542,7 +552,8 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     (``n_centers``, ``n_landmarks``): every message about the cluster count (its type,
     its range, fewer distinct points than clusters) names ``name``.  The other
     arguments and the result are those of :func:`kmeans`."""
-    Xa = _v.check_data(X, "X")
+    sparse = is_sparse(X)
+    Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape
     K = check_n_clusters(n_clusters, n, name)
     tol = check_lloyd_args(n_init, max_iter, tol, empty)
@@ -555,24 +566,26 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     check_enough_points(K, n_pos, name)
     dtype = _v.result_dtype(Xa)
     init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
-    gemm = K * d > DIRECT_MAX_KD[dtype]
-    bounded = algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter))
+    # sparse data: Lloyd's brute-force iterations whatever `algorithm` (the same result)
+    gemm = K * d > DIRECT_MAX_KD[dtype] and not sparse
+    bounded = not sparse and (algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter)))
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
-    _v.check_memory(8 * nch * K * (d + 1) + n * d * (2 * dtype.itemsize + 4 * gemm) + 16 * n * bounded,
+    data_bytes = 16 * Xa.nnz + 8 * n + 16 * K * d if sparse else n * d * (2 * dtype.itemsize + 4 * gemm)
+    _v.check_memory(8 * nch * K * (d + 1) + data_bytes + 16 * n * bounded,
                     f"kmeans with {name}={K} on data of shape ({n}, {d})", f"use a smaller `{name}` or fewer rows.")
     if init_arr is not None:
         # an array of initial centres: Lloyd would end with an empty cluster; "random"
         # and "k-means++" find out themselves while they choose the centres
-        if not has_distinct(Xa if n_pos == n else Xa[w > 0], K):
+        if not has_distinct(Xa, K, None if n_pos == n else w > 0):
             raise too_few_distinct(K, name)
-    Xc = _v.to_dtype(Xa, dtype)
+    Xc = Xa.astype(dtype) if sparse else _v.to_dtype(Xa, dtype)
     t = shift_for(max_abs(Xc), dtype, d, f32_ranking=gemm, M_other=0.0 if init_arr is None else max_abs(init_arr))
     tw = weight_shift(w)
-    Xc, w = ldexp(Xc, -t), ldexp(w, -tw)
+    Xc, w = (Xc.scaled(-t) if sparse else ldexp(Xc, -t)), ldexp(w, -tw)
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
-    tol_abs = lloyd_tolerance(tol, np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    assigner = Assigner(Xc, n_threads)
+    tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
+    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):

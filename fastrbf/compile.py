@@ -144,6 +144,16 @@ def _kmeans_bounded(dtype):
     fastrbf.kmeans(X, 4, seed=0, max_iter=5, algorithm="bounded")
 
 
+def _kmeans_csr(dtype):
+    import scipy.sparse as sp
+
+    import fastrbf
+
+    X, _ = _data(dtype)
+    X[X < 0.5] = 0.0
+    fastrbf.kmeans(sp.csr_matrix(X), 4, seed=0, max_iter=5)
+
+
 def _predict_grad(dtype):
     import fastrbf
 
@@ -250,6 +260,7 @@ TARGETS = {
     "kernel_ridge[nystrom-pcg]": _kernel_ridge_pcg,
     "kmeans": _kmeans,
     "kmeans[bounded]": _kmeans_bounded,
+    "kmeans[csr]": _kmeans_csr,
     "knn": _knn,
     "knn[tree]": _knn_tree,
     "knn_predict": _knn_predict,

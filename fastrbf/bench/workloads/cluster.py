@@ -1,7 +1,9 @@
 """k-means workloads: one Lloyd iteration (small and large K, float64 and float32)
 against the NumPy reference, scikit-learn, scikit-learn-intelex and faiss, and a
 20-iteration ``kmeans`` run (brute force and Hamerly's bounds, against scikit-learn's
-Lloyd and Elkan, on the same initial centres).  The essential cost of an iteration is the GEMM form of the
+Lloyd and Elkan, on the same initial centres), and one Lloyd iteration on a sparse
+text-like CSR matrix (against scikit-learn and scikit-learn-intelex; the NumPy
+reference would densify it).  The essential cost of an iteration is the GEMM form of the
 point-centre distances (2 N K d flops) and one read of the points.
 
 The peers' k-means estimators include their set-up in every fit, so they are timed
@@ -28,6 +30,7 @@ def workloads() -> list[Workload]:
         _lloyd_workload("lloyd-small/float32", (50000, 100000, 200000), 16, 64, np.float32),
         _lloyd_workload("lloyd-large/float64", (25000, 160000, 1000000), 32, 256, np.float64),
         _lloyd_workload("lloyd-large/float32", (25000, 160000, 1000000), 32, 256, np.float32),
+        _lloyd_sparse_workload(),
         _kmeans_run_workload(),
     ]
 
@@ -119,6 +122,35 @@ def lloyd_cost(X: np.ndarray, K: int, iters: int) -> Cost:
     read of the points per iteration, the labels written."""
     n, d = X.shape
     return Cost(flops=iters * (2.0 * n * K * d + n * d), bytes_read=iters * X.nbytes, bytes_written=iters * n * 8.0)
+
+
+def _lloyd_sparse_workload():
+    d, K, density = 1000, 64, 0.01
+
+    def setup(n):
+        import scipy.sparse as sp
+
+        rng = seeded_rng()
+        X = sp.random(n, d, density=density, format="csr", random_state=rng, dtype=np.float64)
+        return {"X": X, "C": X[rng.choice(n, K, replace=False)].toarray()}
+
+    cs = [
+        Contender("fastrbf kmeans (per iteration)", FASTRBF, PerIteration(_fastrbf_lloyd)),
+        Contender("fastrbf lloyd_assign+lloyd_update", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
+    ]
+    if try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn (per iteration)", PEER, PerIteration(_sk_lloyd)))
+    cs.append(optional_peer("sklearnex KMeans (per iteration)", "sklearnex", PerIteration(sklearnex_lloyd),
+                            package="sklearnex", note=sklearnex_code_path("KMeans.fit")))
+
+    def cost(a):
+        X = a["X"]
+        nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+        return Cost(flops=2.0 * X.nnz * K + X.nnz, bytes_read=nbytes, bytes_written=X.shape[0] * 8.0)
+
+    return Workload("lloyd-sparse", setup, lambda a: a["X"].shape[0] * K, "point-centres/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{d} CSR, density {density}, K={K}, float64", sizes=(10000, 100000),
+                    cost=cost)
 
 
 def _sk_kmeans(a, algorithm):

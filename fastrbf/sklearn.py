@@ -268,9 +268,9 @@ def _xy(est, X, y, multi_output) -> tuple[np.ndarray, np.ndarray]:
     return X, np.asarray(y, dtype=X.dtype)
 
 
-def _fit_x(est, X) -> np.ndarray:
+def _fit_x(est, X, **kw) -> np.ndarray:
     """``X`` validated for ``fit`` (records ``n_features_in_``)."""
-    return validate_data(est, X, dtype=_FLOATS)
+    return validate_data(est, X, dtype=_FLOATS, **kw)
 
 
 def _magnitude(X, name="X"):
@@ -284,10 +284,10 @@ def _fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
     return validate_data(est, X, y, dtype=_FLOATS, **kw)
 
 
-def _x(est, X) -> np.ndarray:
+def _x(est, X, **kw) -> np.ndarray:
     check_is_fitted(est)
     _n_threads(est.n_jobs)
-    return validate_data(est, X, dtype=_FLOATS, reset=False)
+    return validate_data(est, X, dtype=_FLOATS, reset=False, **kw)
 
 
 class _MultiOutputRegressor(RegressorMixin, BaseEstimator):
@@ -915,6 +915,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags
 
     def fit(self, X: ArrayLike, y: object = None) -> "KMeans":
@@ -922,14 +923,15 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
+            Sparse data is used as CSR, never densified.
         y : ignored
 
         Returns
         -------
         self
         """
-        X = _fit_x(self, X)
+        X = _fit_x(self, X, accept_sparse="csr")
         n = X.shape[0]
         K = self.n_clusters
         if _v.is_int(K) and K > n:
@@ -949,26 +951,35 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
         ndarray of shape (n_samples,), int64
         """
-        return lloyd_assign(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)[0]
+        return lloyd_assign(_x(self, X, accept_sparse="csr"), self.cluster_centers_, n_threads=self.n_jobs)[0]
 
     def transform(self, X: ArrayLike) -> np.ndarray:
         """Euclidean distances of the rows of ``X`` to the centres (as scikit-learn).
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
+            Sparse rows: by the expanded form ``||x||^2 - 2 x.c + ||c||^2`` in float64
+            (as scikit-learn), clamped at 0.
 
         Returns
         -------
         ndarray of shape (n_samples, n_clusters)
         """
-        D = sqdist(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)
+        Xv = _x(self, X, accept_sparse="csr")
+        if not isinstance(Xv, np.ndarray):  # CSR
+            C = np.asarray(self.cluster_centers_, dtype=np.float64)
+            X64 = Xv.astype(np.float64)
+            D = np.asarray(X64.multiply(X64).sum(axis=1)) - 2.0 * np.asarray(X64 @ C.T) + np.einsum("ij,ij->i", C, C)
+            np.maximum(D, 0.0, out=D)
+            return np.sqrt(D, out=D).astype(_v.result_dtype(Xv, self.cluster_centers_), copy=False)
+        D = sqdist(Xv, self.cluster_centers_, n_threads=self.n_jobs)
         return np.sqrt(D, out=D)
 
     def score(self, X: ArrayLike, y: object = None) -> float:
@@ -976,14 +987,14 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
 
         Parameters
         ----------
-        X : array_like of shape (n_samples, n_features)
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
         y : ignored
 
         Returns
         -------
         float
         """
-        d2 = lloyd_assign(_x(self, X), self.cluster_centers_, n_threads=self.n_jobs)[1]
+        d2 = lloyd_assign(_x(self, X, accept_sparse="csr"), self.cluster_centers_, n_threads=self.n_jobs)[1]
         return -float(np.sum(d2, dtype=np.float64))
 
 

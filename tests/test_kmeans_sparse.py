@@ -278,3 +278,27 @@ def test_bad_sparse_inputs_raise_naming_the_argument(rng):
     broken.indices[0] = 7
     with pytest.raises(ValueError, match=r"`X` must be a well-formed sparse matrix .* column indices in \[0, 4\)"):
         fastrbf.kmeans(broken, 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sklearn_estimator_on_sparse_data_equals_scikit_learn(rng, dtype):
+    from sklearn.cluster import KMeans as SkKMeans
+
+    from fastrbf.sklearn import KMeans
+
+    X = sparse_data(rng, 600, 40, 0.1, dtype)
+    C0 = X[:5].toarray()
+    ours = KMeans(5, init=C0, n_init=1).fit(X)
+    sk = SkKMeans(5, init=C0, n_init=1, algorithm="lloyd").fit(X)
+    assert_array_equal(ours.labels_, sk.labels_)
+    assert ours.n_iter_ == sk.n_iter_
+    assert ours.cluster_centers_.dtype == dtype
+    tol = 1e-10 if dtype == np.float64 else 600 * 2e-7
+    assert_allclose(ours.cluster_centers_, sk.cluster_centers_, rtol=tol, atol=tol)
+    Q = sparse_data(rng, 50, 40, 0.2, dtype)
+    assert_array_equal(ours.predict(Q), sk.predict(Q))
+    T = ours.transform(Q)
+    assert T.dtype == dtype
+    assert_allclose(T, sk.transform(Q), rtol=10 * tol, atol=10 * tol)
+    assert_allclose(T, ours.transform(Q.toarray()), rtol=10 * tol, atol=10 * tol)
+    assert ours.score(Q) == pytest.approx(ours.score(Q.toarray()), rel=1e-12 if dtype == np.float64 else 1e-6)

@@ -216,7 +216,8 @@ def rbf_forward(X, Y, candidates, *, gamma, n_centers, alpha=0.0, bias=True, tol
     M = np.vstack([np.hstack([Phi, np.ones((N, 1))]), np.hstack([np.sqrt(alpha) * np.eye(C), np.zeros((C, 1))])])
     Ya = np.vstack([Y2, np.zeros((C, Y2.shape[1]))])
     den = float(np.sum((Y2 - Y2.mean(axis=0)) ** 2)) or 1.0
-    chosen, errors = [], []
+    chosen: list[int] = []
+    errors: list[float] = []
     base = [C] if bias else []
     while len(chosen) < n_centers:
         S = base + chosen

@@ -227,6 +227,7 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
         selection, selection_error = _fwd.select(G, k, K_sel, a, bias, tol)
         C, g = Cand[selection], g[selection]
         K = C.shape[0]
+    assert C is not None
     Cd, sd = delayed(C), delayed(entry.spec(g, coef0, deg))
     parts = [delayed(_rbf_block, pure=False)(xb, off, yb, Cd, sd, classes, nt) for xb, off, yb in blocks]
     R = tree(parts, _mn.fold_factors).compute()

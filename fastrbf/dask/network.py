@@ -216,15 +216,17 @@ def rbf_network(X: Data, Y: Data, *, gamma: ArrayLike, n_centers: int | None = N
     blocks = list(zip(row_blocks(X), offsets(X)[:-1], row_blocks(Yd), strict=True))
     selection = selection_error = None
     if forward:
-        K_sel = _fwd.check_n_select(n_centers, Cand, g)
-        _fwd.check_gram_memory(int(max(X.chunks[0])), d, K, k, K_sel, nt)  # the client's Gram, a block's pass
+        keep = _fwd.distinct_candidates(Cand, g)
+        K_sel = _fwd.check_n_select(n_centers, keep.shape[0])
+        _fwd.check_gram_memory(int(max(X.chunks[0])), d, keep.shape[0], k, K_sel, nt)  # the client's Gram, a block's
         mean = None
         if bias:
             mean = tree([delayed(_target_sum, pure=False)(yb, off, classes) for _, off, yb in blocks], _add).compute() / n
-        Cd, sd = delayed(Cand), delayed(entry.spec(g, coef0, deg))
+        Cd, sd = delayed(np.ascontiguousarray(Cand[keep])), delayed(entry.spec(g[keep], coef0, deg))
         G = tree([delayed(_gram_block, pure=False)(xb, off, yb, Cd, sd, classes, mean, nt) for xb, off, yb in blocks],
                  _add).compute()
-        selection, selection_error = _fwd.select(G, k, K_sel, a, bias, tol)
+        sel, selection_error = _fwd.select(G, k, K_sel, a, bias, tol)
+        selection = keep[sel]
         C, g = Cand[selection], g[selection]
         K = C.shape[0]
     assert C is not None

@@ -25,7 +25,8 @@ Decisions:
   projecting out the chosen basis is at most :data:`DEPENDENT` (1e-10) times its own
   squared norm is numerically dependent on the chosen ones and is skipped (its
   reduction would be rounding noise); a chosen candidate is never offered again.  The
-  selection stops early when every remaining candidate is dependent.
+  selection stops early when every remaining candidate is dependent.  Exact repeats of
+  a candidate (its row and width) are dropped before the pass (the first one kept).
 - When the Gram does not fit in memory a ``MemoryError`` suggests a smaller
   ``candidates=<int>``: a matrix-free pass per step would cost N x C kernel values per
   step, far slower than the one pass on a subsample of candidates.
@@ -96,11 +97,16 @@ def check_tol(tol):
     return v
 
 
-def check_n_select(n_centers, Cc, g):
-    """The largest number of centres to select from the candidates ``Cc`` (widths
-    ``g``): ``n_centers``, at most the number of distinct candidates (a row and its
-    width); None: that number."""
-    distinct = np.unique(np.c_[Cc, g], axis=0).shape[0]
+def distinct_candidates(Cc, g):
+    """The indices (sorted) of the first occurrence of each distinct candidate (a row of
+    ``Cc`` and its width ``g``): only those enter the Gram, so a repeated candidate
+    costs nothing and is never chosen twice."""
+    return np.sort(np.unique(np.c_[Cc, g], axis=0, return_index=True)[1])
+
+
+def check_n_select(n_centers, distinct):
+    """The largest number of centres to select from ``distinct`` distinct candidates:
+    ``n_centers``, at most ``distinct``; None: ``distinct``."""
     if n_centers is None:
         return distinct
     return _v.check_int(n_centers, "n_centers", 1, distinct,

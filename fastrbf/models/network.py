@@ -235,12 +235,16 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         K = check_centers_arg(centers if Ca is None else Ca, n_centers, n, d)
     g, _ = _v.check_gamma(gamma, K, _F64)
     g = owned(g, gamma)
-    K_sel = _fwd.check_n_select(n_centers, Cand, g) if forward else K
+    if forward:
+        keep = _fwd.distinct_candidates(Cand, g)
+        K_sel = _fwd.check_n_select(n_centers, keep.shape[0])
+    else:
+        K_sel = K
     deg, coef0 = check_params(entry, 3, 1.0)
     ls = _v.check_length_scale(length_scale, d)
     _check_network_memory(n, d, K_sel, T.shape[1], centers, n_threads)
     if forward:
-        _fwd.check_gram_memory(n, d, K, T.shape[1], K_sel, n_threads)
+        _fwd.check_gram_memory(n, d, keep.shape[0], T.shape[1], K_sel, n_threads)
     Xd = _v.to_dtype(Xa, _F64, "X")
     C_data = None  # the centres in the data's units, when the fit runs on rescaled data
     if ls is not None:  # the whole fit on the rescaled data (k-means too); the centres kept in the data's units
@@ -254,10 +258,11 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     elif centers == "all":
         C = owned(Xd, X)  # copied only when it is the caller's own array
     elif forward:
-        Cc = np.ascontiguousarray(Cand if ls is None else _v.scale_features(Cand, ls, _F64, "candidates"))
-        selection, selection_error = _fwd.forward_select(Cc, Xd, np.ascontiguousarray(Xd.T), entry.spec(g, coef0, deg),
-                                                         T, a, bias, K_sel, tol, n_threads)
-        C, g = Cc[selection], g[selection]
+        Cc = Cand[keep] if ls is None else _v.scale_features(Cand[keep], ls, _F64, "candidates")
+        sel, selection_error = _fwd.forward_select(Cc, Xd, np.ascontiguousarray(Xd.T), entry.spec(g[keep], coef0, deg),
+                                                   T, a, bias, K_sel, tol, n_threads)
+        selection = keep[sel]
+        C, g = Cc[sel], g[selection]
         C_data = None if ls is None else Cand[selection]
     else:
         if _v.is_int(max_iter) and int(max_iter) > 2**31:

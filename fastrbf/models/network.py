@@ -258,7 +258,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     elif centers == "all":
         C = owned(Xd, X)  # copied only when it is the caller's own array
     elif forward:
-        Cc = Cand[keep] if ls is None else _v.scale_features(Cand[keep], ls, _F64, "candidates")
+        Cc = np.ascontiguousarray(Cand[keep] if ls is None else _v.scale_features(Cand[keep], ls, _F64, "candidates"))
         sel, selection_error = _fwd.forward_select(Cc, Xd, np.ascontiguousarray(Xd.T), entry.spec(g[keep], coef0, deg),
                                                    T, a, bias, K_sel, tol, n_threads)
         selection = keep[sel]

@@ -130,6 +130,13 @@ def _rbf_network_learn_gamma(dtype):
     fastrbf.rbf_network(X, y, gamma=2.0, n_centers=5, seed=0, learn_gamma=True, max_gamma_iter=3).predict(X[:5])
 
 
+def _rbf_network_forward(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.rbf_network(X, y, gamma=2.0, centers="forward", n_centers=5).predict(X[:5])
+
+
 def _kmeans(dtype):
     import fastrbf
 
@@ -273,6 +280,7 @@ TARGETS = {
     "random_fourier": _random_fourier,
     "rbf_network": _rbf_network,
     "rbf_network[learn_gamma]": _rbf_network_learn_gamma,
+    "rbf_network[forward]": _rbf_network_forward,
     "rbf_vote": _rbf_vote,
     "solve_regularized": _solve_regularized,
     "sqdist": _sqdist,

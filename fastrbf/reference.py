@@ -197,6 +197,53 @@ def rbf_network(X, Y, centers, *, gamma, alpha=0.0, bias=True, kernel="gaussian"
     return W, my - mp @ W
 
 
+def rbf_forward(X, Y, candidates, *, gamma, n_centers, alpha=0.0, bias=True, tol=None, kernel="gaussian",
+                dependent=1e-10):
+    """(selection, relative errors): forward selection of RBF-network centres by brute
+    force.  The full N x C candidate matrix, augmented for the ridge: ``M = [[Phi, 1],
+    [sqrt(alpha) I, 0]]`` against ``[Y; 0]`` (the bias column last, never penalised).  At
+    each step every remaining candidate is added in turn to the chosen columns and least
+    squares refitted by ``numpy.linalg.lstsq``; the candidate of smallest residual (the
+    ridge objective) is chosen, ties to the lowest index.  A candidate whose column,
+    least-squares projected on the chosen ones, leaves a squared norm at most
+    ``dependent`` times its own is skipped.  The errors are the residual after each
+    chosen centre over ``sum ||y - mean(y)||^2``; stops after ``n_centers``, below ``tol``
+    or when no candidate is left."""
+    Phi = rbf_design(X, candidates, gamma=gamma, kernel=kernel)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y2 = Y.reshape(Y.shape[0], -1)
+    N, C = Phi.shape
+    M = np.vstack([np.hstack([Phi, np.ones((N, 1))]), np.hstack([np.sqrt(alpha) * np.eye(C), np.zeros((C, 1))])])
+    Ya = np.vstack([Y2, np.zeros((C, Y2.shape[1]))])
+    den = float(np.sum((Y2 - Y2.mean(axis=0)) ** 2)) or 1.0
+    chosen: list[int] = []
+    errors: list[float] = []
+    base = [C] if bias else []
+    while len(chosen) < n_centers:
+        S = base + chosen
+        cols = M[:, :C]
+        if S:
+            proj = M[:, S] @ np.linalg.lstsq(M[:, S], cols, rcond=None)[0]
+            left = np.sum((cols - proj) ** 2, axis=0)
+        else:
+            left = np.sum(cols**2, axis=0)
+        obj = np.full(C, np.inf)
+        for j in range(C):
+            if j in chosen or not left[j] > dependent * np.sum(cols[:, j] ** 2):
+                continue
+            A = M[:, [*S, j]]
+            sol = np.linalg.lstsq(A, Ya, rcond=None)[0]
+            obj[j] = np.sum((Ya - A @ sol) ** 2)
+        if not np.isfinite(obj).any():
+            break
+        j = int(np.argmin(obj))
+        chosen.append(j)
+        errors.append(obj[j] / den)
+        if tol is not None and errors[-1] < tol:
+            break
+    return np.array(chosen, dtype=np.int64), np.array(errors)
+
+
 # ---------------------------------------------------------------- neighbours
 def knn(X, Xq, k):
     """(indices, squared distances) of the k nearest: full distance rows, stable argsort."""

@@ -401,6 +401,13 @@ class RBFNetwork:
     length_scale : ndarray of shape (d,) or None
         Per-feature widths the kernel sees the data through (``centers`` are in the
         data's own units).
+    selection : ndarray of shape (K,), int64, or None
+        With ``centers="forward"``: the chosen candidates' indices into the candidate
+        set, in the order they were chosen (``centers[i]`` is candidate
+        ``selection[i]``).
+    selection_error : ndarray of shape (K,) or None
+        With ``centers="forward"``: the relative training error after each added centre
+        (non-increasing; see :func:`rbf_network`'s ``tol``).
 
     Examples
     --------
@@ -422,6 +429,8 @@ class RBFNetwork:
     single_output: bool
     error_history: np.ndarray | None = None
     length_scale: np.ndarray | None = None
+    selection: np.ndarray | None = None
+    selection_error: np.ndarray | None = None
 
     @overload
     def decision_function(self, X: ArrayLike, *, return_grad: Literal[False] = False,

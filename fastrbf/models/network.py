@@ -30,6 +30,7 @@ from .._typing import ArrayLike, KernelArg, Seed, Threads
 from ..cluster import kmeans_named
 from ..kernels import KERNELS, check_kernel, check_params, kernel_value
 from ..linalg import check_alpha
+from . import forward as _fwd
 from .common import RBFNetwork, as_targets, class_codes, model_data, network_targets, owned
 
 _F64 = np.dtype(np.float64)
@@ -94,6 +95,7 @@ def tsqr(C, X, spec, T, n_threads, Xt=None):
 def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int | None = None,
                 centers: str | ArrayLike = "kmeans", alpha: float = 0.0, bias: bool = True, kernel: KernelArg = "gaussian",
                 classify: bool = False, seed: Seed = None, max_iter: int = 300, n_init: int = 1,
+                candidates: int | str | ArrayLike | None = None, tol: float | None = None,
                 learn_gamma: bool = False, per_center: bool = False,
                 validation: tuple[ArrayLike, ArrayLike] | None = None, gamma_tol: float = 1e-4,
                 max_gamma_iter: int = 100, n_threads: Threads = None, progress: ProgressArg = False,
@@ -109,11 +111,25 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     Y : array_like of shape (N,) or (N, k)
         Targets; class labels (any values) with ``classify=True``.
     gamma : float or array_like of shape (K,)
-        Width, or one width per centre; > 0.
+        Width, or one width per centre; > 0.  With ``centers="forward"`` one per
+        candidate (shape (C,)); the network keeps those of the chosen centres.
     n_centers : int, optional
-        Number of k-means centres (with ``centers="kmeans"``).
-    centers : "kmeans", "all" or array_like of shape (K, d)
-        k-means centres of ``X``, every training point (the full network), or given.
+        Number of k-means centres (with ``centers="kmeans"``); with ``centers="forward"``
+        the most centres to select (default: as many as there are distinct candidates),
+        at most the number of distinct candidates.
+    centers : "kmeans", "all", "forward" or array_like of shape (K, d)
+        k-means centres of ``X``, every training point (the full network), centres chosen
+        from ``candidates`` by forward selection, or given.  Forward selection
+        (orthogonal least squares, Chen, Cowan & Grant 1991) adds one centre at a time,
+        the candidate that lowers the training error most (summed over the outputs),
+        after the bias, which is always the first column (unpenalised).  With
+        ``alpha > 0`` a candidate is judged by the ridge objective ``||y - Phi_S w - b||^2
+        + alpha ||w||^2`` of the chosen set with it (least squares on the design
+        augmented with ``sqrt(alpha) I``).  The candidates' Gram matrix is made in one
+        pass over the data (C^2 floats of memory); a candidate numerically dependent on
+        the chosen ones (squared norm left after projecting them out at most 1e-10 of its
+        own) is skipped.  The weights of the chosen centres are then solved as for given
+        centres (so ``learn_gamma`` applies to them).
     alpha : float, default 0
         Ridge on the weights (not the bias).  0: the minimum-norm least-squares
         (pseudo-inverse) solution.
@@ -124,7 +140,19 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         Two classes: regression on -1/+1 and the sign; more: one-vs-rest on -1/+1
         targets and the largest score.
     seed, max_iter, n_init :
-        Passed to :func:`fastrbf.kmeans`.
+        Passed to :func:`fastrbf.kmeans`; ``seed`` also draws the subsample of
+        ``candidates``.
+    candidates : None, "all", int or array_like of shape (C, d)
+        With ``centers="forward"``: the candidate centres: every training point
+        (``"all"``), a seeded subsample of that many rows of ``X`` (an int, sorted by
+        row), or given.  None: every training point up to 2000 of them, else a
+        subsample of 2000 rows (the Gram is at most 32 MiB; K << C centres are chosen).
+    tol : float, optional
+        With ``centers="forward"``: stop as soon as the relative training error
+        ``E_K = sum_q ||r_q||^2 / sum_q ||y_q - mean(y_q)||^2`` (``r`` the residual of
+        the least-squares fit of the chosen centres and the bias, plus ``alpha ||W||^2``
+        with a ridge) falls below ``tol``, a number in (0, 1).  None: only
+        ``n_centers`` (or running out of independent candidates) stops.
     learn_gamma : bool, default False
         Learn the width(s) from ``gamma`` on (Gaussian kernel): first a coarse scan of
         ``gamma`` times ``10**k``, ``k`` from -3 to 3 in half decades (the objective at
@@ -162,7 +190,10 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
         With ``error_history`` when ``learn_gamma``: per accepted step, the objective of
         the steps divided by N (the training squared error plus ``alpha ||w||^2``; with
         ``alpha = 0`` a ridge of ``1e-12 N`` is used for the steps, the final weights are
-        solved with ``alpha = 0``), or the validation mean squared error.
+        solved with ``alpha = 0``), or the validation mean squared error.  With
+        ``centers="forward"``: ``selection`` (the chosen candidates' indices into the
+        candidate set, in the order chosen) and ``selection_error`` (``E_K`` after each
+        added centre, non-increasing).
 
     Examples
     --------
@@ -174,6 +205,13 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     >>> net = rbf_network(X, [1.0, -1.0, -1.0, 1.0], centers=np.array([[0.0, 0.2], [1.0, 0.7]]), gamma=1.0)
     >>> print(np.round(net.bias, 3), np.round(net.weights[:, 0], 3))
     [-7.848] [7.397 7.823]
+
+    Six centres chosen by forward selection among 40 points:
+
+    >>> X = np.linspace(0, 1, 40)[:, None]
+    >>> net = rbf_network(X, np.sin(6 * X[:, 0]), centers="forward", n_centers=6, gamma=10.0)
+    >>> net.selection.shape, bool(net.selection_error[-1] < 1e-3)
+    ((6,), True)
     """
     entry = check_kernel(kernel)
     Xa = model_data(X, "X")
@@ -184,12 +222,29 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, "rbf_network")
     Ca = None if isinstance(centers, str) else model_data(centers, "centers")
-    K = check_centers_arg(centers if Ca is None else Ca, n_centers, n, d)
+    forward = isinstance(centers, str) and centers == "forward"
+    if forward:  # K: the candidates (their widths), K_sel: the most centres to select
+        tol = _fwd.check_tol(tol)
+        rows = _fwd.candidate_rows(candidates, n, rng)
+        Cand = _v.to_dtype(Xa[rows] if rows is not None else model_data(candidates, "candidates"), _F64,
+                           "candidates")
+        _v.check_features(Xa, Cand, "X", "candidates")
+        K = Cand.shape[0]
+    else:
+        _fwd.check_forward_unused(candidates, tol)
+        K = check_centers_arg(centers if Ca is None else Ca, n_centers, n, d)
     g, _ = _v.check_gamma(gamma, K, _F64)
     g = owned(g, gamma)
+    if forward:
+        keep = _fwd.distinct_candidates(Cand, g)
+        K_sel = _fwd.check_n_select(n_centers, keep.shape[0])
+    else:
+        K_sel = K
     deg, coef0 = check_params(entry, 3, 1.0)
     ls = _v.check_length_scale(length_scale, d)
-    _check_network_memory(n, d, K, T.shape[1], centers, n_threads)
+    _check_network_memory(n, d, K_sel, T.shape[1], centers, n_threads)
+    if forward:
+        _fwd.check_gram_memory(n, d, keep.shape[0], T.shape[1], K_sel, n_threads)
     Xd = _v.to_dtype(Xa, _F64, "X")
     C_data = None  # the centres in the data's units, when the fit runs on rescaled data
     if ls is not None:  # the whole fit on the rescaled data (k-means too); the centres kept in the data's units
@@ -197,10 +252,18 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
             (owned(Xd, X) if centers == "all" else None)
         Xd = _v.scale_features(Xd, ls, _F64, "X")
         Ca = None if Ca is None else _v.scale_features(Ca, ls, _F64, "centers")
+    selection = selection_error = None
     if Ca is not None:
         C = owned(_v.to_dtype(Ca, _F64, "centers"), centers)
     elif centers == "all":
         C = owned(Xd, X)  # copied only when it is the caller's own array
+    elif forward:
+        Cc = np.ascontiguousarray(Cand[keep] if ls is None else _v.scale_features(Cand[keep], ls, _F64, "candidates"))
+        sel, selection_error = _fwd.forward_select(Cc, Xd, np.ascontiguousarray(Xd.T), entry.spec(g[keep], coef0, deg),
+                                                   T, a, bias, K_sel, tol, n_threads)
+        selection = keep[sel]
+        C, g = Cc[sel], g[selection]
+        C_data = None if ls is None else Cand[selection]
     else:
         if _v.is_int(max_iter) and int(max_iter) > 2**31:
             max_iter = 2**31  # Lloyd stops long before; the compiled loop counts in int64
@@ -252,7 +315,7 @@ def rbf_network(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, n_centers: int 
     dtype = _v.result_dtype(Xa) if classify else _v.result_dtype(Xa, np.asarray(Y))
     if ls is not None:
         C = C * ls if C_data is None else C_data
-    return RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, history, ls)
+    return RBFNetwork(C, g, W, b, kernel_value(entry), classes, dtype, single, history, ls, selection, selection_error)
 
 
 def check_centers_arg(centers, n_centers, n, d, choices=("kmeans", "all")):

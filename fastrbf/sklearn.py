@@ -341,13 +341,16 @@ def _fit_network(est, X, Y, classify):
         raise TypeError(f"`alpha` must be a number; got {alpha!r}.")
     check_alpha(alpha, 1)
     kmeans_centers = isinstance(centers, str) and centers == "kmeans"
-    if kmeans_centers:
+    forward = isinstance(centers, str) and centers == "forward"
+    if not forward and (est.candidates is not None or est.tol is not None):
+        raise ValueError(f'`candidates` and `tol` are used only with centers="forward"; got centers={centers!r}.')
+    if kmeans_centers or forward:
         n_c = _v.check_int(K, "n_centers", 1)
         if n_c > n:
             raise ValueError(f"`n_centers` ({K}) must not exceed the number of samples (n_samples = {n}).")
     elif isinstance(centers, str):
         if centers != "all":
-            raise ValueError(f'`centers` must be "kmeans", "all" or an array; got {centers!r}.')
+            raise ValueError(f'`centers` must be "kmeans", "all", "forward" or an array; got {centers!r}.')
         n_c = n
     else:
         Ca = _v.check_data(centers, "centers")
@@ -355,7 +358,8 @@ def _fit_network(est, X, Y, classify):
         _magnitude(Ca, "centers")
         n_c = Ca.shape[0]
     gamma = _gamma(est.gamma, d)
-    _v.check_gamma(gamma, n_c, np.float64)
+    if not forward:  # forward selection: one width, or one per candidate (checked by rbf_network)
+        _v.check_gamma(gamma, n_c, np.float64)
     _check_range(Xr if kmeans_centers or isinstance(centers, str) else
                  np.vstack([Xr, Ca if ls is None else _v.scale_features(Ca, ls, np.float64, "centers")]), kernel,
                  gamma, 3, 1.0, "gamma")
@@ -365,8 +369,9 @@ def _fit_network(est, X, Y, classify):
                    n_init=est.n_init, n_threads=nt, renames={"n_clusters": "n_centers"},
                    replace=((" (with weight > 0)", ""),))
         centers, n_iter = (km.centers if ls is None else km.centers * ls), km.n_iter
+    fwd = {"n_centers": n_c, "candidates": est.candidates, "tol": est.tol, "seed": seed} if forward else {}
     model = _call(rbf_network, X, Y, gamma=gamma, centers=centers, alpha=est.alpha, bias=bias, kernel=kernel,
-                  classify=classify, learn_gamma=learn_gamma, n_threads=nt, length_scale=ls,
+                  classify=classify, learn_gamma=learn_gamma, n_threads=nt, length_scale=ls, **fwd,
                   renames={"bias": "fit_intercept"}, replace=((" with `classify=True`", ""),),
                   remedy=_XY + "rescale them, or use a larger `alpha`.")
     return model, n_iter
@@ -379,6 +384,10 @@ def _network_attributes(est, fitted):
     est.gamma_ = model.gamma
     est.coef_ = model.weights[:, 0] if model.single_output else model.weights
     est.intercept_ = model.bias[0] if model.single_output else model.bias
+    if model.selection is not None:
+        est.selection_ = model.selection
+        est.selection_error_ = model.selection_error
+        est.n_iter_ = int(model.selection.size)  # the selection's steps
 
 
 class _NetworkParams:
@@ -387,7 +396,7 @@ class _NetworkParams:
 
     def __init__(self, n_centers=10, *, gamma=None, alpha=0.0, kernel="gaussian", centers="kmeans",
                  fit_intercept=True, learn_gamma=False, max_iter=300, n_init=1, random_state=None, n_jobs=None,
-                 length_scale=None):
+                 length_scale=None, candidates=None, tol=None):
         self.n_centers = n_centers
         self.gamma = gamma
         self.alpha = alpha
@@ -400,6 +409,8 @@ class _NetworkParams:
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.length_scale = length_scale
+        self.candidates = candidates
+        self.tol = tol
 
 
 class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
@@ -411,14 +422,17 @@ class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
     Parameters
     ----------
     n_centers : int, default 10
-        Number of k-means centres (``<= n_samples``); ignored unless ``centers="kmeans"``.
+        Number of k-means centres (``<= n_samples``), or the most centres forward
+        selection picks; ignored for ``centers="all"`` or an array.
     gamma : float or array_like of shape (n_centers,), optional
         Width(s); default ``1 / n_features``.
     alpha : float, default 0.0
         Ridge on the output weights (not the bias).
     kernel : str, default "gaussian"
         A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``).
-    centers : "kmeans", "all" or array_like of shape (K, n_features), default "kmeans"
+    centers : "kmeans", "all", "forward" or array_like of shape (K, n_features), default "kmeans"
+        ``"forward"``: orthogonal-least-squares forward selection among ``candidates``
+        (see :func:`fastrbf.rbf_network`).
     fit_intercept : bool, default True
         Fit a bias (fastrbf's ``bias``).
     learn_gamma : bool, default False
@@ -433,6 +447,11 @@ class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
     length_scale : float or array_like of shape (n_features,), optional
         Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
         divided by its scale before the kernel.
+    candidates : None, "all", int or array_like, optional
+        With ``centers="forward"``: the candidate centres (see :func:`fastrbf.rbf_network`).
+    tol : float, optional
+        With ``centers="forward"``: stop once the relative training error is below it.
+
     Attributes
     ----------
     model_ : fastrbf.RBFNetwork
@@ -441,7 +460,10 @@ class RBFNetworkRegressor(_NetworkParams, _MultiOutputRegressor):
     coef_ : ndarray of shape (K,) or (K, n_outputs)
     intercept_ : float or ndarray of shape (n_outputs,)
     n_iter_ : int
-        Iterations of the k-means that placed the centres (0 for given or all centres).
+        Iterations of the k-means that placed the centres, or the steps of forward
+        selection (one per centre); 0 for given or all centres.
+    selection_, selection_error_ : ndarrays, with ``centers="forward"``
+        The chosen candidates in order, and the relative training error after each.
     n_features_in_ : int
     feature_names_in_ : ndarray of str, only when ``X`` had column names
 
@@ -486,11 +508,16 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     length_scale : float or array_like of shape (n_features,), optional
         Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
         divided by its scale before the kernel.
+    candidates : None, "all", int or array_like, optional
+        With ``centers="forward"``: the candidate centres (see :func:`fastrbf.rbf_network`).
+    tol : float, optional
+        With ``centers="forward"``: stop once the relative training error is below it.
+
     Attributes
     ----------
     model_ : fastrbf.RBFNetwork
     classes_ : ndarray of shape (n_classes,)
-    centers_, gamma_, coef_, intercept_, n_iter_ :
+    centers_, gamma_, coef_, intercept_, n_iter_, selection_, selection_error_ :
         As :class:`RBFNetworkRegressor` (one output column per one-vs-rest score).
     n_features_in_ : int
     feature_names_in_ : ndarray of str, only when ``X`` had column names

@@ -224,3 +224,22 @@ def test_dask_equals_in_memory(rng):
             np.testing.assert_allclose(net.selection_error, ref.selection_error, rtol=1e-8)
             np.testing.assert_allclose(net.centers, ref.centers, rtol=1e-15)
             np.testing.assert_allclose(net.weights, ref.weights, rtol=0, atol=1e-10 * np.abs(ref.weights).max())
+
+
+def test_sklearn_estimators_pass_forward_selection_through(rng):
+    from fastrbf.sklearn import RBFNetworkClassifier, RBFNetworkRegressor
+
+    X = rng.uniform(0, 1, (120, 2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1]
+    est = RBFNetworkRegressor(8, gamma=5.0, centers="forward", candidates=60, random_state=0).fit(X, y)
+    ref = fastrbf.rbf_network(X, y, gamma=5.0, centers="forward", n_centers=8, candidates=60, seed=0)
+    np.testing.assert_array_equal(est.centers_, ref.centers)
+    np.testing.assert_array_equal(est.selection_, ref.selection)
+    np.testing.assert_array_equal(est.selection_error_, ref.selection_error)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-12, atol=1e-12)
+    labels = np.where(y > np.median(y), "hi", "lo")
+    clf = RBFNetworkClassifier(6, gamma=5.0, centers="forward", tol=1e-3).fit(X, labels)
+    ref = fastrbf.rbf_network(X, labels, gamma=5.0, centers="forward", n_centers=6, tol=1e-3, classify=True)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+    with pytest.raises(ValueError, match='`candidates` and `tol` are used only with centers="forward"'):
+        RBFNetworkRegressor(8, tol=0.1).fit(X, y)

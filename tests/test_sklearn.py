@@ -27,6 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ESTIMATORS = [
     fsk.RBFNetworkRegressor(),
+    fsk.RBFNetworkRegressor(centers="forward"),  # centres by forward selection
     fsk.RBFNetworkClassifier(),
     fsk.KernelRidge(),
     fsk.KernelRidge(solver="nystrom-pcg"),  # all points as landmarks on the checks' small data
@@ -447,7 +448,7 @@ _RENAMED = [
     (fsk.RBFNetworkRegressor(3), "alpha", [1.0, 2.0], TypeError, "`alpha` must be a number"),
     (fsk.RBFNetworkRegressor(3), "gamma", "a", TypeError, "`gamma` must be a number or a 1-D array"),
     (fsk.RBFNetworkRegressor(3), "gamma", np.ones(4), ValueError, r"`gamma` must be a scalar or a 1-D array .* \(3\)"),
-    (fsk.RBFNetworkRegressor(3), "centers", "grid", ValueError, '`centers` must be "kmeans", "all" or an array'),
+    (fsk.RBFNetworkRegressor(3), "centers", "grid", ValueError, '`centers` must be "kmeans", "all", "forward" or an array'),
     (fsk.RBFNetworkRegressor(3), "n_centers", 2.5, TypeError, "`n_centers` must be an int >= 1; got 2.5"),
     (fsk.RBFNetworkRegressor(3, kernel="cubic"), "learn_gamma", True, ValueError,
      "`learn_gamma` needs the 'gaussian' `kernel`; got kernel='cubic'"),

@@ -3,8 +3,9 @@
 ``tiles`` holds the building blocks shared by the families (a row or two of distances
 against a chunk of columns, the kernel function applied in cache); ``pairwise`` the
 kernels of the pairwise engine (``sqdist``, ``gram``, ``gram_matvec``); ``lloyd``,
-``seeding``, ``bounds`` and ``sparse_lloyd`` (CSR data) k-means; ``neighbors``; ``linalg`` the solves; ``network`` the RBF network;
-``falkon`` Nystroem kernel ridge; ``gp``; ``features`` random Fourier features;
-``kernels``, ``exp``, ``trig`` the kernel functions and their vectorised maths;
+``seeding``, ``bounds`` and ``sparse_lloyd`` (CSR data) k-means; ``neighbors``;
+``linalg`` the solves; ``network`` the RBF network and ``forward`` its forward
+selection; ``falkon`` Nystroem kernel ridge; ``gp``; ``features`` random Fourier
+features; ``kernels``, ``exp``, ``trig`` the kernel functions and their vectorised maths;
 ``lapack`` LAPACK called from numba; ``_decorators`` the one decorator factory.
 """

@@ -197,8 +197,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         return local_interpolant(Xd, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree, a,
                                  neighbors, powers, coef0)
     if method == "pu":
-        pp = PATCH_POINTS if patch_points is None else _v.check_int(patch_points, "patch_points", 1,
-                                                                    type_error=ValueError)
+        pp = PATCH_POINTS if patch_points is None else _v.check_int(patch_points, "patch_points", 1)
         Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
         return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree,
                                       np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)), ls, powers, coef0, pp,

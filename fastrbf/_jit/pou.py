@@ -25,10 +25,10 @@ float64 accumulator, so results are bitwise the same for any thread count.
 import numpy as np
 
 from ._decorators import jit, jit_inline, pjit
-from .grad import value_and_deriv
+from .grad import diff_dot64, value_and_deriv
 from .kernels import apply_kernel
 from .local import _monomials
-from .tiles import chunk_row
+from .tiles import chunk_row, dot64
 
 OK, TOO_FEW, TAIL_RANK, DUPLICATE, NOT_PD = 0, 1, 2, 3, 4
 QB = 16  # query rows per task
@@ -180,6 +180,9 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
     #      monomials; status (P,) OK or the code of what makes it ill-posed, info (P, 2)
     #      two rows of Xs (duplicates) or the column of a Cholesky breakdown; resid (P,)
     #      max |s_j(x_i) - y_i| over the patch's points
+    # Every inner loop runs along a row (the dot products by dot64), so the system is
+    # worked on by rows: A <- H A by row updates, A <- A H and the Cholesky factor by
+    # dot products of rows, the targets as rows of Bt.
     d = Xs.shape[1]
     t = Ys.shape[1]
     q = powers.shape[0]
@@ -188,14 +191,15 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
         pm = max(pm, ptr[j + 1] - ptr[j])
     A = np.empty((pm, pm))
     A0 = np.empty((pm, pm))
-    B = np.empty((pm, t))
-    V = np.empty((pm, q))  # monomials, then the Householder vectors
-    P0 = np.empty((pm, q))
+    Bt = np.empty((t, pm))
+    P0 = np.empty((pm, q))  # the monomials
+    V = np.empty((pm, q))  # QR work: Householder vectors, below the diagonal
+    Vt = np.zeros((q, pm))  # the same vectors as rows
     R = np.zeros((q, q))
     tau = np.empty(q)
     xt = np.empty((d, pm))
     xr = np.empty((pm, d))
-    u = np.empty(pm)
+    w = np.empty(pm)
     nodot = np.bool_(False)
     for j in range(lo_, hi_):
         j0 = ptr[j]
@@ -217,9 +221,9 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
             shift[j, a] = (mx + mn) / 2
             sc = (mx - mn) / 2
             scale[j, a] = sc if sc != 0.0 else 1.0
-        for i in range(p):
-            row = A[i, :p]
-            chunk_row(xr, i, xt, 0, p, nodot, row)
+        for i in range(p):  # the lower triangle (each kernel value once), then mirrored
+            row = A[i, :i + 1]
+            chunk_row(xr, i, xt, 0, i + 1, nodot, row)
             ai = alpha[members[j0 + i]]
             if ai == 0.0 and status[j] == OK:
                 for b in range(i):
@@ -228,19 +232,19 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
                         info[j, 0] = members[j0 + b]
                         info[j, 1] = members[j0 + i]
                         break
-            apply_kernel(phi, row, g[:p], c, degree)
+            apply_kernel(phi, row, g[:i + 1], c, degree)
             A[i, i] += ai
+            for b in range(i):
+                A[b, i] = row[b]
             _monomials(xr[i], shift[j], scale[j], powers, P0[i])
             for r in range(t):
-                B[i, r] = Ys[members[j0 + i], r]
+                Bt[r, i] = Ys[members[j0 + i], r]
         if status[j] != OK:
             continue
         for i in range(p):
-            for b in range(p):
-                A0[i, b] = A[i, b]
-            for k in range(q):
-                V[i, k] = P0[i, k]
-        # Householder QR of the monomials: H_k = I - tau_k v_k v_k^T, v_k in V[k:, k]
+            A0[i, :p] = A[i, :p]
+            V[i, :] = P0[i, :]
+        # Householder QR of the monomials: H_k = I - tau_k v_k v_k^T, v_k = Vt[k, k:p]
         tol = RANK_TOL * np.sqrt(np.float64(p))
         for k in range(q):
             nrm = 0.0
@@ -265,38 +269,34 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
                 for i in range(k, p):
                     V[i, cc] -= s * V[i, k]
                 R[k, cc] = V[k, cc]
+            Vt[k, :k] = 0.0
+            for i in range(k, p):
+                Vt[k, i] = V[i, k]
         if status[j] != OK:
             continue
-        # A <- Q^T A Q, B <- Q^T B
+        # A <- Q^T A Q by symmetric rank-2 updates, H A H = A - v w^T - w v^T with
+        # u = tau A v, w = u - (tau / 2) (v^T u) v (one pass to form u, one to update);
+        # Bt <- (Q^T B)^T
         for k in range(q):
-            for col in range(p):
-                s = 0.0
+            v = Vt[k, :p]  # zero before k
+            for i in range(p):
+                w[i] = tau[k] * dot64(A[i, k:p], v[k:p])
+            gam = 0.5 * tau[k] * dot64(v[k:p], w[k:p])
+            for i in range(p):
+                w[i] -= gam * v[i]
+            for i in range(p):
+                vi = v[i]
+                wi = w[i]
+                for b in range(p):
+                    A[i, b] -= vi * w[b] + wi * v[b]
+            for r in range(t):
+                f = tau[k] * dot64(Bt[r, k:p], v[k:p])
                 for i in range(k, p):
-                    s += V[i, k] * A[i, col]
-                s *= tau[k]
-                for i in range(k, p):
-                    A[i, col] -= s * V[i, k]
-            for col in range(t):
-                s = 0.0
-                for i in range(k, p):
-                    s += V[i, k] * B[i, col]
-                s *= tau[k]
-                for i in range(k, p):
-                    B[i, col] -= s * V[i, k]
-        for k in range(q):
-            for row in range(p):
-                s = 0.0
-                for i in range(k, p):
-                    s += A[row, i] * V[i, k]
-                s *= tau[k]
-                for i in range(k, p):
-                    A[row, i] -= s * V[i, k]
-        # Cholesky of the trailing block (lower triangle, row by row)
+                    Bt[r, i] -= f * v[i]
+        # Cholesky of the trailing block: its lower triangle, row by row
         for i in range(q, p):
             for b in range(q, i + 1):
-                s = A[i, b]
-                for k in range(q, b):
-                    s -= A[i, k] * A[b, k]
+                s = A[i, b] - dot64(A[i, q:b], A[b, q:b])
                 if b < i:
                     A[i, b] = s / A[b, b]
                 elif s > 0.0:
@@ -310,43 +310,33 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
         if status[j] != OK:
             continue
         for r in range(t):
-            for i in range(q, p):  # forward: L y = b2
-                s = B[i, r]
+            y = Bt[r]
+            for i in range(q, p):  # L u = b2
+                y[i] = (y[i] - dot64(A[i, q:i], y[q:i])) / A[i, i]
+            for i in range(p - 1, q - 1, -1):  # L^T z = u, column by column of L^T (rows of L)
+                y[i] /= A[i, i]
+                zi = y[i]
                 for k in range(q, i):
-                    s -= A[i, k] * B[k, r]
-                B[i, r] = s / A[i, i]
-            for i in range(p - 1, q - 1, -1):  # backward: L^T z = y
-                s = B[i, r]
-                for k in range(i + 1, p):
-                    s -= A[k, i] * B[k, r]
-                B[i, r] = s / A[i, i]
+                    y[k] -= A[i, k] * zi
             for i in range(q - 1, -1, -1):  # R c = b1 - (Q^T A Q)[:q, q:] z
-                s = B[i, r]
-                for k in range(q, p):
-                    s -= A[i, k] * B[k, r]
+                s2 = y[i] - dot64(A[i, q:p], y[q:p])
                 for k in range(i + 1, q):
-                    s -= R[i, k] * coef[j, k, r]
-                coef[j, i, r] = s / R[i, i]
-            for i in range(p):  # w = Q [0; z]
-                u[i] = B[i, r] if i >= q else 0.0
+                    s2 -= R[i, k] * coef[j, k, r]
+                coef[j, i, r] = s2 / R[i, i]
+            y[:q] = 0.0  # w = Q [0; z]
             for k in range(q - 1, -1, -1):
-                s = 0.0
+                v = Vt[k, k:p]
+                f = tau[k] * dot64(y[k:p], v)
                 for i in range(k, p):
-                    s += V[i, k] * u[i]
-                s *= tau[k]
-                for i in range(k, p):
-                    u[i] -= s * V[i, k]
-            for i in range(p):
-                Wt[r, j0 + i] = u[i]
+                    y[i] -= f * v[i - k]
+            Wt[r, j0:j0 + p] = y[:p]
         worst = 0.0
-        for i in range(p):
-            for r in range(t):
-                s = -Ys[members[j0 + i], r]
-                for b in range(p):
-                    s += A0[i, b] * Wt[r, j0 + b]
+        for r in range(t):
+            for i in range(p):
+                s3 = dot64(A0[i, :p], Wt[r, j0:j0 + p]) - Ys[members[j0 + i], r]
                 for k in range(q):
-                    s += P0[i, k] * coef[j, k, r]
-                worst = max(worst, abs(s))
+                    s3 += P0[i, k] * coef[j, k, r]
+                worst = max(worst, abs(s3))
         resid[j] = worst
 
 
@@ -408,7 +398,7 @@ def blend(lo_, hi_, Xq, order, Pt, Wt, ptr, coef, shift, scale, centers, rho, ce
     q = powers.shape[0]
     pm = g.shape[0]
     kv = np.empty(pm)
-    ev = np.empty(pm)
+    ev = np.empty(2 * pm)
     pv = np.empty(q)
     pg = np.empty((q, d))
     S = np.empty(t)
@@ -488,17 +478,17 @@ def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degr
         apply_kernel(phi, kk, g[:p], c, degree)
         _monomials(Xq[i], shift[j], scale[j], powers, pv)
     for r in range(t):
-        s = 0.0
-        for b in range(p):
-            s += kk[b] * Wt[r, j0 + b]
+        wr = Wt[r, j0:j0 + p]
+        s = dot64(kk, wr)
         for k in range(q):
             s += pv[k] * coef[j, k, r]
         sv[r] = s
         if want_grad:
+            bb = ev[p:2 * p]
+            for b in range(p):
+                bb[b] = ev[b] * wr[b]
             for a in range(d):
-                ga = 0.0
-                for b in range(p):
-                    ga += ev[b] * Wt[r, j0 + b] * (Xq[i, a] - Pt[a, j0 + b])
+                ga = diff_dot64(bb, Xq[i, a], Pt[a, j0:j0 + p])
                 for k in range(q):
                     ga += pg[k, a] * coef[j, k, r]
                 sg[r, a] = ga

@@ -51,7 +51,7 @@ from .common import (
     polynomial_matrix,
 )
 from .local import LocalInterpolant, local_interpolant
-from .pou import PATCH_POINTS, PartitionOfUnityInterpolant, fit_partition_of_unity
+from .pou import PATCH_POINTS, LocalSystem, PartitionOfUnityInterpolant, fit_partition_of_unity
 
 _F64 = np.dtype(np.float64)
 
@@ -199,9 +199,10 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     if method == "pu":
         pp = PATCH_POINTS if patch_points is None else _v.check_int(patch_points, "patch_points", 1)
         Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
-        return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree,
-                                      np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)), ls, powers, coef0, pp,
-                                      n_threads)
+        local = LocalSystem(entry, kernel_value(entry), g, degree, powers, coef0)
+        return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), local,
+                                      np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), (n,))), ls,
+                                      pp, n_threads)
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
     scale = (hi - lo) / 2

@@ -64,7 +64,7 @@ Decisions:
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Literal, overload
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -267,85 +267,157 @@ def _fmt(c):
     return "(" + ", ".join(f"{v:.6g}" for v in c) + ")"
 
 
-def fit_partition_of_unity(Xk, T, single, dtype, entry, kernel, gamma, degree, alpha, ls, powers, coef0, patch_points,
-                           n_threads):
-    """The :class:`PartitionOfUnityInterpolant` of checked data (``Xk`` float64, divided
-    by ``ls`` if given; ``T`` (n, k) float64) and parameters."""
-    n, d = Xk.shape
-    k = T.shape[1]
-    q = powers.shape[0]
-    lo = Xk.min(axis=0)
-    hi = Xk.max(axis=0)
+class Covering(NamedTuple):
+    """The grid of a covering (``lo``, cell sizes, counts, inverse sizes, row-major
+    strides), its patch centres (the cells' centres, row-major) and the least radius of
+    a patch's points."""
+
+    lo: np.ndarray
+    cell: np.ndarray
+    counts: np.ndarray
+    inv: np.ndarray
+    strides: np.ndarray
+    centers: np.ndarray
+    rho0: float
+
+
+class LocalSystem(NamedTuple):
+    """What every patch solves: the kernel entry and value, gamma, the tail's degree and
+    monomials, coef0."""
+
+    entry: Any
+    kernel: KernelArg
+    gamma: float
+    degree: int
+    powers: np.ndarray
+    coef0: float
+
+
+class Patches(NamedTuple):
+    """The solved patches of a range of patch ids (the arrays of
+    :class:`PartitionOfUnityInterpolant` for them, and per patch its status, the two
+    global rows of a duplicate or the column of a breakdown, and its residual)."""
+
+    sizes: np.ndarray
+    Pt: np.ndarray
+    Wt: np.ndarray
+    coef: np.ndarray
+    shift: np.ndarray
+    scale: np.ndarray
+    status: np.ndarray
+    info: np.ndarray
+    resid: np.ndarray
+
+
+def covering(lo: np.ndarray, hi: np.ndarray, n: int, patch_points: int) -> Covering:
+    """The covering of the box ``lo:hi`` of ``n`` points (see :func:`grid_for`)."""
+    d = lo.shape[0]
     cell, counts, rho0 = grid_for(lo, hi, n, patch_points)
     n_cells = int(np.prod(counts))
     _v.check_memory(8 * n_cells * (3 * d + 8), f"partition_of_unity: the {n_cells} patches", "use a larger "
                     "`patch_points`.")
     glo, inv, counts, strides = _grid_arrays(lo, cell, counts)
+    axes = [lo[a] + (np.arange(counts[a]) + 0.5) * cell[a] for a in range(d)]
+    centers = np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+    return Covering(glo, cell, counts, inv, strides, np.ascontiguousarray(centers), rho0)
+
+
+def point_radii(cov: Covering, kth_sqdist: np.ndarray) -> np.ndarray:
+    """The radius of each patch's points: the covering's, or enlarged to reach the
+    ``patch_points``-th nearest point (``kth_sqdist``, its squared distance)."""
+    return np.maximum(cov.rho0, np.sqrt(kth_sqdist) * (1 + 1e-6))
+
+
+def solve_patches(cov: Covering, centers: np.ndarray, rho: np.ndarray, X: np.ndarray, T: np.ndarray,
+                  alpha: np.ndarray, index: np.ndarray, local: LocalSystem, n_threads) -> Patches:
+    """Solve the patches ``centers``, ``rho`` (a range of the covering's) from the points
+    ``X`` (float64, every point within their radii among them, any order; ``T``,
+    ``alpha`` alike, ``index`` their global rows): the points are put in the order of
+    (cell, global row), so a patch's system does not depend on which other points came."""
+    n, d = X.shape
+    k = T.shape[1]
+    q = local.powers.shape[0]
+    P = centers.shape[0]
     cells = np.empty(n, dtype=np.int64)
-    _jp.cells_of.run(n_threads, Xk, glo, inv, counts, strides, cells)
-    order = np.argsort(cells, kind="stable")
-    Xs = np.ascontiguousarray(Xk[order])
+    _jp.cells_of.run(n_threads, X, cov.lo, cov.inv, cov.counts, cov.strides, cells)
+    order = np.lexsort((index, cells))
+    Xs = np.ascontiguousarray(X[order])
     Ts = np.ascontiguousarray(T[order])
     As = np.ascontiguousarray(alpha[order])
-    cell_start = _ptr(np.bincount(cells, minlength=n_cells).astype(np.int64))
+    rows = index[order]
+    cell_start = _ptr(np.bincount(cells, minlength=int(np.prod(cov.counts))).astype(np.int64))
     del cells
-    # the patch centres: the centres of the cells, row-major
-    axes = [lo[a] + (np.arange(counts[a]) + 0.5) * cell[a] for a in range(d)]
-    centers = np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1) if d else np.zeros((1, 0))
-    centers = np.ascontiguousarray(centers)
-    kmin = min(n, patch_points)
-    _, d2 = knn(Xs, centers, kmin, n_threads=n_threads)
-    rho = np.maximum(rho0, np.sqrt(d2[:, -1]) * (1 + 1e-6))
-    del d2
-    ptr = np.zeros(n_cells + 1, dtype=np.int64)
+    ptr = np.zeros(P + 1, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
-    _jp.patch_members.run(n_threads, centers, rho, Xs, cell_start, glo, inv, counts, strides, False, ptr, none)
+    _jp.patch_members.run(n_threads, centers, rho, Xs, cell_start, cov.lo, cov.inv, cov.counts, cov.strides, False,
+                          ptr, none)
     np.cumsum(ptr, out=ptr)
     S = int(ptr[-1])
     sizes = np.diff(ptr)
-    pmax = int(sizes.max())
+    pmax = int(sizes.max()) if P else 0
     _v.check_memory(S * (8 * (d + k) + 8) + 8 * 4 * pmax * pmax,
                     f"partition_of_unity: {S} patch points (largest patch {pmax})",
                     "use a smaller `patch_points` (clustered data make large patches: spread them, or fit the "
                     "clusters separately).")
     members = np.empty(S, dtype=np.int64)
-    _jp.patch_members.run(n_threads, centers, rho, Xs, cell_start, glo, inv, counts, strides, True, ptr, members)
-    spec = entry.spec(np.full(max(1, pmax), gamma), coef0, 1)
-    Pt = np.empty((d, S))
-    Wt = np.empty((k, S))
-    coef = np.zeros((n_cells, q, k))
-    shift = np.zeros((n_cells, d))
-    scale = np.ones((n_cells, d))
-    status = np.zeros(n_cells, dtype=np.int64)
-    info = np.zeros((n_cells, 2), dtype=np.int64)
-    resid = np.zeros(n_cells)
-    _jp.patch_fit.run(n_threads, ptr, members, Xs, Ts, As, powers, spec.phi, spec.g, spec.c, spec.degree,
-                      Pt, Wt, coef, shift, scale, status, info, resid)
+    _jp.patch_members.run(n_threads, centers, rho, Xs, cell_start, cov.lo, cov.inv, cov.counts, cov.strides, True,
+                          ptr, members)
+    spec = local.entry.spec(np.full(max(1, pmax), local.gamma), local.coef0, 1)
+    out = Patches(sizes, np.empty((d, S)), np.empty((k, S)), np.zeros((P, q, k)), np.zeros((P, d)), np.ones((P, d)),
+                  np.zeros(P, dtype=np.int64), np.zeros((P, 2), dtype=np.int64), np.zeros(P))
+    _jp.patch_fit.run(n_threads, ptr, members, Xs, Ts, As, local.powers, spec.phi, spec.g, spec.c, spec.degree,
+                      out.Pt, out.Wt, out.coef, out.shift, out.scale, out.status, out.info, out.resid)
+    dup = out.status == _jp.DUPLICATE
+    out.info[dup] = rows[out.info[dup]]  # the duplicates' global rows
+    return out
+
+
+def finish(cov: Covering, rho: np.ndarray, parts: list[Patches], local: LocalSystem, alpha: np.ndarray,
+           ls: np.ndarray | None, dtype: np.dtype, single: bool, y_max: float) -> "PartitionOfUnityInterpolant":
+    """The model from the solved patches (in the order of the patch ids), or the error
+    or warning of the first ill-posed or ill-conditioned patch."""
+    p = Patches(*(np.concatenate(arrs, axis=1 if name in ("Pt", "Wt") else 0)
+                  for name, arrs in zip(Patches._fields, zip(*parts, strict=True), strict=True)))
+    centers = cov.centers
     unit = 1.0 if ls is None else ls
-    if status.any():
-        _raise_for(status, info, sizes, centers * unit, order, q, degree)
-    _v.check_result(Wt, "The model's weight matrix", "`Y`, `alpha` and `gamma`",
+    if p.status.any():
+        _raise_for(p.status, p.info, p.sizes, centers * unit, local.powers.shape[0], local.degree)
+    _v.check_result(p.Wt, "The model's weight matrix", "`Y`, `alpha` and `gamma`",
                     "rescale `Y`, or use a larger `alpha` (or `gamma`).")
-    big = float(np.abs(T).max()) if T.size else 0.0
-    worst = int(np.argmax(resid))
-    if resid[worst] > 1e-6 * big:
+    worst = int(np.argmax(p.resid))
+    if p.resid[worst] > 1e-6 * y_max:
         warnings.warn(f"The local system of the patch centred at {_fmt(centers[worst] * unit)} reproduces `Y` only "
-                      f"to {resid[worst] / max(big, 1e-300):.1e} relative (ill-conditioned). Use a smoothing `alpha` "
-                      "> 0, a larger `gamma` (kernels that are not scale invariant), or remove near-duplicate points.",
-                      scipy.linalg.LinAlgWarning, stacklevel=3)
+                      f"to {p.resid[worst] / max(y_max, 1e-300):.1e} relative (ill-conditioned). Use a smoothing "
+                      "`alpha` > 0, a larger `gamma` (kernels that are not scale invariant), or remove near-duplicate "
+                      "points.", scipy.linalg.LinAlgWarning, stacklevel=4)
+    n_cells = centers.shape[0]
     cell_ptr = np.zeros(n_cells + 1, dtype=np.int64)
-    rho = rho / MARGIN  # the weights' radii
-    _jp.cell_patches(centers, rho, glo, cell, inv, counts, strides, False, cell_ptr, none)
+    none = np.empty(0, dtype=np.int64)
+    radii = rho / MARGIN  # the weights' radii
+    _jp.cell_patches(centers, radii, cov.lo, cov.cell, cov.inv, cov.counts, cov.strides, False, cell_ptr, none)
     np.cumsum(cell_ptr, out=cell_ptr)
     patches = np.empty(int(cell_ptr[-1]), dtype=np.int64)
-    _jp.cell_patches(centers, rho, glo, cell, inv, counts, strides, True, cell_ptr, patches)
+    _jp.cell_patches(centers, radii, cov.lo, cov.cell, cov.inv, cov.counts, cov.strides, True, cell_ptr, patches)
     return PartitionOfUnityInterpolant(
-        centers, rho, sizes, Pt, Wt, coef, shift, scale, np.ascontiguousarray(powers, dtype=np.int64), glo,
-        cell, counts, cell_ptr, patches, kernel, float(gamma), int(degree), float(coef0),
-        np.ascontiguousarray(np.broadcast_to(alpha, (n,)), dtype=np.float64), ls, dtype, single)
+        centers, radii, p.sizes, p.Pt, p.Wt, p.coef, p.shift, p.scale,
+        np.ascontiguousarray(local.powers, dtype=np.int64), cov.lo, cov.cell, cov.counts, cell_ptr, patches,
+        local.kernel, float(local.gamma), int(local.degree), float(local.coef0), alpha, ls, dtype, single)
 
 
-def _raise_for(status, info, sizes, centers, order, q, degree):
+def fit_partition_of_unity(Xk, T, single, dtype, local, alpha, ls, patch_points, n_threads):
+    """The :class:`PartitionOfUnityInterpolant` of checked data (``Xk`` float64, divided
+    by ``ls`` if given; ``T`` (n, k) float64; ``alpha`` (n,)) and parameters: the
+    in-memory passes (one group of all the patches and all the points)."""
+    n = Xk.shape[0]
+    cov = covering(Xk.min(axis=0), Xk.max(axis=0), n, patch_points)
+    _, d2 = knn(Xk, cov.centers, min(n, patch_points), n_threads=n_threads)
+    rho = point_radii(cov, d2[:, -1])
+    del d2
+    part = solve_patches(cov, cov.centers, rho, Xk, T, alpha, np.arange(n, dtype=np.int64), local, n_threads)
+    return finish(cov, rho, [part], local, alpha, ls, dtype, single, float(np.abs(T).max()) if T.size else 0.0)
+
+
+def _raise_for(status, info, sizes, centers, q, degree):
     j = int(np.flatnonzero(status)[0])
     where = f"the patch centred at {_fmt(centers[j])} ({int(sizes[j])} data points)"
     code = int(status[j])
@@ -356,7 +428,7 @@ def _raise_for(status, info, sizes, centers, order, q, degree):
         raise ValueError(f"The points of {where} do not determine a polynomial of degree {degree} (they lie on a "
                          "line or a plane, or too few are distinct). Use a larger `patch_points` or a lower `degree`.")
     if code == _jp.DUPLICATE:
-        a, b = sorted(int(order[i]) for i in info[j])
+        a, b = sorted(int(i) for i in info[j])
         raise NotPositiveDefiniteError(f"The local system of {where} is singular: `X[{a}]` and `X[{b}]` are the same "
                                        "point with zero smoothing. Remove the duplicates or use a smoothing `alpha` "
                                        "> 0.")

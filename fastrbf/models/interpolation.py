@@ -161,35 +161,15 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         raise ValueError(f"`kernel` must be a radial kernel for interpolation; got {kernel!r}.")
     Xa, Ya = check_xy(X, Y)
     n, d = Xa.shape
-    if gamma is None:
-        if not entry.scale_invariant:
-            raise ValueError(f"`gamma` must be given for the {kernel!r} kernel (it is not scale invariant).")
-        gamma = 1.0
-    g = check_scalar_gamma(gamma)
+    method, local, a, ls = check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d, method,
+                                               neighbors, patch_points)
+    g, degree, powers, coef0 = local.gamma, local.degree, local.powers, local.coef0
     min_degree = entry.min_degree
-    if degree is None:
-        degree = max(min_degree, 0)
-    degree = _v.check_int(degree, "degree", -1, type_error=ValueError)
-    method = _resolve_method(method, n, neighbors, patch_points, degree < min_degree or undeclared(entry, d))
-    if method == "pu" and (degree < min_degree or undeclared(entry, d)):
-        raise ValueError(f"`method` 'pu' needs `degree` >= {min_degree} and a kernel declared (conditionally) positive "
-                         f"definite for the {kernel!r} kernel; got `degree` {degree}. Use method='dense'.")
-    if degree < min_degree:
-        warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
-                      "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=2)
-    a = check_alpha(alpha, n)
-    ls = _v.check_length_scale(length_scale, d)
-    # count the monomials before listing them: C(d + degree, d) grows without bound
-    q = math.comb(d + degree, d) if degree >= 0 else 0
-    if n < q:
-        raise ValueError(f"At least {q} data points are required when `degree` is {degree} and the "
-                         f"number of dimensions is {d}; got {n}.")
+    q = powers.shape[0]
     n_threads = _threads.for_dense(n, d, n_threads)
     Xd = owned(_v.to_dtype(Xa, _F64, "X"), X)
     T, single = as_targets(Ya)
     k = T.shape[1]
-    powers = monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
-    coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
     if neighbors is not None:
         if ls is not None:
             raise ValueError("`length_scale` is not supported with `neighbors`; divide the features of `X` by it "
@@ -197,12 +177,9 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         return local_interpolant(Xd, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree, a,
                                  neighbors, powers, coef0)
     if method == "pu":
-        pp = PATCH_POINTS if patch_points is None else _v.check_int(patch_points, "patch_points", 1)
         Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
-        local = LocalSystem(entry, kernel_value(entry), g, degree, powers, coef0)
-        return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), local,
-                                      np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), (n,))), ls,
-                                      pp, n_threads)
+        return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), local, per_point(a, n), ls,
+                                      PATCH_POINTS if patch_points is None else patch_points, n_threads)
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
     scale = (hi - lo) / 2
@@ -283,6 +260,45 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
                        intercept=np.zeros(k), poly_powers=powers, poly_shift=shift, poly_scale=scale,
                        poly_coef=np.ascontiguousarray(C), dtype=_v.result_dtype(Xa, Ya), single_output=single,
                        jitter=used, length_scale=ls)
+
+
+def check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d, method, neighbors, patch_points):
+    """The checked parameters of an interpolation of ``n`` points in ``d`` dimensions
+    with the kernel ``entry``: (the method, the :class:`LocalSystem`, alpha (a float
+    or (n,)), length_scale or None); warns when ``degree`` is below the kernel's minimum."""
+    if gamma is None:
+        if not entry.scale_invariant:
+            raise ValueError(f"`gamma` must be given for the {kernel!r} kernel (it is not scale invariant).")
+        gamma = 1.0
+    g = check_scalar_gamma(gamma)
+    min_degree = entry.min_degree
+    if degree is None:
+        degree = max(min_degree, 0)
+    degree = _v.check_int(degree, "degree", -1, type_error=ValueError)
+    method = _resolve_method(method, n, neighbors, patch_points, degree < min_degree or undeclared(entry, d))
+    if method == "pu" and (degree < min_degree or undeclared(entry, d)):
+        raise ValueError(f"`method` 'pu' needs `degree` >= {min_degree} and a kernel declared (conditionally) positive "
+                         f"definite for the {kernel!r} kernel; got `degree` {degree}. Use method='dense'.")
+    if method == "pu" and patch_points is not None:
+        _v.check_int(patch_points, "patch_points", 1)
+    if degree < min_degree:
+        warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
+                      "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=3)
+    a = check_alpha(alpha, n)
+    ls = _v.check_length_scale(length_scale, d)
+    # count the monomials before listing them: C(d + degree, d) grows without bound
+    q = math.comb(d + degree, d) if degree >= 0 else 0
+    if n < q:
+        raise ValueError(f"At least {q} data points are required when `degree` is {degree} and the "
+                         f"number of dimensions is {d}; got {n}.")
+    powers = monomial_powers(d, degree) if degree >= 0 else np.zeros((0, d), dtype=np.int64)
+    coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0  # the one kernel parameter interpolate leaves at its default
+    return method, LocalSystem(entry, kernel_value(entry), g, degree, powers, coef0), a, ls
+
+
+def per_point(a, n):
+    """``alpha`` (a float or (n,)) as an owned float64 (n,) array."""
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)))
 
 
 def _resolve_method(method, n, neighbors, patch_points, dense_only):

@@ -222,3 +222,38 @@ def test_ill_posed_patches_raise_naming_the_patch(rng):
     with pytest.raises(NotPositiveDefiniteError, match=r"The local system of the patch centred at .* is not positive "
                                                        r"definite .* Remedies: a smoothing `alpha` > 0"):
         partition_of_unity(X, y, kernel="gaussian", gamma=1e-9, patch_points=40)
+
+
+def test_dask_equals_in_memory(rng):
+    import dask
+    import dask.array as da
+
+    from fastrbf import dask as fd
+
+    X = rng.random((1500, 3))
+    Y = np.column_stack([franke(X), X[:, 0] ** 2])
+    a = rng.uniform(0, 1e-9, 1500)
+    Xq = rng.random((700, 3))
+    ref = partition_of_unity(X, Y, alpha=a, length_scale=[1.0, 0.5, 2.0], patch_points=40)
+    with dask.config.set(scheduler="threads"):
+        Xd = da.from_array(X, chunks=(400, 3))
+        m = fd.partition_of_unity(Xd, da.from_array(Y, chunks=(400, 2)), alpha=a, length_scale=[1.0, 0.5, 2.0],
+                                  patch_points=40)
+        for name in ("centers", "radii", "patch_sizes", "patch_x", "patch_w", "poly_coef", "poly_shift",
+                     "cell_ptr", "cell_patches", "alpha"):
+            assert np.array_equal(getattr(m, name), getattr(ref, name)), name
+        out = fd.predict(m, da.from_array(Xq, chunks=(300, 3))).compute()
+        assert np.array_equal(out, ref.predict(Xq))
+        X32 = X.astype(np.float32)
+        m32 = fd.partition_of_unity(da.from_array(X32, chunks=(500, 3)), Y[:, 0].astype(np.float32),
+                                    patch_points=40)
+        assert np.array_equal(m32.patch_w, partition_of_unity(X32, Y[:, 0].astype(np.float32),
+                                                              patch_points=40).patch_w)
+        assert fd.predict(m32, X32[:5]).compute().dtype == np.float32
+        with pytest.raises(ValueError, match=r"`Y` must have the same row chunks as `X`"):
+            fd.partition_of_unity(Xd, da.from_array(Y, chunks=(500, 2)))
+        with pytest.raises(ValueError, match=r"`kernel` must be a radial kernel for interpolation; got 'polynomial'"):
+            fd.partition_of_unity(Xd, Y, kernel="polynomial")
+        Xdup = np.vstack([X, X[3:4]])
+        with pytest.raises(NotPositiveDefiniteError, match=r"`X\[3\]` and `X\[1500\]` are the same point"):
+            fd.partition_of_unity(da.from_array(Xdup, chunks=(700, 3)), np.r_[Y[:, 0], 0.0], patch_points=40)

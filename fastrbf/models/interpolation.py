@@ -156,9 +156,7 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
     True
     """
     method = _v.check_choice(method, "method", METHODS)
-    entry = check_kernel(kernel)
-    if not entry.radial:
-        raise ValueError(f"`kernel` must be a radial kernel for interpolation; got {kernel!r}.")
+    entry = check_radial(kernel)
     Xa, Ya = check_xy(X, Y)
     n, d = Xa.shape
     method, local, a, ls = check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d, method,
@@ -260,6 +258,14 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
                        intercept=np.zeros(k), poly_powers=powers, poly_shift=shift, poly_scale=scale,
                        poly_coef=np.ascontiguousarray(C), dtype=_v.result_dtype(Xa, Ya), single_output=single,
                        jitter=used, length_scale=ls)
+
+
+def check_radial(kernel):
+    """The registry entry of ``kernel``, a radial kernel (interpolation needs one)."""
+    entry = check_kernel(kernel)
+    if not entry.radial:
+        raise ValueError(f"`kernel` must be a radial kernel for interpolation; got {kernel!r}.")
+    return entry
 
 
 def check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d, method, neighbors, patch_points):

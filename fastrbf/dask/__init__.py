@@ -95,8 +95,9 @@ from .cluster import kmeans, lloyd_assign
 from .common import Data as Data  # the type of the data arguments
 from .network import rbf_network
 from .pairwise import gram, gram_matvec, sqdist
+from .pou import partition_of_unity
 from .prediction import decision_function, predict
 from .ridge import kernel_ridge
 
-__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign", "predict",
-           "rbf_network", "sqdist"]
+__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign",
+           "partition_of_unity", "predict", "rbf_network", "sqdist"]

@@ -385,14 +385,15 @@ def _eval_work(Xq, order, Pt, Wt, ptr, *_):
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB, work=_eval_work)
 def blend(lo_, hi_, Xq, order, Pt, Wt, ptr, coef, shift, scale, centers, rho, cells, cell_ptr, patches,
-          powers, phi, g, c, degree, want_grad, out, gout):
+          powers, phi, g, c, degree, out, gout):
     # IN: tasks lo_:hi_ of QB queries each, taken in `order` (by cell); Xq (m, d);
     #     the patches (Pt, Wt, ptr, coef, shift, scale as patch_fit left them, centers,
     #     rho); cells (m,) the cell of each query, cell_ptr, patches: the patches
-    #     meeting each cell; powers, phi, g, c, degree; want_grad
-    # OUT: out (m, t) sum_j w_j s_j / sum_j w_j; with want_grad, gout (m, t, d) its
-    #      gradient.  A query no patch covers takes the patch of its cell's list with
-    #      the least |x - c_j| / rho_j (extrapolation).
+    #     meeting each cell; powers, phi, g, c, degree
+    # OUT: out (m, t) sum_j w_j s_j / sum_j w_j; gout (m, t, d) its gradient (None: the
+    #      values alone, the gradient's code pruned at compile time).  A query no patch
+    #      covers takes the patch of its cell's list with the least |x - c_j| / rho_j
+    #      (extrapolation).
     m, d = Xq.shape
     t = Wt.shape[0]
     q = powers.shape[0]
@@ -429,38 +430,38 @@ def blend(lo_, hi_, Xq, order, Pt, Wt, ptr, coef, shift, scale, centers, rho, ce
                     best = j
                 continue
             w, dw = _wendland(r2, rho[j])
-            _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, want_grad, j,
+            _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, gout, j,
                          kv, ev, pv, pg, sv, sg, nodot)
             W += w
             for r in range(t):
                 S[r] += w * sv[r]
-                if want_grad:
+                if gout is not None:
                     for a in range(d):
                         GS[r, a] += dw * (Xq[i, a] - centers[j, a]) * sv[r] + w * sg[r, a]
-            if want_grad:
+            if gout is not None:
                 for a in range(d):
                     G0[a] += dw * (Xq[i, a] - centers[j, a])
         if W > 0.0:
             for r in range(t):
                 f = S[r] / W
                 out[i, r] = f
-                if want_grad:
+                if gout is not None:
                     for a in range(d):
                         gout[i, r, a] = (GS[r, a] - f * G0[a]) / W
         else:
-            _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, want_grad, best,
+            _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, gout, best,
                          kv, ev, pv, pg, sv, sg, nodot)
             for r in range(t):
                 out[i, r] = sv[r]
-                if want_grad:
+                if gout is not None:
                     for a in range(d):
                         gout[i, r, a] = sg[r, a]
 
 
 @jit
-def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, want_grad, j,
+def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degree, gout, j,
                  kv, ev, pv, pg, sv, sg, nodot):
-    # sv (t,) = s_j(Xq[i]), the local interpolant of patch j; with want_grad, sg (t, d) its gradient
+    # sv (t,) = s_j(Xq[i]), the local interpolant of patch j; unless gout is None, sg (t, d) its gradient
     d = Xq.shape[1]
     t = Wt.shape[0]
     q = powers.shape[0]
@@ -468,7 +469,7 @@ def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degr
     p = ptr[j + 1] - j0
     kk = kv[:p]
     chunk_row(Xq, i, Pt, j0, j0 + p, nodot, kk)
-    if want_grad:
+    if gout is not None:
         for b in range(p):
             v, dv = value_and_deriv(phi, g[b] * kk[b], c, degree)
             kk[b] = v
@@ -483,7 +484,7 @@ def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degr
         for k in range(q):
             s += pv[k] * coef[j, k, r]
         sv[r] = s
-        if want_grad:
+        if gout is not None:
             bb = ev[p:2 * p]
             for b in range(p):
                 bb[b] = ev[b] * wr[b]

@@ -214,13 +214,13 @@ class PartitionOfUnityInterpolant:
         if want_grad:
             _v.check_memory(8 * m * k * (d + 1), f"predict with the gradient: the {m} x {k} x {d} float64 Jacobian",
                             "predict in batches of fewer query points (`X`).")
-        gout = np.empty((m, k, d) if want_grad else (0, 0, 0))
+        gout = np.empty((m, k, d)) if want_grad else None
         _jp.blend.run(n_threads, Xk, order, self.patch_x, self.patch_w, ptr, self.poly_coef, self.poly_shift,
                       self.poly_scale, self.centers, self.radii, cells, self.cell_ptr, self.cell_patches,
-                      self.poly_powers, spec.phi, spec.g, spec.c, spec.degree, want_grad, out, gout)
+                      self.poly_powers, spec.phi, spec.g, spec.c, spec.degree, out, gout)
         _v.check_result(out, "predict", "`X` and the interpolant's data")
         out = out.astype(dtype, copy=False)
-        if not want_grad:
+        if gout is None:
             return out[:, 0] if self.single_output else out
         _v.check_result(gout, "The gradient", "`X` and the interpolant's data")
         if self.length_scale is not None:

@@ -348,9 +348,10 @@ def partition_of_unity(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_
     each solve :func:`interpolate`'s system on their own points; the local interpolants
     ``s_j`` are blended with Wendland's C2 weights ``w_j(x) = psi(|x - c_j| / rho_j)``:
     ``f(x) = sum_j w_j(x) s_j(x) / sum_j w_j(x)``.  With ``alpha = 0``, ``f`` reproduces
-    the data.  ``f`` is ``C^min(2, k)``, ``k`` the kernel's smoothness (``C^1`` for
-    thin_plate_spline and cubic, ``C^2`` for the smoother ones, as the weights are
-    ``C^2``).  The fit runs one task per patch in parallel; results do not depend on
+    the data.  ``f`` is ``C^min(2, k)``: the weights are ``C^2`` and ``k`` is the
+    kernel's smoothness (0 for linear, laplacian/matern12; 1 for thin_plate_spline,
+    whose second derivative is infinite at the data points; at least 2 for cubic and
+    the smoother kernels).  The fit runs one task per patch in parallel; results do not depend on
     the thread count.  The same as ``interpolate(..., method="pu")``.
 
     Parameters

@@ -17,12 +17,13 @@ Decisions:
   covers every point of its cell with a weight >= psi(0.8) = 0.0109 > 0, and the whole
   box is covered (data and evaluation points alike); a query finds its patches in its
   cell's list in O(1), and the covering is a function of the box and ``patch_points``
-  alone (the same for any thread count).  The cell size is chosen so that a ball holds
-  ``patch_points`` points on average for data spread evenly over the box, and a patch
-  holding fewer (at the box's faces and corners, in sparse regions, or by chance) is
-  enlarged to hold ``patch_points`` (its radius then reaches its ``patch_points``-th
-  nearest data point): the boundary patches, whose error dominates, are as large as
-  the interior ones.  The grid does not adapt to clustered data: a dense cluster
+  alone (the same for any thread count).  The cell size is chosen so that a patch's
+  ball of points (``MARGIN`` times its weight's radius, below) holds ``patch_points``
+  points on average for data spread evenly over the box, and a patch holding fewer
+  (at the box's faces and corners, in sparse regions, or by chance) is enlarged to
+  hold ``patch_points`` (its radius then reaches its ``patch_points``-th nearest data
+  point): the boundary patches, whose error dominates, are as large as the interior
+  ones.  The grid does not adapt to clustered data: a dense cluster
   makes large patches (``patch_sizes`` shows them; their systems are checked against
   the memory).
 - **A patch's points reach past its weight**: patch ``j`` solves on the points within
@@ -59,6 +60,13 @@ Decisions:
   :func:`~fastrbf.interpolate`.
 - ``length_scale``: the covering and the local systems are built on the data divided by
   the scales (the tail spans the same polynomials either way).
+- **One algorithm, two backends**: the fit is :func:`covering`, :func:`point_radii`
+  (from the ``patch_points``-th nearest distances), :func:`solve_patches` (a range of
+  patches from the points that can fall in them) and :func:`finish`; in memory one
+  range holds every patch, :mod:`fastrbf.dask.pou` routes the blocks' points to
+  several.
+- Measured at 1e6 points in 3-D (2 cores shared with other work, load about 5):
+  fit 32 s, 1e6 evaluations 8 s, peak RSS 0.9 GB.
 """
 
 import math

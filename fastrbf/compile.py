@@ -116,6 +116,13 @@ def _interpolate_local(dtype):
     fastrbf.interpolate(X, y, neighbors=10).predict(X[:5])
 
 
+def _partition_of_unity(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.partition_of_unity(X, y, patch_points=10).predict(X[:5])
+
+
 def _rbf_network(dtype):
     import fastrbf
 
@@ -275,6 +282,7 @@ TARGETS = {
     "lloyd_update": _lloyd_update,
     "nadaraya_watson": _nadaraya_watson,
     "nystroem": _nystroem,
+    "partition_of_unity": _partition_of_unity,
     "predict[return_grad]": _predict_grad,
     "radius_neighbors": _radius_neighbors,
     "random_fourier": _random_fourier,

@@ -11,7 +11,8 @@ One module per family, as in memory: :mod:`~fastrbf.dask.pairwise` (``sqdist``,
 ``gram``, ``gram_matvec``), :mod:`~fastrbf.dask.cluster` (``kmeans``,
 ``lloyd_assign``), :mod:`~fastrbf.dask.network` (``rbf_network``),
 :mod:`~fastrbf.dask.ridge` (``kernel_ridge``), :mod:`~fastrbf.dask.neighbors`
-(``knn``), :mod:`~fastrbf.dask.prediction` (``predict``, ``decision_function``) and
+(``knn``), :mod:`~fastrbf.dask.pou` (``partition_of_unity``),
+:mod:`~fastrbf.dask.prediction` (``predict``, ``decision_function``) and
 :mod:`~fastrbf.dask.common` (the checks of chunked inputs, the tree reductions).
 Each family's argument checks and its finish from the reduced quantities are the
 in-memory functions: only the passes over the blocks are written here.
@@ -96,8 +97,9 @@ from .common import Data as Data  # the type of the data arguments
 from .neighbors import knn
 from .network import rbf_network
 from .pairwise import gram, gram_matvec, sqdist
+from .pou import partition_of_unity
 from .prediction import decision_function, predict
 from .ridge import kernel_ridge
 
-__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "knn", "lloyd_assign", "predict",
-           "rbf_network", "sqdist"]
+__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "knn", "lloyd_assign",
+           "partition_of_unity", "predict", "rbf_network", "sqdist"]

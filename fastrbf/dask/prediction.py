@@ -27,12 +27,13 @@ def _predict_block(Xb, model, method, n_threads, block_info=None):
         raise  # not reached
 
 
-def predict(model: _m.RBFNetwork | _m.KernelModel, X: Data, *, n_threads: int | None = 1) -> da.Array:
+def predict(model: _m.RBFNetwork | _m.KernelModel | _m.PartitionOfUnityInterpolant, X: Data, *,
+            n_threads: int | None = 1) -> da.Array:
     """``model.predict`` on a dask array, blockwise (the model is shipped with the graph).
 
     Parameters
     ----------
-    model : RBFNetwork or KernelModel
+    model : RBFNetwork, KernelModel or PartitionOfUnityInterpolant
     X : dask.array.Array of shape (m, d), chunked by rows
     n_threads : int, default 1
         Threads of each task.
@@ -75,13 +76,13 @@ def decision_function(model: _m.RBFNetwork, X: Data, *, n_threads: int | None = 
 
 def _predict(model, X, method, n_threads):
     nt = check_threads(n_threads)
-    if not isinstance(model, (_m.RBFNetwork, _m.KernelModel)):
+    if not isinstance(model, (_m.RBFNetwork, _m.KernelModel, _m.PartitionOfUnityInterpolant)):
         raise TypeError(f"`model` must be an RBFNetwork or a KernelModel; got {type(model).__name__}.")
     X = as_rows(X)
     d = model.centers.shape[1]
     check_query_features(d, X.shape)
     ftype = _v.result_dtype(X.dtype, model.dtype)
-    k = model.weights.shape[1]
+    k = model.patch_w.shape[0] if isinstance(model, _m.PartitionOfUnityInterpolant) else model.weights.shape[1]
     classes = getattr(model, "classes", None)
     labels = method == "predict" and classes is not None
     dtype = np.asarray(classes).dtype if labels else ftype

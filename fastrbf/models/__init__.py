@@ -12,7 +12,9 @@ One module per family, and what they share:
 - :mod:`~fastrbf.models.falkon`: Falkon's Nystroem-preconditioned conjugate gradients
   and its landmarks (the Nystroem feature map is :func:`fastrbf.nystroem`).
 - :mod:`~fastrbf.models.interpolation`: :func:`interpolate`;
-  :mod:`~fastrbf.models.local`: its local form (``neighbors=k``, SciPy's).
+  :mod:`~fastrbf.models.local`: its local form (``neighbors=k``, SciPy's);
+  :mod:`~fastrbf.models.pou`: its partition-of-unity form for large n
+  (:func:`partition_of_unity`, ``method="pu"``).
 - :mod:`~fastrbf.models.network`: :func:`rbf_network`.
 - :mod:`~fastrbf.models.selection`: :func:`kernel_ridge_cv`, :func:`interpolate_cv`
   (closed-form leave-one-out and GCV over a (gamma, alpha) grid).
@@ -23,13 +25,15 @@ submodule of the same name would be reachable only through ``sys.modules``.
 """
 
 from .common import ConvergenceWarning, KernelModel, RBFNetwork
-from .interpolation import interpolate
+from .interpolation import AUTO_DENSE_MAX, interpolate, partition_of_unity
 from .local import LocalInterpolant
 from .network import GAMMA_CHUNK, TSQR_CHUNK, TSQR_GROUP_CHUNKS, rbf_network
+from .pou import PartitionOfUnityInterpolant
 from .ridge import AUTO_MEMORY_SHARE, PCG_KERNELS, SOLVERS, default_landmarks, kernel_ridge
 from .selection import SelectionResult, interpolate_cv, kernel_ridge_cv
 
 __all__ = [
+    "AUTO_DENSE_MAX",
     "AUTO_MEMORY_SHARE",
     "GAMMA_CHUNK",
     "PCG_KERNELS",
@@ -39,6 +43,7 @@ __all__ = [
     "ConvergenceWarning",
     "KernelModel",
     "LocalInterpolant",
+    "PartitionOfUnityInterpolant",
     "RBFNetwork",
     "SelectionResult",
     "default_landmarks",
@@ -46,5 +51,6 @@ __all__ = [
     "interpolate_cv",
     "kernel_ridge",
     "kernel_ridge_cv",
+    "partition_of_unity",
     "rbf_network",
 ]

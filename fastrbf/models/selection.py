@@ -321,7 +321,7 @@ def interpolate_cv(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike = 1.0, alpha:
     coef0 = 1.0 if entry.code == RATIONAL_QUADRATIC else 0.0
 
     def refit(g, a):
-        return interpolate(X, Y, kernel=kernel, gamma=g, degree=degree, alpha=a, n_threads=n_threads)
+        return interpolate(X, Y, kernel=kernel, gamma=g, degree=degree, alpha=a, n_threads=n_threads, method="dense")
 
     return _select(X, Y, gammas, alphas, entry, kernel, 1, coef0, degree, criterion, n_threads, progress,
                    "interpolate_cv", refit)

@@ -8,18 +8,19 @@ import numpy as np
 
 from fastrbf import reference
 from fastrbf.kernels import gram
-from fastrbf.models import interpolate, kernel_ridge, rbf_network
+from fastrbf.models import interpolate, kernel_ridge, partition_of_unity, rbf_network
 
 from ..harness import BASELINE, FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
 from ..roofline import Cost
 from .common import seeded_rng, try_import
 from .linalg import PotrfFloor
+from .peers import optional_peer
 
 
 def workloads() -> list[Workload]:
     """The model-fitting workloads, in the order of the report."""
-    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _interp_local_workload(), _predict_grad_workload(),
-            _rbfnet_workload(), _rbfnet_forward_workload()]
+    return [_krr_workload(), _krr_large_workload(), _interp_workload(), _interp_local_workload(),
+            _interp_large_workload(), _predict_grad_workload(), _rbfnet_workload(), _rbfnet_forward_workload()]
 
 
 def _krr_workload():
@@ -121,6 +122,53 @@ def _interp_local_workload():
     return Workload("interp-local", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=3, thin-plate spline, k=50, {a['Xq'].shape[0]} evaluations",
                     sizes=((10000, 10000), (100000, 100000)), accuracy=accuracy)
+
+
+def _franke3(X):
+    # Franke's function with a third coordinate in every bump
+    x, y, z = 9 * X[:, 0], 9 * X[:, 1], 9 * X[:, 2]
+    return (0.75 * np.exp(-((x - 2) ** 2 + (y - 2) ** 2 + (z - 2) ** 2) / 4)
+            + 0.75 * np.exp(-(x + 1) ** 2 / 49 - (y + 1) / 10 - (z + 1) / 10)
+            + 0.5 * np.exp(-((x - 7) ** 2 + (y - 3) ** 2 + (z - 5) ** 2) / 4)
+            - 0.2 * np.exp(-(x - 4) ** 2 - (y - 7) ** 2 - (z - 5) ** 2))
+
+
+def _interp_large_workload():
+    # a partition-of-unity interpolant (thin-plate spline, linear tail) of N points in
+    # the unit cube, fitted and evaluated at M points, against ferreus-rbf's global
+    # interpolant (its own fast solver and evaluator); RMSE against the function
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 3))
+        Xq = rng.random((m, 3))
+        return {"X": X, "y": _franke3(X), "Xq": Xq, "fq": _franke3(Xq)}
+
+    def ours(a):
+        a["ours"] = partition_of_unity(a["X"], a["y"]).predict(a["Xq"])
+        return a["ours"]
+
+    def ferreus(a):
+        from ferreus_rbf import RBFInterpolator
+        from ferreus_rbf.interpolant_config import Drift, InterpolantSettings, RBFKernelType
+
+        settings = InterpolantSettings(RBFKernelType.ThinPlateSpline, drift=Drift.Linear)
+        a["ferreus"] = np.asarray(RBFInterpolator(a["X"], a["y"], settings).evaluate(a["Xq"])).reshape(-1)
+        return a["ferreus"]
+
+    def accuracy(a):
+        def err(key):
+            return f"{float(np.sqrt(np.mean((a[key] - a['fq']) ** 2))):.1e}" if key in a else "not run"
+
+        return f"RMSE against the function: fastrbf {err('ours')}, ferreus-rbf {err('ferreus')}"
+
+    cs = [Contender("fastrbf partition_of_unity + predict", FASTRBF, ours),
+          optional_peer("ferreus-rbf RBFInterpolator + evaluate", "ferreus_rbf", ferreus, package="ferreus_rbf",
+                        full=False, note="quick size only: its fit of 2e4 points takes about 40 s on 2 cores")]
+    return Workload("interp-large", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=3, Franke-type function, thin-plate spline + linear tail, "
+                              f"{a['Xq'].shape[0]} evaluations",
+                    sizes=((5000, 5000), (1_000_000, 1_000_000)), accuracy=accuracy)
 
 
 def _predict_grad_workload():

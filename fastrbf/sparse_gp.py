@@ -85,6 +85,8 @@ CHUNK = 1024
 GROUPS = 8
 #: query rows per task of the prediction
 PREDICT_CHUNK = 1024
+#: the largest jitter added to K_mm (relative to its diagonal), as Falkon's
+JITTER_MAX = 1e-3
 #: the least number of rows the hyperparameters are learned on by default
 LEARN_SAMPLES = 20_000
 
@@ -215,6 +217,25 @@ class Bound:
         self.spec = entry.spec(np.ones(1), coef0, 1)
         self.phi0 = float(gram(np.zeros((1, 1)), kernel=kernel_value(entry), gamma=self.g0, coef0=coef0)[0, 0])
 
+    def _factors(self, Kmm, S, s2, diag):
+        """``(L, L_B, L^-1 S L^-T, jitter)``.  The rounding of ``S`` reaches ``L^-1 S L^-T``
+        amplified by ``1 / jitter``: where ``B`` does not factor, the jitter grows tenfold
+        (as ``K``'s own, up to ``1e-3`` of the diagonal)."""
+        nt, m, extra = self.nt, Kmm.shape[0], 0.0
+        while True:
+            with _threads.serial_blas():
+                U, delta = kmm_factor(Kmm if extra == 0 else Kmm + extra * np.eye(m))
+            L = np.asfortranarray(U.T)
+            Ah = _sym(_solve(L, _solve(L, S, nt).T, nt))  # L^-1 S L^-T
+            B = Ah / s2
+            B.flat[:: m + 1] += 1.0
+            try:
+                return L, _factor(B, nt), Ah, extra + delta
+            except np.linalg.LinAlgError:
+                if extra + delta >= JITTER_MAX * diag:
+                    raise
+                extra = 10.0 * (extra + delta)
+
     def evaluate(self, theta, eval_gradient):
         """``(lml, gradient or None, state)``; the state holds what a model needs."""
         p = self.passes
@@ -230,14 +251,8 @@ class Bound:
         SP, PP = p.stats(lsd, Zs)
         S, P = (c * c) * SP, c * PP
         Kmm = c * gram(Zs, kernel=kernel_value(self.entry), gamma=self.g0, coef0=self.coef0, n_threads=nt)
-        with _threads.serial_blas():
-            U, delta = kmm_factor(Kmm)
-        L = np.asfortranarray(U.T)
-        Ah = _sym(_solve(L, _solve(L, S, nt).T, nt))  # L^-1 S L^-T
+        L, LB, Ah, delta = self._factors(Kmm, S, s2, c * self.phi0)
         m = Ah.shape[0]
-        B = Ah / s2
-        B.flat[:: m + 1] += 1.0
-        LB = _factor(B, nt)
         b = _solve(L, P, nt)
         w = _solve(LB, _solve(LB, b, nt), nt, trans=True)  # B^-1 b
         bw = float(np.sum(b * w))

@@ -133,7 +133,7 @@ class RowPasses:
         Zt = np.ascontiguousarray(Zs.T)
         spec = self._spec(m)
         groups = row_groups(self.n)
-        parts = [None] * len(groups)
+        parts: list = [None] * len(groups)
 
         def task(gi):
             S = np.zeros((m, m), order="F")

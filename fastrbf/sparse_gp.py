@@ -49,7 +49,7 @@ Decisions:
 - **Learning at scale.**  One evaluation costs two passes (``3 n m^2`` flops: 1.2e13 at
   n = 1e6, m = 2000, minutes on two cores), and L-BFGS-B needs tens.  So the
   hyperparameters are learned on a seeded subsample of ``learn_samples`` rows
-  (default ``min(n, max(20000, 10 m))``) with the same landmarks, by L-BFGS-B
+  (default ``min(n, max(5000, 2 m))``) with the same landmarks, by L-BFGS-B
   (``max_iter`` iterations, restarts optional, as :func:`fastrbf.gaussian_process`),
   then one pass over all n rows with the learned values gives the model and its bound.
   The landmarks stay fixed (chosen by ``"uniform"``, ``"kmeans"`` or given): they are
@@ -69,7 +69,7 @@ from . import _validation as _v
 from ._jit import gp as _jgp
 from ._jit import pairwise as _jpw
 from ._jit import sparse_gp as _jsg
-from ._lazy import blas, scipy
+from ._lazy import blas, lapack, scipy
 from ._typing import ArrayLike, KernelArg, Seed, Threads
 from .gpr import DEFAULT_BOUNDS, check_length_scales, prepare_data, unit_width
 from .kernels import check_kernel, gram, kernel_value
@@ -85,10 +85,10 @@ CHUNK = 1024
 GROUPS = 8
 #: query rows per task of the prediction
 PREDICT_CHUNK = 1024
-#: the largest jitter added to K_mm (relative to its diagonal), as Falkon's
-JITTER_MAX = 1e-3
 #: the least number of rows the hyperparameters are learned on by default
-LEARN_SAMPLES = 20_000
+LEARN_SAMPLES = 5_000
+#: L-BFGS-B stops when the bound gains less than this fraction of its value in an iteration
+FTOL = 1e-5
 
 
 def row_groups(n):
@@ -126,9 +126,9 @@ class RowPasses:
         _jpw.pairwise_rows(0, (r1 - r0 + 1) // 2, Xc, Zt, *spec.args, out)
         return Xc
 
-    def stats(self, lsd, Zs):
-        """``(Phi_nm^T Phi_nm, Phi_nm^T T)`` at length scales ``lsd`` (d,), landmarks
-        divided by them ``Zs`` (m, d)."""
+    def stats(self, lsd, Zs, L, c):
+        """``(A A^T, A T)`` with ``A = c L^-1 Phi_mn``, at length scales ``lsd`` (d,),
+        landmarks divided by them ``Zs`` (m, d), ``L`` (m, m) lower, Fortran."""
         m, k = Zs.shape[0], self.T.shape[1]
         Zt = np.ascontiguousarray(Zs.T)
         spec = self._spec(m)
@@ -142,8 +142,9 @@ class RowPasses:
             for r0, r1 in groups[gi]:
                 Kc = buf[: r1 - r0]
                 self._block(r0, r1, lsd, Zt, spec, Kc)
-                S = blas.dsyrk(1.0, Kc.T, beta=1.0, c=S, trans=0, lower=0, overwrite_c=1)
-                P += Kc.T @ self.T[r0:r1]
+                A = blas.dtrsm(c, L, Kc.T, lower=1, overwrite_b=1)  # in place: Kc.T is Fortran
+                S = blas.dsyrk(1.0, A, beta=1.0, c=S, trans=0, lower=0, overwrite_c=1)
+                P += A @ self.T[r0:r1]
             parts[gi] = (S, P)
 
         with _threads.serial_blas():
@@ -217,25 +218,6 @@ class Bound:
         self.spec = entry.spec(np.ones(1), coef0, 1)
         self.phi0 = float(gram(np.zeros((1, 1)), kernel=kernel_value(entry), gamma=self.g0, coef0=coef0)[0, 0])
 
-    def _factors(self, Kmm, S, s2, diag):
-        """``(L, L_B, L^-1 S L^-T, jitter)``.  The rounding of ``S`` reaches ``L^-1 S L^-T``
-        amplified by ``1 / jitter``: where ``B`` does not factor, the jitter grows tenfold
-        (as ``K``'s own, up to ``1e-3`` of the diagonal)."""
-        nt, m, extra = self.nt, Kmm.shape[0], 0.0
-        while True:
-            with _threads.serial_blas():
-                U, delta = kmm_factor(Kmm if extra == 0 else Kmm + extra * np.eye(m))
-            L = np.asfortranarray(U.T)
-            Ah = _sym(_solve(L, _solve(L, S, nt).T, nt))  # L^-1 S L^-T
-            B = Ah / s2
-            B.flat[:: m + 1] += 1.0
-            try:
-                return L, _factor(B, nt), Ah, extra + delta
-            except np.linalg.LinAlgError:
-                if extra + delta >= JITTER_MAX * diag:
-                    raise
-                extra = 10.0 * (extra + delta)
-
     def evaluate(self, theta, eval_gradient):
         """``(lml, gradient or None, state)``; the state holds what a model needs."""
         p = self.passes
@@ -248,12 +230,15 @@ class Bound:
             Zs = np.ascontiguousarray(self.Z / lsd)
         if not np.all(np.isfinite(Zs)):
             raise FloatingPointError("the rescaled landmarks overflow")
-        SP, PP = p.stats(lsd, Zs)
-        S, P = (c * c) * SP, c * PP
         Kmm = c * gram(Zs, kernel=kernel_value(self.entry), gamma=self.g0, coef0=self.coef0, n_threads=nt)
-        L, LB, Ah, delta = self._factors(Kmm, S, s2, c * self.phi0)
+        with _threads.serial_blas():
+            U, delta = kmm_factor(Kmm)
+        L = np.asfortranarray(U.T)
+        Ah, b = p.stats(lsd, Zs, L, c)  # L^-1 K_mn K_nm L^-T, L^-1 K_mn T
         m = Ah.shape[0]
-        b = _solve(L, P, nt)
+        B = Ah / s2
+        B.flat[:: m + 1] += 1.0
+        LB = _factor(B, nt)
         w = _solve(LB, _solve(LB, b, nt), nt, trans=True)  # B^-1 b
         bw = float(np.sum(b * w))
         tr_a = float(np.trace(Ah))
@@ -263,9 +248,10 @@ class Bound:
         state = {"L": L, "LB": LB, "w": w, "delta": delta, "c": c, "s2": s2, "ls": ls}
         if not eval_gradient:
             return lml, None, state
-        Y = _solve(LB, np.eye(m), nt)
         with _threads.serial_blas():
-            ImB = -_dense.gemm(np.ascontiguousarray(Y.T), np.ascontiguousarray(Y), np.empty((m, m)), nt)
+            Bi, _ = lapack.dpotri(LB, lower=1)  # B^-1 (lower triangle) from its factor
+        Bi = np.tril(Bi)
+        ImB = -(Bi + np.tril(Bi, -1).T)
         ImB.flat[:: m + 1] += 1.0  # I - B^-1
         ww = w @ w.T
         Hs = (0.5 * k / s2) * ImB - ww / (2 * s2**3)
@@ -557,7 +543,7 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
         L-BFGS-B iterations per start.
     learn_samples : int, optional
         Rows (drawn without replacement, seeded) on which the hyperparameters are
-        learned; default ``min(n, max(20000, 10 m))``.
+        learned; default ``min(n, max(5000, 2 m))``.
     normalize_y : bool, default False
     seed : None, int or numpy.random.Generator
         For the landmarks, the subsample and the restarts.
@@ -599,7 +585,7 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     ls = check_length_scales(length_scale, d, ard)
     theta = np.log(np.r_[amplitude, ls, noise])
     if optimize:
-        ns = min(n, max(LEARN_SAMPLES, 10 * m)) if learn_samples is None else learn_samples
+        ns = min(n, max(LEARN_SAMPLES, 2 * m)) if learn_samples is None else learn_samples
         sub = passes if ns == n else passes.subsample(np.sort(rng.choice(n, size=ns, replace=False)))
         theta = _maximise(Bound(sub, Z, entry, c0, nt), theta, math.log(lo), math.log(hi), n_restarts, max_iter,
                           rng)
@@ -632,7 +618,7 @@ def _maximise(bound, theta0, lo, hi, n_restarts, max_iter, rng):
     best = None
     for t0 in starts:
         res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * theta0.size,
-                       options={"maxiter": max_iter})
+                       options={"maxiter": max_iter, "ftol": FTOL})
         if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
             best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
     if best is None:

@@ -696,13 +696,13 @@ def test_compare_compile_rows_need_more_than_the_threshold():
 # ---------------------------------------------------------------- the package
 def test_registry_lists_the_families_in_the_order_of_the_report():
     names = [wl.name for wl in workloads.all_workloads()]
-    assert names[:26] == [
+    assert names[:27] == [
         "sqdist-lowd/float64", "sqdist-lowd/float32", "sqdist-highd/float64", "gram-gaussian", "gram-matern52",
         "gram-matvec", "lloyd-small/float64", "lloyd-small/float32", "lloyd-large/float64", "lloyd-large/float32",
         "kmeans-20-iterations", "cholesky", "krr-fit", "krr-large", "interp", "interp-local", "predict-grad", "rbfnet-fit",
-        "select-krr", "knn", "knn-lowd", "nadaraya-watson", "gp-fit", "gp-fit-matern52-ard", "gp-predict", "rff"]
+        "select-krr", "knn", "knn-lowd", "nadaraya-watson", "gp-fit", "gp-fit-matern52-ard", "gp-predict", "sparse-gp", "rff"]
     # the estimators (scikit-learn) and the cluster run (dask, distributed) follow, when installed
-    assert names[26:] == ["sklearn-overhead/rbfnet-fit", "sklearn-overhead/krr-fit-predict", "dask-lloyd"]
+    assert names[27:] == ["sklearn-overhead/rbfnet-fit", "sklearn-overhead/krr-fit-predict", "dask-lloyd"]
     assert [wl.name for wl in workloads.select("lloyd-small")] == ["lloyd-small/float64", "lloyd-small/float32"]
 
 

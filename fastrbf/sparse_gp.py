@@ -42,8 +42,9 @@ Decisions:
   ``sum_nm G_nm dK_nm / dlog l_k`` with ``G = 2 K_nm F_S + y F_P^T``, formed per
   chunk by one ``gemm`` and contracted by :func:`fastrbf._jit.sparse_gp.cross_grad_rows`
   in ``O(chunk m d)`` (the derivative of the kernel once per pair, every feature from
-  it), plus the same sum over ``K_mm`` (:func:`fastrbf._jit.gp.stationary_grad_rows`):
-  a second pass, never a matrix per parameter.  ``F_S`` and ``F_K`` carry ``K^-1``'s
+  it), plus the same sum over ``K_mm`` with ``F_K`` by the same kernel: a second pass,
+  never a matrix per parameter.  Every kernel block (and ``phi(0)``) comes from one
+  numba kernel (:func:`phi_rows`), so a cold fit compiles two kernels.  ``F_S`` and ``F_K`` carry ``K^-1``'s
   scale: the gradient is as accurate as the conditioning of ``K`` allows (as every
   sparse GP's).
 - **Learning at scale.**  One evaluation costs two passes (``3 n m^2`` flops: 1.2e13 at
@@ -66,13 +67,12 @@ import numpy as np
 
 from . import _dense, _threads
 from . import _validation as _v
-from ._jit import gp as _jgp
 from ._jit import pairwise as _jpw
 from ._jit import sparse_gp as _jsg
 from ._lazy import blas, lapack, scipy
 from ._typing import ArrayLike, KernelArg, Seed, Threads
 from .gpr import DEFAULT_BOUNDS, check_length_scales, prepare_data, unit_width
-from .kernels import check_kernel, gram, kernel_value
+from .kernels import check_kernel, kernel_value
 from .linalg import NotPositiveDefiniteError
 from .models.common import check_query, model_data
 from .models.falkon import LANDMARK_METHODS, LANDMARKS_TEXT, kmm_factor, landmarks
@@ -105,6 +105,25 @@ def row_groups(n):
     return [[(c * CHUNK, min(n, (c + 1) * CHUNK)) for c in range(g, min(nch, g + per))] for g in range(0, nch, per)]
 
 
+def phi_rows(A, Bt, spec, out, n_threads=1):
+    """``out[i, j] = phi(g0 ||A[i] - B[j]||^2)`` for ``A`` (r, d) and ``Bt`` (d, m), both
+    float64 and already divided by the length scales.  Every block of the sparse GP
+    (data x landmarks, landmarks x landmarks, the prior ``phi(0)``) is made by this one
+    kernel, so a fit compiles one kernel function once (``K_mm`` comes out exactly
+    symmetric: the differences are those of :func:`fastrbf.sqdist`)."""
+    if n_threads == 1:
+        _jpw.pairwise_rows(0, (A.shape[0] + 1) // 2, A, Bt, *spec.args, out)
+    else:
+        _jpw.pairwise_rows.run(n_threads, A, Bt, *spec.args, out)
+    return out
+
+
+def phi_zero(entry, coef0):
+    """``phi(0)``: the prior variance over the amplitude."""
+    return float(phi_rows(np.zeros((1, 1)), np.zeros((1, 1)), entry.spec(np.full(1, unit_width(entry)), coef0, 1),
+                          np.empty((1, 1)))[0, 0])
+
+
 class RowPasses:
     """The passes over in-memory rows: ``X`` (n, d) float64, targets ``T`` (n, k)
     float64, the kernel ``entry`` with ``coef0``.  The statistics are of the kernel
@@ -123,7 +142,7 @@ class RowPasses:
 
     def _block(self, r0, r1, lsd, Zt, spec, out):
         Xc = np.ascontiguousarray(self.X[r0:r1] / lsd)
-        _jpw.pairwise_rows(0, (r1 - r0 + 1) // 2, Xc, Zt, *spec.args, out)
+        phi_rows(Xc, Zt, spec, out)
         return Xc
 
     def stats(self, lsd, Zs, L, c):
@@ -153,8 +172,9 @@ class RowPasses:
         for S1, P1 in parts[1:]:  # group order: the same bits for any thread count
             S += S1
             P += P1
-        S = np.triu(S)
-        return S + np.triu(S, 1).T, P
+        S += S.T  # syrk wrote the upper triangle, the lower one is 0
+        S.flat[:: m + 1] *= 0.5
+        return S, P
 
     def grad(self, lsd, Zs, R, FT):
         """``sum_nm G_nm dphi/dt g0 (xs_nk - zs_mk)^2`` (d,) with ``G = Phi_nm R + T FT``."""
@@ -216,7 +236,7 @@ class Bound:
         self.nt = n_threads
         self.g0 = unit_width(entry)
         self.spec = entry.spec(np.ones(1), coef0, 1)
-        self.phi0 = float(gram(np.zeros((1, 1)), kernel=kernel_value(entry), gamma=self.g0, coef0=coef0)[0, 0])
+        self.phi0 = phi_zero(entry, coef0)
 
     def evaluate(self, theta, eval_gradient):
         """``(lml, gradient or None, state)``; the state holds what a model needs."""
@@ -230,7 +250,10 @@ class Bound:
             Zs = np.ascontiguousarray(self.Z / lsd)
         if not np.all(np.isfinite(Zs)):
             raise FloatingPointError("the rescaled landmarks overflow")
-        Kmm = c * gram(Zs, kernel=kernel_value(self.entry), gamma=self.g0, coef0=self.coef0, n_threads=nt)
+        m = Zs.shape[0]
+        Kmm = phi_rows(Zs, np.ascontiguousarray(Zs.T), self.entry.spec(np.full(m, self.g0), self.coef0, 1),
+                       np.empty((m, m)), nt)
+        Kmm *= c
         with _threads.serial_blas():
             U, delta = kmm_factor(Kmm)
         L = np.asfortranarray(U.T)
@@ -267,12 +290,21 @@ class Bound:
         # length scales: G = 2 K_nm F_S + T F_P^T = Phi_nm (2 c F_S) + T F_P^T over the rows,
         # and F_K over the pairs of landmarks
         cross = p.grad(lsd, Zs, np.ascontiguousarray(2 * c * FS), np.ascontiguousarray(FP.T))
-        part = np.zeros((m, d + 1))
+        # the same sum over the pairs of landmarks, with F_K, by the same kernel (rows in fixed blocks)
+        blocks = [(r0, min(m, r0 + CHUNK)) for r0 in range(0, m, CHUNK)]
+        part = np.zeros((len(blocks), d))
         sp = self.spec
         FKc = np.ascontiguousarray(FK)
-        _threads.map_ranges(lambda lo, hi: _jgp.stationary_grad_rows(Zs, FKc, lo, hi, sp.phi, sp.c, sp.degree,
-                                                                     self.g0, part), (m + 1) // 2, nt)
-        dls = -2 * c * (cross + part[:, 1:].sum(axis=0))
+
+        def block(i):
+            r0, r1 = blocks[i]
+            _jsg.cross_grad_rows(Zs[r0:r1], Zs, FKc[r0:r1], sp.phi, sp.c, sp.degree, self.g0, part[i])
+
+        _threads.run_tasks([functools.partial(block, i) for i in range(len(blocks))], nt)
+        kmm = part[0].copy()
+        for p_i in part[1:]:  # block order
+            kmm += p_i
+        dls = -2 * c * (cross + kmm)
         grad[1:-1] = dls.sum() if ls.size == 1 else dls
         return lml, grad, state
 
@@ -391,14 +423,14 @@ class SparseGaussianProcess:
         Zt = np.ascontiguousarray((self.landmarks / lsd).T)
         spec = entry.spec(np.full(m, g0), self.coef0, 1)
         c = self.amplitude
-        prior = c * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=g0, coef0=self.coef0)[0, 0])
+        prior = c * phi_zero(entry, self.coef0)
         mean = np.empty((q, self.weights.shape[1]))
         var = np.empty(q) if want_var else None
         solve = scipy.linalg.solve_triangular
 
         def task(q0, q1):
             Kq = np.empty((q1 - q0, m))
-            _jpw.pairwise_rows(0, (q1 - q0 + 1) // 2, np.ascontiguousarray(Xq[q0:q1] / lsd), Zt, *spec.args, Kq)
+            phi_rows(np.ascontiguousarray(Xq[q0:q1] / lsd), Zt, spec, Kq)
             Kq *= c
             np.matmul(Kq, self.weights, out=mean[q0:q1])
             if var is not None:

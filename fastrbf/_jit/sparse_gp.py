@@ -1,8 +1,9 @@
 """The per-feature gradient sums of the sparse Gaussian process (:mod:`fastrbf.sparse_gp`).
 
-The variational bound depends on the length scales through ``K_nm`` (and ``K_mm``); its
+The variational bound depends on the length scales through ``K_nm`` and ``K_mm``; its
 gradient needs ``sum_nm G_nm dK_nm / dlog l_k`` for a weight matrix ``G`` (n x m) that
-the caller forms chunk by chunk with BLAS.  :func:`cross_grad_rows` computes these sums
+the caller forms chunk by chunk with BLAS, and the same sum over the landmark pairs
+(``X = Z``, ``G = F_K``: one kernel for both, one compile).  :func:`cross_grad_rows` computes these sums
 for one chunk of rows in ``O(rows m d)``, the per-pair differences computed once and
 used for the kernel's derivative and for every feature: never a matrix per length
 scale.  It is a serial ``nogil`` kernel: the caller runs it inside its own row-chunk

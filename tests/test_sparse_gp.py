@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fastrbf
-from fastrbf import _threads, sparse_gp
+from fastrbf import _threads, sparse_bound, sparse_gp
 from fastrbf import reference as ref
 
 
@@ -49,8 +49,8 @@ def _jitter(m, amp, kernel):
 
 @pytest.mark.parametrize("kernel, ls", [("matern52", 0.7), ("gaussian", [0.3, 0.5, 0.4]), ("matern32", [0.4, 1.0, 2.0])])
 def test_equals_the_naive_formulas(rng, kernel, ls, monkeypatch):
-    monkeypatch.setattr(sparse_gp, "CHUNK", 64)  # several chunks, several per group
-    monkeypatch.setattr(sparse_gp, "GROUPS", 2)
+    monkeypatch.setattr(sparse_bound, "CHUNK", 64)  # several chunks, several per group
+    monkeypatch.setattr(sparse_bound, "GROUPS", 2)
     X, Y = _data(rng, n=300, k=2)
     Z, Xq = X[::10], rng.uniform(0, 1, (40, 3))
     model = fastrbf.sparse_gaussian_process(X, Y, landmarks=Z, kernel=kernel, amplitude=1.3, length_scale=ls,
@@ -114,7 +114,7 @@ def test_bound_is_below_the_exact_lml_and_grows_with_nested_landmarks(rng):
 
 @pytest.mark.parametrize("kernel, ls", [("matern52", 0.7), ("matern52", [0.5, 0.8, 1.5]), ("gaussian", [0.3, 0.5, 0.4])])
 def test_gradient_equals_finite_differences(rng, kernel, ls, monkeypatch):
-    monkeypatch.setattr(sparse_gp, "CHUNK", 32)
+    monkeypatch.setattr(sparse_bound, "CHUNK", 32)
     X, Y = _data(rng, n=100, k=2)
     Z = X[:25]
 
@@ -142,8 +142,8 @@ def test_variance_is_never_negative(rng):
 
 
 def test_same_bits_for_any_thread_count(rng, monkeypatch):
-    monkeypatch.setattr(sparse_gp, "CHUNK", 32)
-    monkeypatch.setattr(sparse_gp, "GROUPS", 3)
+    monkeypatch.setattr(sparse_bound, "CHUNK", 32)
+    monkeypatch.setattr(sparse_bound, "GROUPS", 3)
     monkeypatch.setattr(sparse_gp, "PREDICT_CHUNK", 16)
     monkeypatch.setattr(_threads, "SERIAL_WORK", 0)  # small work on two threads all the same
     X, y = _data(rng, n=250)

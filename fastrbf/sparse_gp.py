@@ -35,8 +35,8 @@ Decisions:
   (``max_iter`` iterations, restarts optional, as :func:`fastrbf.gaussian_process`;
   it stops when an iteration gains less than :data:`FTOL` of the bound's value: a few
   hundredths of a nat at the default subsample), then one pass over all n rows with
-  the learned values gives the model and its bound.  The landmarks stay fixed (chosen by ``"uniform"``, ``"kmeans"`` or given): they are
-  not optimised.
+  the learned values gives the model and its bound.  The landmarks stay fixed
+  (chosen by ``"uniform"``, ``"kmeans"`` or given): they are not optimised.
 - Computed in float64; predictions are float32 when the training data, targets and
   queries are all float32.
 """

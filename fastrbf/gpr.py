@@ -324,21 +324,27 @@ def _theta(amplitude, ls, noise):
     return np.log(np.r_[amplitude, ls, noise])
 
 
-def prepare_data(X, y, kernel, coef0, normalize_y, what="gaussian_process"):
-    """The checked kernel entry, data and targets of a Gaussian process (``what`` names
-    the function in the refusal of a user kernel not declared positive definite):
-    ``(entry, X, y, X as float64, targets (n, k) float64 normalised, coef0, y_mean, y_std)``."""
+def radial_kernel(kernel):
+    """The registry entry (or user kernel) of ``kernel``, which must be radial."""
     entry = check_kernel(kernel)
     if not entry.radial:
         raise ValueError(f"`kernel` must be a radial kernel of fastrbf.KERNELS for a Gaussian process; got {kernel!r}.")
-    Xa = _v.check_data(X, "X")
-    check_positive_definite(entry, Xa.shape[1], what)
+    return entry
+
+
+def check_gp_kernel(entry, d, coef0, what):
+    """The checked ``coef0`` of the radial kernel ``entry`` on data of ``d`` features,
+    refused unless positive definite (``what`` names the function in the refusal)."""
+    check_positive_definite(entry, d, what)
     if entry.min_degree >= 0:
         raise ValueError(f"`kernel` must be positive definite without a polynomial tail for a Gaussian process; "
                          f"{entry.name!r} is only conditionally positive definite.")
-    _, c0 = check_params(entry, 1, coef0)
-    ya = _v.check_targets(y, Xa.shape[0], "y")
-    _v.check_magnitude(Xa, "X", _F64)
+    return check_params(entry, 1, coef0)[1]
+
+
+def gp_targets(ya, normalize_y):
+    """``(T (n, k) float64, y_mean, y_std)``: the checked targets, normalised when
+    ``normalize_y`` (scikit-learn's rule: a constant column keeps ``std`` 1)."""
     T = np.array(ya.reshape(ya.shape[0], -1), dtype=np.float64)
     normalize_y = _v.check_bool(normalize_y, "normalize_y")
     if normalize_y:
@@ -346,7 +352,19 @@ def prepare_data(X, y, kernel, coef0, normalize_y, what="gaussian_process"):
         y_std[y_std == 0] = 1.0
     else:
         y_mean, y_std = np.zeros(T.shape[1]), np.ones(T.shape[1])
-    T = (T - y_mean) / y_std
+    return (T - y_mean) / y_std, y_mean, y_std
+
+
+def prepare_data(X, y, kernel, coef0, normalize_y, what="gaussian_process"):
+    """The checked kernel entry, data and targets of a Gaussian process (``what`` names
+    the function in the refusal of a user kernel not declared positive definite):
+    ``(entry, X, y, X as float64, targets (n, k) float64 normalised, coef0, y_mean, y_std)``."""
+    entry = radial_kernel(kernel)
+    Xa = _v.check_data(X, "X")
+    c0 = check_gp_kernel(entry, Xa.shape[1], coef0, what)
+    ya = _v.check_targets(y, Xa.shape[0], "y")
+    _v.check_magnitude(Xa, "X", _F64)
+    T, y_mean, y_std = gp_targets(ya, normalize_y)
     return entry, Xa, ya, _v.to_dtype(Xa, _F64, "X"), T, c0, y_mean, y_std
 
 

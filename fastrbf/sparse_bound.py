@@ -106,6 +106,7 @@ class RowPasses:
     def __init__(self, X, T, entry, coef0, n_threads):
         self.X, self.T = X, T
         self.n, self.d = X.shape
+        self.k = T.shape[1]
         self.g0 = unit_width(entry)
         self.entry, self.coef0 = entry, coef0
         self.n_threads = n_threads
@@ -178,7 +179,9 @@ class RowPasses:
         return out
 
     def subsample(self, rows):
-        """The same passes over ``rows`` only."""
+        """The same passes over ``rows`` only (None: these)."""
+        if rows is None:
+            return self
         return RowPasses(self.X[rows], self.T[rows], self.entry, self.coef0, self.n_threads)
 
 
@@ -215,7 +218,7 @@ class Bound:
     def evaluate(self, theta, eval_gradient):
         """``(lml, gradient or None, state)``; the state holds what a model needs."""
         p = self.passes
-        n, d, k = p.n, p.d, p.T.shape[1]
+        n, d, k = p.n, p.d, p.k
         nt = self.nt
         c, s2 = math.exp(theta[0]), math.exp(theta[-1])
         ls = np.exp(theta[1:-1])

@@ -354,38 +354,48 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     >>> bool(gp.length_scale[1] > gp.length_scale[0]), bool(0.02 < gp.noise ** 0.5 < 0.1)
     (True, True)
     """
+    opts = check_fit_args(amplitude, noise, ard, optimize, n_restarts, max_iter, bounds)
+    entry, Xa, ya, passes, Z, c0, y_mean, y_std, rng, nt = _setup(
+        X, y, kernel, coef0, normalize_y, n_landmarks, landmarks, seed, n_threads, "sparse_gaussian_process")
+    ls = check_length_scales(length_scale, Xa.shape[1], opts["ard"])
+    return fit(passes, passes.subsample, Z, entry, c0, np.log(np.r_[amplitude, ls, noise]), learn_samples, opts, rng,
+               nt, y_mean, y_std, _v.result_dtype(Xa, ya), np.ndim(ya) == 1)
+
+
+def check_fit_args(amplitude, noise, ard, optimize, n_restarts, max_iter, bounds):
+    """The checked scalar arguments of a fit (shared with the dask backend), as a dict."""
     _check_hyper(amplitude, noise)
-    ard = _v.check_bool(ard, "ard")
-    optimize = _v.check_bool(optimize, "optimize")
-    n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
-    max_iter = _v.check_int(max_iter, "max_iter", 1)
+    out: dict = {"ard": _v.check_bool(ard, "ard"), "optimize": _v.check_bool(optimize, "optimize"),
+           "n_restarts": _v.check_int(n_restarts, "n_restarts", 0), "max_iter": _v.check_int(max_iter, "max_iter", 1)}
     try:
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
         raise ValueError(f"`bounds` must be a pair (low, high) of numbers; got {bounds!r}.") from None
     if not (0 < lo < hi < math.inf):
         raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
-    entry, Xa, ya, passes, Z, c0, y_mean, y_std, rng, nt = _setup(
-        X, y, kernel, coef0, normalize_y, n_landmarks, landmarks, seed, n_threads, "sparse_gaussian_process")
-    n, d = Xa.shape
-    m = Z.shape[0]
+    out["bounds"] = (math.log(lo), math.log(hi))
+    return out
+
+
+def fit(passes, subsample, Z, entry, c0, theta, learn_samples, opts, rng, nt, y_mean, y_std, dtype, single):
+    """The model from the passes over all rows (``passes``) and ``subsample(rows)``, the
+    in-memory passes over the sorted ``rows`` (None: all) on which the hyperparameters
+    are learned from ``theta`` (written once for every backend)."""
+    n, m = passes.n, Z.shape[0]
     if learn_samples is not None:
         learn_samples = _v.check_int(learn_samples, "learn_samples", 1, n, text=f"an int in [1, n_samples] = [1, {n}]",
                                      type_error=ValueError)
-    ls = check_length_scales(length_scale, d, ard)
-    theta = np.log(np.r_[amplitude, ls, noise])
-    if optimize:
+    if opts["optimize"]:
         ns = min(n, max(LEARN_SAMPLES, 2 * m)) if learn_samples is None else learn_samples
-        sub = passes if ns == n else passes.subsample(np.sort(rng.choice(n, size=ns, replace=False)))
-        theta = _maximise(Bound(sub, Z, entry, c0, nt), theta, math.log(lo), math.log(hi), n_restarts, max_iter,
+        rows = None if ns == n else np.sort(rng.choice(n, size=ns, replace=False))
+        lo, hi = opts["bounds"]
+        theta = _maximise(Bound(subsample(rows), Z, entry, c0, nt), theta, lo, hi, opts["n_restarts"], opts["max_iter"],
                           rng)
     try:
         lml, _, st = Bound(passes, Z, entry, c0, nt).evaluate(theta, False)
     except (np.linalg.LinAlgError, NotPositiveDefiniteError):
         raise ValueError(_NOT_PD) from None
     beta = solve_lower(st["L"], st["w"], nt, trans=True) / st["s2"]
-    dtype = _v.result_dtype(Xa, ya)
-    single = np.ndim(ya) == 1
     return SparseGaussianProcess(kernel_value(entry), st["c"], np.asarray(st["ls"], dtype=_F64), st["s2"], c0, Z,
                                  np.ascontiguousarray(beta), np.ascontiguousarray(st["L"]),
                                  np.ascontiguousarray(st["LB"]), float(st["delta"]), y_mean, y_std, float(lml),

@@ -205,9 +205,8 @@ class SparseGaussianProcess:
         return mean, var
 
 
-def _landmark_args(Xa, n_landmarks, how):
-    """(landmark count, the method or the checked array)."""
-    n, d = Xa.shape
+def check_landmarks(n, d, n_landmarks, how):
+    """(landmark count, the method or the checked array) for ``n`` rows of ``d`` features."""
     if not isinstance(how, str):
         arr = model_data(how, "landmarks")
         return check_landmark_array(arr, d, n_landmarks), arr
@@ -220,7 +219,7 @@ def _landmark_args(Xa, n_landmarks, how):
 def _setup(X, y, kernel, coef0, normalize_y, n_landmarks, how, seed, n_threads, what):
     entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y, what)
     n, d = Xa.shape
-    m, how = _landmark_args(Xa, n_landmarks, how)
+    m, how = check_landmarks(n, d, n_landmarks, how)
     rng = _v.check_seed(seed, name="seed")
     _v.check_memory(memory_bytes(n, d, T.shape[1], m), f"{what} ({m} landmarks)", "use fewer `n_landmarks`.")
     nt = _threads.for_work(n * m * (d + m // 4 + 8), n_threads)

@@ -222,3 +222,26 @@ def test_bad_arguments_of_the_bound_and_predict(rng):
         model.predict(X, return_std=True, return_var=True)
     with pytest.raises(ValueError, match="`X` must have 3 features"):
         model.predict(X[:, :2])
+
+
+def test_dask_equals_in_memory(rng, monkeypatch):
+    import dask
+    import dask.array as da
+
+    from fastrbf import dask as fd
+
+    monkeypatch.setattr(sparse_bound, "CHUNK", 64)
+    X, y = _data(rng, n=300, k=2)
+    kw = {"n_landmarks": 25, "ard": True, "normalize_y": True, "learn_samples": 150, "max_iter": 10, "seed": 5}
+    ref = fastrbf.sparse_gaussian_process(X, y, **kw)
+    with dask.config.set(scheduler="sync"):
+        model = fd.sparse_gaussian_process(da.from_array(X, chunks=(70, 3)), da.from_array(y, chunks=(70, 2)), **kw)
+        assert np.array_equal(model.landmarks, ref.landmarks) and np.array_equal(model.theta, ref.theta)
+        assert model.log_marginal_likelihood_value == pytest.approx(ref.log_marginal_likelihood_value, rel=1e-12)
+        Xq = rng.uniform(0, 1, (30, 3))
+        for a, b in zip(model.predict(Xq, return_std=True), ref.predict(Xq, return_std=True), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        Xbad = X.copy()
+        Xbad[123, 1] = np.nan
+        with pytest.raises(ValueError, match="`X`"):
+            fd.sparse_gaussian_process(da.from_array(Xbad, chunks=(70, 3)), y[:, 0], n_landmarks=10, optimize=False)

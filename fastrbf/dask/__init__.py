@@ -97,6 +97,7 @@ from .network import rbf_network
 from .pairwise import gram, gram_matvec, sqdist
 from .prediction import decision_function, predict
 from .ridge import kernel_ridge
+from .sparse_gp import sparse_gaussian_process
 
 __all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "lloyd_assign", "predict",
-           "rbf_network", "sqdist"]
+           "rbf_network", "sparse_gaussian_process", "sqdist"]

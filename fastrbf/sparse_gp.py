@@ -319,7 +319,9 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel (as :func:`fastrbf.gaussian_process`).
     amplitude, length_scale, noise :
-        The start (or, with ``optimize=False``, the values).
+        The start (or, with ``optimize=False``, the values).  ``noise`` starts at
+        ``1e-2`` (not ``gaussian_process``'s ``1e-5``): the bound divides the Nystroem
+        residual ``tr(K_nn - Q_nn)`` by it, so a tiny start makes the first steps steep.
     ard : bool, default False
         One length scale per feature (a ``length_scale`` array implies it).
     coef0 : float, default 1.0

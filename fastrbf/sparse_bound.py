@@ -235,7 +235,6 @@ class Bound:
             U, delta = kmm_factor(Kmm)
         L = np.asfortranarray(U.T)
         Ah, b = p.stats(lsd, Zs, L, c)  # L^-1 K_mn K_nm L^-T, L^-1 K_mn T
-        m = Ah.shape[0]
         B = Ah / s2
         B.flat[:: m + 1] += 1.0
         LB = lower_factor(B, nt)

@@ -28,6 +28,7 @@ from .models import (
     rbf_network,
 )
 from .neighbors import knn, knn_predict, nadaraya_watson, radius_neighbors, rbf_vote
+from .sparse_gp import SparseGaussianProcess, sparse_gaussian_process, sparse_gaussian_process_lml
 from .user_kernels import UserKernel, define_kernel
 
 __version__ = "0.1.0"
@@ -49,6 +50,7 @@ __all__ = [
     "RBFNetwork",
     "RandomFourierMap",
     "SelectionResult",
+    "SparseGaussianProcess",
     "UserKernel",
     "__version__",
     "cholesky",
@@ -77,6 +79,8 @@ __all__ = [
     "rbf_network",
     "rbf_vote",
     "solve_regularized",
+    "sparse_gaussian_process",
+    "sparse_gaussian_process_lml",
     "sqdist",
     "threads",
 ]

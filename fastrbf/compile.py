@@ -261,6 +261,13 @@ def _gp_regression(dtype):
         fastrbf.gp_regression(X, y, n_restarts=0, seed=0).predict(X[:5], return_var=True)
 
 
+def _sparse_gaussian_process(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.sparse_gaussian_process(X, y, n_landmarks=8, max_iter=2, seed=0).predict(X[:5], return_std=True)
+
+
 #: one tiny call per public function (and solver variant): name -> callable(dtype)
 TARGETS = {
     "cholesky": _cholesky,
@@ -291,6 +298,7 @@ TARGETS = {
     "rbf_network[forward]": _rbf_network_forward,
     "rbf_vote": _rbf_vote,
     "solve_regularized": _solve_regularized,
+    "sparse_gaussian_process": _sparse_gaussian_process,
     "sqdist": _sqdist,
 }
 

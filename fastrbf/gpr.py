@@ -52,8 +52,15 @@ DEFAULT_BOUNDS = (1e-5, 1e5)
 PREDICT_CHUNK = 1024
 
 
-def _width0(entry):
-    """The kernel's gamma in length-scale units (1/2 for the Gaussian, as ``RBF``)."""
+def unit_width(entry):
+    """The kernel's gamma in length-scale units (1/2 for the Gaussian, as ``RBF``).
+
+    Examples
+    --------
+    >>> from fastrbf import KERNELS
+    >>> unit_width(KERNELS["gaussian"]), unit_width(KERNELS["matern52"])
+    (0.5, 1.0)
+    """
     return 0.5 if entry.name == "gaussian" else 1.0
 
 
@@ -123,7 +130,7 @@ class GaussianProcess:
         ls = np.broadcast_to(self.length_scale, (self.X_train.shape[1],)).copy()
         intercept = self.y_mean + self.constant * self.y_std * A.sum(axis=0)  # the constant term's share of the mean
         return KernelModel.without_tail(self.X_train, np.ascontiguousarray(W), kernel=self.kernel,
-                                        gamma=_width0(entry), degree=1, coef0=self.coef0,
+                                        gamma=unit_width(entry), degree=1, coef0=self.coef0,
                                         intercept=intercept, dtype=_F64, single_output=False,
                                         length_scale=ls)
 
@@ -227,15 +234,15 @@ class GaussianProcess:
     def _covariance(self, Xq, full, n_threads):
         entry = check_kernel(self.kernel)
         ls = np.broadcast_to(self.length_scale, (Xq.shape[1],))
-        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=_width0(entry),
+        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(entry),
                                             coef0=self.coef0)[0, 0]) + self.constant + self.noise
         scale2 = self.y_std**2 if self.single_output else None
         if full:
-            Kq = self.amplitude * gram(Xq, self.X_train, kernel=self.kernel, gamma=_width0(entry), coef0=self.coef0,
+            Kq = self.amplitude * gram(Xq, self.X_train, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
                                        length_scale=ls, n_threads=n_threads) + self.constant
             with _threads.serial_blas():
                 V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
-                cov = self.amplitude * gram(Xq, kernel=self.kernel, gamma=_width0(entry), coef0=self.coef0,
+                cov = self.amplitude * gram(Xq, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
                                             length_scale=ls, n_threads=n_threads) + self.constant - V.T @ V
             cov.flat[:: Xq.shape[0] + 1] += self.noise
             return cov * (scale2[0] if scale2 is not None else 1.0) if self.single_output else \
@@ -243,7 +250,7 @@ class GaussianProcess:
         var = np.empty(Xq.shape[0])
         for q0 in range(0, Xq.shape[0], PREDICT_CHUNK):
             q1 = min(Xq.shape[0], q0 + PREDICT_CHUNK)
-            Kq = self.amplitude * gram(Xq[q0:q1], self.X_train, kernel=self.kernel, gamma=_width0(entry),
+            Kq = self.amplitude * gram(Xq[q0:q1], self.X_train, kernel=self.kernel, gamma=unit_width(entry),
                                        coef0=self.coef0, length_scale=ls, n_threads=n_threads) + self.constant
             with _threads.serial_blas():
                 V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
@@ -261,7 +268,7 @@ def _sqrt_psd(cov):
     return V * np.sqrt(np.maximum(w, 0.0))
 
 
-def _check_ls(length_scale, d, ard):
+def check_length_scales(length_scale, d, ard):
     """The length scales: one (isotropic) unless ``ard`` or an array is given."""
     ls = _v.check_length_scale(length_scale, d)
     return ls if (ard or not _v.is_real(length_scale)) else ls[:1]
@@ -279,7 +286,7 @@ class _Setup:
         self.entry = entry
         self.kernel = kernel_value(entry)
         self.coef0 = coef0
-        self.g0 = _width0(entry)
+        self.g0 = unit_width(entry)
         self.n_threads = n_threads
         self.spec = entry.spec(np.ones(1), coef0, 1)
 
@@ -346,18 +353,27 @@ def _theta(amplitude, ls, noise, constant=None):
     return np.log(np.r_[amplitude, ls, [] if constant is None else constant, [] if noise is None else noise])
 
 
-def _prepare(X, y, kernel, coef0, normalize_y):
+def radial_kernel(kernel):
+    """The registry entry (or user kernel) of ``kernel``, which must be radial."""
     entry = check_kernel(kernel)
     if not entry.radial:
         raise ValueError(f"`kernel` must be a radial kernel of fastrbf.KERNELS for a Gaussian process; got {kernel!r}.")
-    Xa = _v.check_data(X, "X")
-    check_positive_definite(entry, Xa.shape[1], "gaussian_process")
+    return entry
+
+
+def check_gp_kernel(entry, d, coef0, what):
+    """The checked ``coef0`` of the radial kernel ``entry`` on data of ``d`` features,
+    refused unless positive definite (``what`` names the function in the refusal)."""
+    check_positive_definite(entry, d, what)
     if entry.min_degree >= 0:
         raise ValueError(f"`kernel` must be positive definite without a polynomial tail for a Gaussian process; "
                          f"{entry.name!r} is only conditionally positive definite.")
-    _, c0 = check_params(entry, 1, coef0)
-    ya = _v.check_targets(y, Xa.shape[0], "y")
-    _v.check_magnitude(Xa, "X", _F64)
+    return check_params(entry, 1, coef0)[1]
+
+
+def gp_targets(ya, normalize_y):
+    """``(T (n, k) float64, y_mean, y_std)``: the checked targets, normalised when
+    ``normalize_y`` (scikit-learn's rule: a constant column keeps ``std`` 1)."""
     T = np.array(ya.reshape(ya.shape[0], -1), dtype=np.float64)
     normalize_y = _v.check_bool(normalize_y, "normalize_y")
     if normalize_y:
@@ -365,7 +381,19 @@ def _prepare(X, y, kernel, coef0, normalize_y):
         y_std[y_std == 0] = 1.0
     else:
         y_mean, y_std = np.zeros(T.shape[1]), np.ones(T.shape[1])
-    T = (T - y_mean) / y_std
+    return (T - y_mean) / y_std, y_mean, y_std
+
+
+def prepare_data(X, y, kernel, coef0, normalize_y, what="gaussian_process"):
+    """The checked kernel entry, data and targets of a Gaussian process (``what`` names
+    the function in the refusal of a user kernel not declared positive definite):
+    ``(entry, X, y, X as float64, targets (n, k) float64 normalised, coef0, y_mean, y_std)``."""
+    entry = radial_kernel(kernel)
+    Xa = _v.check_data(X, "X")
+    c0 = check_gp_kernel(entry, Xa.shape[1], coef0, what)
+    ya = _v.check_targets(y, Xa.shape[0], "y")
+    _v.check_magnitude(Xa, "X", _F64)
+    T, y_mean, y_std = gp_targets(ya, normalize_y)
     return entry, Xa, ya, _v.to_dtype(Xa, _F64, "X"), T, c0, y_mean, y_std
 
 
@@ -418,8 +446,8 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
     """
     jit = _check_positive(amplitude, noise, constant, jitter)
     want = _v.check_bool(eval_gradient, "eval_gradient")
-    entry, Xa, _, Xd, T, c0, _, _ = _prepare(X, y, kernel, coef0, False)
-    ls = _check_ls(length_scale, Xa.shape[1], False)
+    entry, Xa, _, Xd, T, c0, _, _ = prepare_data(X, y, kernel, coef0, False)
+    ls = check_length_scales(length_scale, Xa.shape[1], False)
     setup = _Setup(Xd, T, entry, c0, _threads.for_dense(Xd.shape[0], Xd.shape[1], n_threads), constant is not None,
                    noise is not None, jit)
     try:
@@ -486,11 +514,11 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     >>> bool(gp.length_scale[1] > gp.length_scale[0])  # the second feature does not matter
     True
     """
-    entry, Xa, ya, Xd, T, c0, y_mean, y_std = _prepare(X, y, kernel, coef0, normalize_y)
+    entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y)
     n, d = Xa.shape
     jit = _check_positive(amplitude, noise, constant, jitter)
     ard = _v.check_bool(ard, "ard")
-    ls = _check_ls(length_scale, d, ard)
+    ls = check_length_scales(length_scale, d, ard)
     optimize = _v.check_bool(optimize, "optimize")
     n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
     try:

@@ -100,6 +100,7 @@ from .pairwise import gram, gram_matvec, sqdist
 from .pou import partition_of_unity
 from .prediction import decision_function, predict
 from .ridge import kernel_ridge
+from .sparse_gp import sparse_gaussian_process
 
 __all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "knn", "lloyd_assign",
-           "partition_of_unity", "predict", "rbf_network", "sqdist"]
+           "partition_of_unity", "predict", "rbf_network", "sparse_gaussian_process", "sqdist"]

@@ -174,7 +174,18 @@ def _upper_cholesky(S, what):
     return U if info == 0 else None
 
 
-def _kmm_factor(Kmm):
+def kmm_factor(Kmm):
+    """``(U, delta)``: the upper Cholesky factor of ``Kmm + delta I`` with Falkon's
+    jitter ``delta = m eps mean(diag)``, raised tenfold while the factorisation fails
+    (NotPositiveDefiniteError beyond ``1e-3 mean(diag)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> U, delta = kmm_factor(np.ones((2, 2)))  # singular: the jitter grows until it factors
+    >>> bool(np.allclose(U.T @ U, np.ones((2, 2)) + delta * np.eye(2))), bool(delta > 0)
+    (True, True)
+    """
     m = Kmm.shape[0]
     mean_diag = float(np.mean(np.diag(Kmm)))
     if not np.isfinite(mean_diag) or mean_diag <= 0:
@@ -247,7 +258,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     alpha = float(alpha)
     nt = _threads.resolve(n_threads)
     with _threads.serial_blas():
-        T, _ = _kmm_factor(Kmm)
+        T, _ = kmm_factor(Kmm)
         S = _dense.gemm(T, T.T, np.empty((m, m)), nt)
         S *= n / m
         S.flat[:: m + 1] += alpha

@@ -1,21 +1,28 @@
 """Gaussian-process workloads: the fit (hyperparameters by L-BFGS-B from one start) with
 the PRML kernel and with a Matern-5/2 kernel with one length scale per feature, and the
 predictive mean, against scikit-learn's ``GaussianProcessRegressor`` with the same
-kernel.  The accuracy note of the Matern fit gives both log marginal likelihoods."""
+kernel.  The accuracy note of the Matern fit gives both log marginal likelihoods.
+
+``sparse-gp``: the sparse GP at a million points (widths, amplitude and noise learned,
+then mean and variance at the test points), with exact kernel ridge on a subsample
+(same kernel, length scales and ``alpha = noise / amplitude``) as the baseline; its
+accuracy note gives both test RMSEs and the coverage of the 95% predictive interval."""
 
 import numpy as np
 
 from fastrbf.gp import gp_regression
 from fastrbf.gpr import gaussian_process
+from fastrbf.models.ridge import kernel_ridge
+from fastrbf.sparse_gp import sparse_gaussian_process
 
-from ..harness import FASTRBF, PEER, Contender, Workload
+from ..harness import BASELINE, FASTRBF, PEER, Contender, Workload
 from ..roofline import Cost
 from .common import seeded_rng, try_import
 
 
 def workloads() -> list[Workload]:
     """The Gaussian-process workloads, in the order of the report."""
-    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload()]
+    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload(), _sparse_gp_workload()]
 
 
 def _fit_data(n):
@@ -120,3 +127,54 @@ def _predict_cost(a):
     """The mean: one kernel sum over the training points per query (an exp per pair)."""
     (n, d), m = a["X"].shape, a["Q"].shape[0]
     return Cost(flops=2.0 * m * n * (d + 2), bytes_read=(m + n) * d * 8.0, bytes_written=m * 8.0, exps=float(m) * n)
+
+
+def _sparse_gp_workload():
+    # a smooth function of 3 of 16 standard normal coordinates plus noise (sd 0.5), as
+    # krr-large; Matern-5/2 with one length scale per feature, targets normalised
+    noise = 0.5
+
+    def f(X):
+        return np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2]
+
+    def setup(size):
+        rng = seeded_rng()
+        n, m, n_sub, n_test = size
+        X = rng.standard_normal((n, 16))
+        Xt = rng.standard_normal((n_test, 16))
+        return {"X": X, "y": f(X) + noise * rng.standard_normal(n), "m": m, "n_sub": n_sub, "Xt": Xt,
+                "yt": f(Xt) + noise * rng.standard_normal(n_test)}
+
+    def ours(a):
+        model = sparse_gaussian_process(a["X"], a["y"], n_landmarks=a["m"], kernel="matern52", ard=True,
+                                        length_scale=4.0, noise=0.1, normalize_y=True, seed=0)
+        a["model"], a["pred"] = model, model.predict(a["Xt"], return_std=True)
+        return model
+
+    def exact(a):
+        model = a.get("model") or ours(a)
+        n_sub = a["n_sub"]
+        krr = kernel_ridge(a["X"][:n_sub], a["y"][:n_sub], kernel="matern52", gamma=1.0,
+                           length_scale=np.broadcast_to(model.length_scale, (16,)),
+                           alpha=model.noise / model.amplitude, fit_intercept=True, solver="cholesky")
+        a["exact"] = krr.predict(a["Xt"])
+        return krr
+
+    def accuracy(a):
+        if "pred" not in a:
+            ours(a)
+        if "exact" not in a:
+            exact(a)
+        (mean, std), yt = a["pred"], a["yt"]
+        r_gp, r_ex = (float(np.sqrt(np.mean((p - yt) ** 2))) for p in (mean, a["exact"]))
+        cover = float(np.mean(np.abs(yt - mean) <= 1.959964 * std))
+        return (f"test RMSE {r_gp:.4f} vs exact KRR on {a['n_sub']} points {r_ex:.4f}: {r_gp / r_ex:.3f}x; "
+                f"95% interval coverage {100 * cover:.1f}%; learned noise sd "
+                f"{np.sqrt(a['model'].noise) * a['model'].y_std[0]:.3f} (true {noise})")
+
+    cs = [Contender("fastrbf sparse_gaussian_process (fit, mean and std)", FASTRBF, ours),
+          Contender("exact kernel_ridge on the subsample (mean only)", BASELINE, exact)]
+    return Workload("sparse-gp", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=16, M={a['m']}, Matern-5/2 ARD learned, "
+                              f"{a['Xt'].shape[0]} test points",
+                    sizes=((20000, 200, 5000, 10000), (1_000_000, 2000, 20000, 100000)), accuracy=accuracy)

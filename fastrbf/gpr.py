@@ -341,6 +341,28 @@ class _Setup:
         return lml, grad, L, A
 
 
+def maximise(evaluate, starts, bounds, errors, options=None):
+    """The maximum of ``evaluate(theta) -> (value, gradient)`` found by SciPy's L-BFGS-B
+    from each of ``starts`` within ``bounds`` (one ``(low, high)`` per entry), the best
+    over the starts; ``evaluate`` raising one of ``errors`` counts as ``-inf``.  None when
+    every start failed.  Shared by the Gaussian processes and the scikit-learn estimator."""
+    from scipy.optimize import minimize
+
+    def objective(theta):
+        try:
+            value, grad = evaluate(theta)
+        except errors:
+            return math.inf, np.zeros_like(theta)
+        return -value, -grad
+
+    best = None
+    for t0 in starts:
+        res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
+        if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
+            best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
+    return None if best is None else best[1]
+
+
 def _check_positive(amplitude, noise, constant, jitter):
     _v.check_real(amplitude, "amplitude", low=0, strict=True)
     for name, value in (("noise", noise), ("constant", constant)):
@@ -531,29 +553,15 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     nt = _threads.for_dense(n, d, n_threads)
     setup = _Setup(Xd, T, entry, c0, nt, constant is not None, noise is not None, jit)
     theta0 = _theta(amplitude, ls, noise, constant)
-    best = None
     if optimize:
-        from scipy.optimize import minimize
-
-        box = [(math.log(lo), math.log(hi))] * theta0.size
-
-        def objective(theta):
-            try:
-                lml, grad, _, _ = setup.lml(theta, True)
-            except (np.linalg.LinAlgError, FloatingPointError):
-                return math.inf, np.zeros_like(theta)
-            return -lml, -grad
-
         starts = [np.clip(theta0, math.log(lo), math.log(hi))]
         starts += [rng.uniform(math.log(lo), math.log(hi), theta0.size) for _ in range(n_restarts)]
-        for t0 in starts:
-            res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=box)
-            if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
-                best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
+        best = maximise(lambda t: setup.lml(t, True)[:2], starts, [(math.log(lo), math.log(hi))] * theta0.size,
+                        (np.linalg.LinAlgError, FloatingPointError))
         if best is None:
             raise ValueError("gaussian_process: the covariance is not positive definite from any start; use a "
                              "larger `noise` or narrower `bounds`.")
-        theta = best[1]
+        theta = best
     else:
         theta = theta0
     try:

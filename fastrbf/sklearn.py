@@ -117,7 +117,7 @@ from .approx import nystroem, random_fourier
 from .cluster import kmeans, lloyd_assign
 from .distances import sqdist
 from .gp import gp_regression
-from .gpr import gaussian_process, gaussian_process_lml
+from .gpr import gaussian_process, gaussian_process_lml, maximise
 from .kernels import KERNELS, check_kernel, check_params, gram, is_user
 from .linalg import check_alpha
 from .models import interpolate, kernel_ridge, kernel_ridge_cv, rbf_network
@@ -1384,30 +1384,19 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Yn = (Y - mean) / std
         kernel_ = kernel.clone_with_theta(kernel.theta)
         if self.optimizer is not None and kernel.n_dims > 0:
-            from scipy.optimize import minimize
-
-            def objective(theta):
-                try:
-                    value, grad = self._lml(X, Yn, form, kernel.clone_with_theta(theta), jitter, nt)
-                except ValueError:  # not positive definite at theta: scikit-learn's -inf
-                    return np.inf, np.zeros_like(theta)
-                return -value, -grad
-
             bounds = kernel.bounds
             starts = [kernel.theta]
             if n_restarts:
                 if not np.isfinite(bounds).all():
                     raise ValueError("`n_restarts_optimizer` > 0 needs finite bounds of every hyperparameter.")
                 starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
-            best = None
-            for t0 in starts:
-                res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=bounds)
-                if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
-                    best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
+            # not positive definite at theta (a ValueError): scikit-learn's -inf
+            best = maximise(lambda t: self._lml(X, Yn, form, kernel.clone_with_theta(t), jitter, nt), starts, bounds,
+                            ValueError)
             if best is None:
                 raise ValueError("Every optimiser start failed: the covariance was not positive definite. Remedies: a "
                                  "larger `alpha`, a WhiteKernel in `kernel`, or `normalize_y`=True.")
-            kernel_ = kernel.clone_with_theta(best[1])
+            kernel_ = kernel.clone_with_theta(best)
         m = _call(gaussian_process, X, y, **form.values(kernel_), jitter=jitter, optimize=False,
                   normalize_y=normalize_y, n_threads=nt, renames={"noise": "kernel", "jitter": "alpha"},
                   replace=(("use a larger `kernel`", "use a larger `alpha` or a WhiteKernel in `kernel`"),))

@@ -51,7 +51,7 @@ from . import _threads
 from . import _validation as _v
 from ._lazy import scipy
 from ._typing import ArrayLike, KernelArg, Seed, Threads
-from .gpr import DEFAULT_BOUNDS, check_length_scales, prepare_data, unit_width
+from .gpr import DEFAULT_BOUNDS, check_length_scales, maximise, prepare_data, unit_width
 from .kernels import check_kernel, kernel_value
 from .linalg import NotPositiveDefiniteError
 from .models.common import check_query, model_data
@@ -406,23 +406,11 @@ def fit(passes, subsample, Z, entry, c0, theta, learn_samples, opts, rng, nt, y_
 def _maximise(bound, theta0, lo, hi, n_restarts, max_iter, rng):
     """L-BFGS-B on the bound from ``theta0`` and ``n_restarts`` log-uniform draws in
     ``[lo, hi]`` (log space); the best ``theta``."""
-    from scipy.optimize import minimize
-
-    def objective(theta):
-        try:
-            lml, grad, _ = bound.evaluate(theta, True)
-        except (np.linalg.LinAlgError, NotPositiveDefiniteError, FloatingPointError):
-            return math.inf, np.zeros_like(theta)
-        return -lml, -grad
-
     starts = [np.clip(theta0, lo, hi)] + [rng.uniform(lo, hi, theta0.size) for _ in range(n_restarts)]
-    best = None
-    for t0 in starts:
-        res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * theta0.size,
-                       options={"maxiter": max_iter, "ftol": FTOL})
-        if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
-            best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
+    best = maximise(lambda t: bound.evaluate(t, True)[:2], starts, [(lo, hi)] * theta0.size,
+                    (np.linalg.LinAlgError, NotPositiveDefiniteError, FloatingPointError),
+                    {"maxiter": max_iter, "ftol": FTOL})
     if best is None:
         raise ValueError("sparse_gaussian_process: the landmark covariance is not positive definite from any start; "
                          "use a larger `noise` or narrower `bounds`.")
-    return best[1]
+    return best

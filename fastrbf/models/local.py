@@ -28,7 +28,7 @@ import numpy as np
 from .. import _validation as _v
 from .._jit import local as _jl
 from .._typing import ArrayLike, KernelArg, Threads
-from ..kernels import check_kernel
+from ..kernels import check_kernel, undeclared
 from ..neighbors import knn
 from .common import check_query
 
@@ -107,12 +107,15 @@ class LocalInterpolant:
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable").astype(np.int64)
         starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1)).astype(np.int64)
-        spec = check_kernel(self.kernel).spec(np.full(k, self.gamma), self.coef0, 1)
+        entry = check_kernel(self.kernel)
+        spec = entry.spec(np.full(k, self.gamma), self.coef0, 1)
         out = np.empty((m, self.Y.shape[1]))
         status = np.zeros(nbr.shape[0], dtype=np.int64)
-        _jl.local_solve.run(n_threads, starts, order,
-                            np.ascontiguousarray(nbr, dtype=np.int64), self.X, self.Y, self.alpha, Xq, self.powers,
-                            spec.phi, spec.g, spec.c, spec.degree, out, status)
+        # the null-space method needs a kernel conditionally positive definite of an order the tail covers
+        solve = _jl.local_solve if self.degree < entry.min_degree or undeclared(entry, Xq.shape[1]) \
+            else _jl.local_solve_lanes
+        solve.run(n_threads, starts, order, np.ascontiguousarray(nbr, dtype=np.int64), self.X, self.Y, self.alpha,
+                  Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out, status)
         if status.any():
             u = int(np.flatnonzero(status)[0])
             i = int(order[starts[u]])

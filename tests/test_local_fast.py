@@ -128,3 +128,14 @@ def test_a_singular_neighbourhood_in_the_lanes_raises(rng):
     Xq = np.vstack([rng.random((20, 3)), X[100:101]])
     with pytest.raises(ValueError, match=r"The local interpolation system of the neighbourhood of query point 20 "):
         m.predict(Xq)
+
+
+def test_grouping_by_hash_falls_back_on_a_collision(monkeypatch):
+    from fastrbf.models import local
+
+    idx = np.array([[1, 2], [0, 3], [1, 2], [0, 3], [4, 5]], dtype=np.int64)
+    nbr, inv = local._distinct_rows(idx)
+    assert np.array_equal(nbr[inv], idx) and len(nbr) == 3
+    monkeypatch.setattr(local, "_HASH", np.ones(8, dtype=np.int64))  # [1, 2] and [0, 3] now collide
+    nbr, inv = local._distinct_rows(idx)
+    assert np.array_equal(nbr[inv], idx) and len(nbr) == 3

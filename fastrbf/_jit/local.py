@@ -58,9 +58,10 @@ def local_kernel(phi, o, g, c, degree):
 
 
 def _thin_plate(phi, o, g, c, degree):
-    for j in range(o.shape[0]):
+    for j in range(o.shape[0]):  # the log computed everywhere, then selected: no branch, so it vectorises
         s = g[j] * o[j]
-        o[j] = 0.5 * s * flog(s) if s > 0.0 else 0.0
+        v = 0.5 * s * flog(s)
+        o[j] = v if s > 0.0 else 0.0
 
 
 def _other(phi, o, g, c, degree):
@@ -79,12 +80,14 @@ def _monomials(x, shift, scale, powers, out):
     # out[p] = prod_j ((x_j - shift_j) / scale_j) ** powers[p, j]
     d = x.shape[0]
     for p in range(powers.shape[0]):
-        v = 1.0
-        for j in range(d):
-            t = (x[j] - shift[j]) / scale[j]
+        out[p] = 1.0
+    for j in range(d):
+        t = (x[j] - shift[j]) / scale[j]
+        for p in range(powers.shape[0]):
+            v = out[p]
             for _ in range(powers[p, j]):
                 v *= t
-        out[p] = v
+            out[p] = v
 
 
 @jit_inline

@@ -93,8 +93,13 @@ def test_null_space_lanes_equal_lu(rng, kernel, gamma, degree, d):
     if d == 1 and kernel not in ("thin_plate_spline", "cubic", "quintic", "linear"):
         gamma *= 144.0  # the neighbourhoods are narrower in one dimension: keep the systems well conditioned
     (lu, s_lu), (ns, s_ns) = _both(X, Y, Xq, kernel, gamma, degree, 15)
-    assert not s_lu.any() and not s_ns.any()
-    np.testing.assert_allclose(ns, lu, rtol=1e-10, atol=1e-10 * np.abs(lu).max())
+    assert not s_lu.any() and set(s_ns.tolist()) <= {0, 2}
+    assert (s_ns == 2).mean() <= 0.1  # the rare lane whose Cholesky pivot is tiny goes to the LU
+    starts, order, _ = _groups(X, Xq, 15)
+    solved = np.concatenate([order[starts[u]:starts[u + 1]] for u in np.flatnonzero(s_ns == 0)])
+    np.testing.assert_allclose(ns[solved], lu[solved], rtol=1e-10, atol=1e-10 * np.abs(lu).max())
+    got = fastrbf.interpolate(X, Y, kernel=kernel, gamma=gamma, degree=degree, neighbors=15).predict(Xq)
+    np.testing.assert_allclose(got, lu, rtol=1e-10, atol=1e-10 * np.abs(lu).max())
 
 
 def test_singular_lanes_among_regular_ones(rng):
@@ -106,7 +111,7 @@ def test_singular_lanes_among_regular_ones(rng):
     Xq = np.vstack([X[:6], rng.random((40, 2))])
     (lu, s_lu), (ns, s_ns) = _both(X, Y, Xq, "thin_plate_spline", 1.0, 1, 10)
     assert s_lu.any() and (~s_lu.astype(bool)).any()
-    assert np.array_equal(s_ns, s_lu)
+    assert np.array_equal(s_ns == 2, s_lu == 1)  # the lanes leave exactly the singular ones to the LU
     starts, order, _ = _groups(X, Xq, 10)
     regular = np.concatenate([order[starts[u]:starts[u + 1]] for u in np.flatnonzero(s_lu == 0)])
     np.testing.assert_allclose(ns[regular], lu[regular], rtol=1e-10, atol=1e-10)

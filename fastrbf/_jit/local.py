@@ -16,8 +16,10 @@ Two solvers, chosen by the caller:
   lane, so each scalar operation of the factorisation is one vector instruction over
   8 neighbourhoods, reductions included (a dot product accumulates lane-wise, which
   LLVM vectorises without re-association).  A lane whose tail is rank-deficient or whose
-  Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry is solved again by
-  the LU path: the singular-neighbourhood verdict is the LU's, as before.  A task owns a
+  Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry is marked, and the
+  caller solves it again by :func:`local_solve`: the singular-neighbourhood verdict is
+  the LU's, as before (and the LU kernel compiles only when a call needs it: the lane
+  kernel alone costs about 4.5 s of cold compile, the LU 2.4 s).  A task owns a
   fixed group of ``LANES`` consecutive neighbourhoods (the last group padded with copies
   of its first, whose results are discarded), and each lane's arithmetic does not depend
   on the other lanes, so the bits do not depend on the thread count.
@@ -30,9 +32,9 @@ pays alias checks per loop (Cholesky update 7.8 us per neighbourhood either way)
 The lane operations (:func:`lane_fnma`, :func:`lane_fnma2`, :func:`lane_dot_sub`,
 :func:`lane_sqdist`, :func:`lane_mul`) therefore emit ``<8 x double>`` loads, fused
 multiply-adds and stores themselves.  The Cholesky factorisation is left-looking (each
-entry one lane-wise dot product, held in registers with four accumulators in a fixed
-order) rather than right-looking (one load and store of the matrix per multiply-add:
-about 2.3 us against 1.7 us per neighbourhood).
+entry one lane-wise dot product, accumulated in a register) rather than right-looking
+(one load and store of the matrix per multiply-add: about 2.3 us against 1.7 us per
+neighbourhood).
 
 Measured (thin-plate spline, k = 50, q = 4, d = 3, 2e4 neighbourhoods, one thread,
 2-core Zen 4 shared with another job, medians of interleaved runs): LU 36 us per
@@ -55,7 +57,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from ._decorators import FASTMATH, jit, jit_inline, pjit
+from ._decorators import FASTMATH, jit_inline, pjit
 from .exp import flog
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
 
@@ -146,7 +148,7 @@ def _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree,
             out[i, r] = acc
 
 
-@jit
+@jit_inline
 def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A, B, yl, shift, scale, kv, pv, out):
     """Build, solve by LU with partial pivoting (as ``dgesv``) and evaluate the local system
     of neighbourhood ``u`` with the work arrays ``A (k + q, k + q)``, ``B (k + q, t)``,
@@ -307,28 +309,19 @@ def lane_fnma2(typingctx, d, od, x, ox, y, oy, ox2, oy2):
 
 @intrinsic
 def lane_dot_sub(typingctx, d, od, x, ox, sx, y, oy, sy, n):
-    """d[od:od+8] -= sum_{p < n} x[ox + p sx:+8] * y[oy + p sy:+8], lane-wise: four
-    accumulators over p mod 4 (fused), added as (a0 + a1) + (a2 + a3); a fixed order."""
+    """d[od:od+8] -= sum_{p < n} x[ox + p sx:+8] * y[oy + p sy:+8], lane-wise, one fused
+    multiply-add per p in order (four accumulators were about 10% faster and cost 1 s
+    more of cold compile)."""
     def codegen(context, builder, sig, args):
         ad, aod, ax, aox, asx, ay, aoy, asy, an = args
-        i64 = ir.IntType(64)
         zero = ir.Constant(_VT, [0.0] * LANES)
-        accs = [cgutils.alloca_once_value(builder, zero) for _ in range(4)]
-        n4 = builder.sdiv(an, ir.Constant(i64, 4))
-
-        def step(p, acc):
+        acc = cgutils.alloca_once_value(builder, zero)
+        with cgutils.for_range(builder, an) as loop:
+            p = loop.index
             vx = builder.load(_vptr(context, builder, x, ax, builder.add(aox, builder.mul(p, asx))), align=8)
             vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, builder.mul(p, asy))), align=8)
             builder.store(_vfma(builder, vx, vy, builder.load(acc)), acc)
-
-        with cgutils.for_range(builder, n4) as loop:
-            base = builder.mul(loop.index, ir.Constant(i64, 4))
-            for r in range(4):
-                step(builder.add(base, ir.Constant(i64, r)), accs[r])
-        with cgutils.for_range_slice(builder, builder.mul(n4, ir.Constant(i64, 4)), an, ir.Constant(i64, 1)) as (idx, _):
-            step(idx, accs[0])
-        tot = builder.fadd(builder.fadd(builder.load(accs[0]), builder.load(accs[1])),
-                           builder.fadd(builder.load(accs[2]), builder.load(accs[3])))
+        tot = builder.load(acc)
         pd = _vptr(context, builder, d, ad, aod)
         builder.store(builder.fsub(builder.load(pd, align=8), tot), pd, align=8)
         return context.get_dummy_value()
@@ -378,7 +371,8 @@ def _work_lanes(starts, order, nbr, X, Y, alpha, Xq, powers, *_):
 def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, out, status):
     # IN: tasks lo:hi: groups of LANES consecutive neighbourhoods; the rest as local_solve,
     #     for a kernel conditionally positive definite of an order the tail covers
-    # OUT: out (m, t), status (U,) as local_solve
+    # OUT: out (m, t) at the queries of the solved neighbourhoods; status[u] = 0 where solved,
+    #      2 where the factorisation broke down (the caller solves those by local_solve)
     # Layout: lane innermost, A[i, a, lane] at flat (i k + a) L; only lower triangles are kept
     L = LANES
     U = starts.shape[0] - 1
@@ -402,8 +396,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     bad = np.empty(L, dtype=np.bool_)
     sh = np.empty((d, L))
     sc = np.empty((d, L))
-    # one neighbourhood's arrays (a lane taken out, and the LU fallback)
-    A1 = np.empty((k + q, k + q))
+    # one neighbourhood's arrays (a lane taken out)
     B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
@@ -539,10 +532,8 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                     lane_fnma(B, (a * t + r) * L, mv, 0, P, (a * q + p) * L)
         for lane in range(min(L, U - u0)):
             u = u0 + lane
-            if bad[lane]:
-                ok = lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A1, B1, y1, sh1, sc1,
-                            kv, pv, out)
-                status[u] = 0 if ok else 1
+            if bad[lane]:  # left to the LU path
+                status[u] = 2
                 continue
             status[u] = 0
             for a in range(k):

@@ -122,8 +122,18 @@ class LocalInterpolant:
         # the null-space method needs a kernel conditionally positive definite of an order the tail covers
         solve = _jl.local_solve if self.degree < entry.min_degree or undeclared(entry, Xq.shape[1]) \
             else _jl.local_solve_lanes
-        solve.run(n_threads, starts, order, np.ascontiguousarray(nbr, dtype=np.int64), self.X, self.Y, self.alpha,
-                  Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out, status)
+        nbr = np.ascontiguousarray(nbr, dtype=np.int64)
+        args = (self.X, self.Y, self.alpha, Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out)
+        solve.run(n_threads, starts, order, nbr, *args, status)
+        redo = np.flatnonzero(status == 2)  # lanes whose factorisation broke down: the LU decides
+        if redo.size:
+            counts = starts[redo + 1] - starts[redo]
+            sub = np.zeros(redo.size + 1, dtype=np.int64)
+            np.cumsum(counts, out=sub[1:])
+            sub_order = np.concatenate([order[starts[u]:starts[u + 1]] for u in redo])
+            sub_status = np.zeros(redo.size, dtype=np.int64)
+            _jl.local_solve.run(n_threads, sub, sub_order, np.ascontiguousarray(nbr[redo]), *args, sub_status)
+            status[redo] = sub_status
         if status.any():  # name the first query point whose neighbourhood is singular
             bad = np.flatnonzero(status)
             u = int(bad[np.argmin(order[starts[bad]])])

@@ -341,6 +341,17 @@ class _Setup:
         return lml, grad, L, A
 
 
+def log_bounds(bounds):
+    """``(log low, log high)`` of the range ``bounds`` of every hyperparameter, checked."""
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"`bounds` must be a pair (low, high) of numbers; got {bounds!r}.") from None
+    if not (0 < lo < hi < math.inf):
+        raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
+    return math.log(lo), math.log(hi)
+
+
 def maximise(evaluate, starts, bounds, errors, options=None):
     """The maximum of ``evaluate(theta) -> (value, gradient)`` found by SciPy's L-BFGS-B
     from each of ``starts`` within ``bounds`` (one ``(low, high)`` per entry), the best
@@ -543,20 +554,14 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     ls = check_length_scales(length_scale, d, ard)
     optimize = _v.check_bool(optimize, "optimize")
     n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"`bounds` must be a pair (low, high) of numbers; got {bounds!r}.") from None
-    if not (0 < lo < hi < math.inf):
-        raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
+    lo, hi = log_bounds(bounds)
     rng = _v.check_seed(seed, name="seed")
     nt = _threads.for_dense(n, d, n_threads)
     setup = _Setup(Xd, T, entry, c0, nt, constant is not None, noise is not None, jit)
     theta0 = _theta(amplitude, ls, noise, constant)
     if optimize:
-        starts = [np.clip(theta0, math.log(lo), math.log(hi))]
-        starts += [rng.uniform(math.log(lo), math.log(hi), theta0.size) for _ in range(n_restarts)]
-        best = maximise(lambda t: setup.lml(t, True)[:2], starts, [(math.log(lo), math.log(hi))] * theta0.size,
+        starts = [np.clip(theta0, lo, hi)] + [rng.uniform(lo, hi, theta0.size) for _ in range(n_restarts)]
+        best = maximise(lambda t: setup.lml(t, True)[:2], starts, [(lo, hi)] * theta0.size,
                         (np.linalg.LinAlgError, FloatingPointError))
         if best is None:
             raise ValueError("gaussian_process: the covariance is not positive definite from any start; use a "

@@ -42,7 +42,6 @@ Decisions:
 """
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +50,7 @@ from . import _threads
 from . import _validation as _v
 from ._lazy import scipy
 from ._typing import ArrayLike, KernelArg, Seed, Threads
-from .gpr import DEFAULT_BOUNDS, check_length_scales, maximise, prepare_data, unit_width
+from .gpr import DEFAULT_BOUNDS, check_length_scales, log_bounds, maximise, prepare_data, unit_width
 from .kernels import check_kernel, kernel_value
 from .linalg import NotPositiveDefiniteError
 from .models.common import check_query, model_data
@@ -368,13 +367,7 @@ def check_fit_args(amplitude, noise, ard, optimize, n_restarts, max_iter, bounds
     _check_hyper(amplitude, noise)
     out: dict = {"ard": _v.check_bool(ard, "ard"), "optimize": _v.check_bool(optimize, "optimize"),
            "n_restarts": _v.check_int(n_restarts, "n_restarts", 0), "max_iter": _v.check_int(max_iter, "max_iter", 1)}
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"`bounds` must be a pair (low, high) of numbers; got {bounds!r}.") from None
-    if not (0 < lo < hi < math.inf):
-        raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
-    out["bounds"] = (math.log(lo), math.log(hi))
+    out["bounds"] = log_bounds(bounds)
     return out
 
 

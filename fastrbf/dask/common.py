@@ -4,6 +4,7 @@ block's NaN/inf, and the tree reductions of per-block results computed on the cl
 """
 
 
+import dask
 import dask.array as da
 import numpy as np
 from dask import delayed
@@ -165,6 +166,23 @@ def checked_block(Xb, offset, name="X"):
     except ValueError as exc:
         raise_global(exc, (Xb, offset, name))
         raise  # not reached
+
+
+def f64_block(Xb, offset):
+    """A row block as validated float64 (NaN/inf raise here, inside the task)."""
+    return _v.to_dtype(checked_block(Xb, offset), np.float64)
+
+
+def _take(block, idx):
+    return block[idx]
+
+
+def rows_at(xb, offs, idx):
+    """Rows ``idx`` (sorted global indices) of the persisted blocks ``xb`` (first global
+    rows ``offs``), gathered on the client as float64."""
+    b = np.searchsorted(offs, idx, side="right") - 1
+    parts = [delayed(_take, pure=False)(xb[i], idx[b == i] - offs[i]) for i in np.unique(b)]
+    return np.ascontiguousarray(np.concatenate(dask.compute(*parts)), dtype=np.float64)
 
 
 def checked_targets(Yb, offset, name="Y"):

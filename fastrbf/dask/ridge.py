@@ -31,22 +31,18 @@ from .common import (
     as_rows,
     check_kind,
     check_threads,
-    checked_block,
     checked_targets,
+    f64_block,
     in_memory,
     is_dask,
     offsets,
     row_blocks,
+    rows_at,
     tree,
 )
 
 
 # ---------------------------------------------------------------- kernel ridge (Nystroem, PCG)
-def _f64_block(Xb, offset):
-    """A row block as validated float64 (NaN/inf raise here, inside the task)."""
-    return _v.to_dtype(checked_block(Xb, offset), np.float64)
-
-
 def _targets_block(Yb, offset, mu):
     T, _ = _mc.as_targets(checked_targets(Yb, offset))
     if mu is not None:
@@ -149,13 +145,13 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
     k = 1 if Yd.ndim == 1 else Yd.shape[1]
     single = Yd.ndim == 1
     # -- the data: float64 blocks persisted for the run (the CG reads them max_iter times)
-    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off)
+    xb = list(dask.persist(*[delayed(f64_block, pure=False)(b, off)
                              for b, off in zip(row_blocks(X), offsets(X)[:-1], strict=True)]))
     yb = row_blocks(Yd)
     if L is None:  # the in-memory draws, rows gathered from the blocks
         how = cast(str, landmarks)
         idx = falkon.landmark_rows(n, m, how, rng)
-        rows = np.concatenate(dask.compute(*xb)) if idx is None else _rows_at(xb, X, idx)
+        rows = np.concatenate(dask.compute(*xb)) if idx is None else rows_at(xb, offsets(X), idx)
         L = falkon.landmarks_from_rows(rows, m, how, rng, None, rep)
     mu = None
     intercept = np.zeros(k)
@@ -178,15 +174,5 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
                          intercept=intercept, dtype=_v.result_dtype(X.dtype, Yd.dtype), single_output=single, stacklevel=3)
 
 
-def _take(block, idx):
-    return block[idx]
-
-
-def _rows_at(xb, X, idx):
-    """Rows ``idx`` (sorted global indices) of the persisted blocks, gathered on the client."""
-    offs = offsets(X)
-    b = np.searchsorted(offs, idx, side="right") - 1
-    parts = [delayed(_take, pure=False)(xb[i], idx[b == i] - offs[i]) for i in np.unique(b)]
-    return np.ascontiguousarray(np.concatenate(dask.compute(*parts)), dtype=np.float64)
 
 

@@ -34,12 +34,19 @@ from ..gpr import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targe
 from ..models import falkon
 from ..sparse_bound import RowPasses
 from ..sparse_gp import SparseGaussianProcess, check_fit_args, check_landmarks, fit
-from .common import Data, add_parts, as_in_memory, as_rows, check_threads, checked_block, is_dask, offsets, row_blocks, tree
-
-
-def _f64_block(Xb, offset):
-    """A row block as validated float64 (NaN/inf raise here, inside the task)."""
-    return _v.to_dtype(checked_block(Xb, offset), np.float64)
+from .common import (
+    Data,
+    add_parts,
+    as_in_memory,
+    as_rows,
+    check_threads,
+    f64_block,
+    is_dask,
+    offsets,
+    row_blocks,
+    rows_at,
+    tree,
+)
 
 
 def _stats_block(xb, tb, lsd, Zs, L, c, entry, c0, nt):
@@ -48,10 +55,6 @@ def _stats_block(xb, tb, lsd, Zs, L, c, entry, c0, nt):
 
 def _grad_block(xb, tb, lsd, Zs, R, FT, entry, c0, nt):
     return (RowPasses(xb, tb, entry, c0, nt).grad(lsd, Zs, R, FT),)
-
-
-def _take(block, idx):
-    return block[idx]
 
 
 class BlockPasses:
@@ -77,9 +80,7 @@ class BlockPasses:
 
     def rows(self, idx):
         """Rows ``idx`` (sorted global indices) of the blocks, gathered on the client."""
-        b = np.searchsorted(self.offs, idx, side="right") - 1
-        parts = [delayed(_take, pure=False)(self.xb[i], idx[b == i] - self.offs[i]) for i in np.unique(b)]
-        return np.ascontiguousarray(np.concatenate(dask.compute(*parts)), dtype=np.float64)
+        return rows_at(self.xb, self.offs, idx)
 
     def subsample(self, idx):
         """The in-memory passes over rows ``idx`` (None: all)."""
@@ -141,7 +142,7 @@ max_iter, learn_samples, normalize_y, seed :
     rng = _v.check_seed(seed, name="seed")
     ls = check_length_scales(length_scale, d, opts["ard"])
     offs = offsets(X)
-    xb = list(dask.persist(*[delayed(_f64_block, pure=False)(b, off)
+    xb = list(dask.persist(*[delayed(f64_block, pure=False)(b, off)
                              for b, off in zip(row_blocks(X), offs[:-1], strict=True)]))
     passes = BlockPasses(xb, offs, T, d, entry, c0, nt)
     if isinstance(how, str):  # the in-memory draws, rows gathered from the blocks

@@ -14,6 +14,19 @@ def exact_sqdist(X, Y):
     return (diff * diff).sum(-1)
 
 
+def central_diff(f, X, h):
+    """Fourth-order central differences, step ``h``, of ``f`` (values (m,) or (m, k)) at
+    the rows of ``X``: shape (m, d) or (m, k, d)."""
+    cols = []
+    for a in range(X.shape[1]):
+        def at(step, a=a):
+            Z = np.array(X, dtype=np.float64)
+            Z[:, a] += step
+            return np.asarray(f(Z), dtype=np.float64)
+        cols.append((8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h))
+    return np.stack(cols, axis=-1)
+
+
 def assert_rel(actual, expected, rtol, atol=0.0):
     """Every entry within ``rtol`` relative (or ``atol``) of ``expected``."""
     actual = np.asarray(actual, dtype=np.longdouble)

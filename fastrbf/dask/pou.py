@@ -34,7 +34,15 @@ from .. import _validation as _v
 from .._typing import KernelArg
 from ..models import common as _mc
 from ..models.interpolation import check_interp_params, check_radial, per_point
-from ..models.pou import PATCH_POINTS, PartitionOfUnityInterpolant, covering, finish, point_radii, solve_patches
+from ..models.pou import (
+    PATCH_POINTS,
+    PartitionOfUnityInterpolant,
+    covering,
+    finish,
+    neighbour_searches,
+    patch_radii,
+    solve_patches,
+)
 from ..neighbors import knn
 from .common import Data, aligned, as_rows, check_threads, checked_block, checked_targets, offsets, row_blocks, tree
 
@@ -128,9 +136,10 @@ def partition_of_unity(X: Data, Y: Data, *, kernel: KernelArg = "thin_plate_spli
     hi = np.max([b[1] for b in boxes], axis=0)
     y_max = max(b[2] for b in boxes)
     cov = covering(lo, hi, n, pp)
-    k = min(n, pp)
-    d2 = tree([delayed(_knn)(p, cov.centers, k, nt) for p in parts], functools.partial(_merge, k)).compute()
-    rho = point_radii(cov, d2[:, k - 1])
+    searches = neighbour_searches(cov, n, pp)
+    d2 = dask.compute(*[tree([delayed(_knn)(p, cov.centers[ids], k, nt) for p in parts], functools.partial(_merge, k))
+                        for ids, k in searches])
+    rho, radii = patch_radii(cov, searches, [r[:, k - 1] for r, (_, k) in zip(d2, searches, strict=True)])
     del d2
     P = cov.centers.shape[0]
     bounds = np.linspace(0, P, min(P, len(parts)) + 1).astype(np.int64)
@@ -140,4 +149,4 @@ def partition_of_unity(X: Data, Y: Data, *, kernel: KernelArg = "thin_plate_spli
     routed = [delayed(_route, nout=len(glo))(p, glo, ghi) for p in parts]
     solved = dask.compute(*[delayed(_solve)(cov, s, e, rho, local, nt, *[r[g] for r in routed])
                             for g, (s, e) in enumerate(groups)])
-    return finish(cov, rho, list(solved), local, al, ls, _v.result_dtype(Xd.dtype, Yd.dtype), Yd.ndim == 1, y_max)
+    return finish(cov, radii, list(solved), local, al, ls, _v.result_dtype(Xd.dtype, Yd.dtype), Yd.ndim == 1, y_max)

@@ -93,6 +93,12 @@ OVERLAP = 1.25
 MARGIN = 1.3
 #: the points a patch holds on average (data spread evenly over the bounding box)
 PATCH_POINTS = 100
+#: a patch of a cell on the box's faces (or edges) holds this many times ``patch_points``
+#: in 2-D, and ``FACE_POINTS`` times in 3-D and more dimensions
+FACE_POINTS_2D = 2.0
+FACE_POINTS = 1.25
+#: a patch of a cell at a corner of the box holds this many times ``patch_points``
+CORNER_POINTS = 4.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,10 +336,42 @@ def covering(lo: np.ndarray, hi: np.ndarray, n: int, patch_points: int) -> Cover
     return Covering(glo, cell, counts, inv, strides, np.ascontiguousarray(centers), rho0)
 
 
-def point_radii(cov: Covering, kth_sqdist: np.ndarray) -> np.ndarray:
-    """The radius of each patch's points: the covering's, or enlarged to reach the
-    ``patch_points``-th nearest point (``kth_sqdist``, its squared distance)."""
-    return np.maximum(cov.rho0, np.sqrt(kth_sqdist) * (1 + 1e-6))
+def neighbour_searches(cov: Covering, n: int, patch_points: int) -> list[tuple[np.ndarray, int]]:
+    """The nearest-point searches that size the patches, as (patch ids, k): every patch
+    with ``k = patch_points`` (its weight's radius), then the patches of the cells on
+    the box's faces and edges with ``FACE_POINTS`` times as many and those of its
+    corner cells with ``CORNER_POINTS ** d`` times as many (their points; ``d`` the
+    dimensions of nonzero extent); ``k`` at most ``n``, a group left out where its
+    ``k`` is that of the first."""
+    P = cov.centers.shape[0]
+    live = np.flatnonzero(cov.cell > 0)
+    cell = np.unravel_index(np.arange(P, dtype=np.int64), tuple(int(c) for c in cov.counts))
+    touched = np.zeros(P, dtype=np.int64)  # the dimensions in which the cell is at an end of the grid
+    for a in live:
+        touched += (cell[a] == 0) | (cell[a] == cov.counts[a] - 1)
+    k0 = min(n, patch_points)
+    corner = touched == live.shape[0] if live.shape[0] else np.zeros(P, dtype=bool)
+    out = [(np.arange(P, dtype=np.int64), k0)]
+    face = FACE_POINTS_2D if live.shape[0] <= 2 else FACE_POINTS
+    for sel, factor in (((touched > 0) & ~corner, face), (corner, CORNER_POINTS)):
+        k = min(n, math.ceil(factor * patch_points))
+        if k > k0 and sel.any():
+            out.append((np.flatnonzero(sel), k))
+    return out
+
+
+def patch_radii(cov: Covering, searches: list[tuple[np.ndarray, int]],
+                kth_sqdist: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(the radius of each patch's points, the radius of its weight) from the squared
+    distances to the k-th nearest point of each of :func:`neighbour_searches`: the
+    weight's is the covering's, or enlarged to reach the ``patch_points``-th nearest
+    point, over ``MARGIN``; the points' is ``MARGIN`` times it, or enlarged to reach
+    the k-th nearest point of the patch's later search."""
+    rho = np.maximum(cov.rho0, np.sqrt(kth_sqdist[0]) * (1 + 1e-6))
+    radii = rho / MARGIN
+    for (ids, _), d2 in zip(searches[1:], kth_sqdist[1:], strict=True):
+        rho[ids] = np.maximum(rho[ids], np.sqrt(d2) * (1 + 1e-6))
+    return rho, radii
 
 
 def solve_patches(cov: Covering, centers: np.ndarray, rho: np.ndarray, X: np.ndarray, T: np.ndarray,
@@ -380,10 +418,11 @@ def solve_patches(cov: Covering, centers: np.ndarray, rho: np.ndarray, X: np.nda
     return out
 
 
-def finish(cov: Covering, rho: np.ndarray, parts: list[Patches], local: LocalSystem, alpha: np.ndarray,
+def finish(cov: Covering, radii: np.ndarray, parts: list[Patches], local: LocalSystem, alpha: np.ndarray,
            ls: np.ndarray | None, dtype: np.dtype, single: bool, y_max: float) -> "PartitionOfUnityInterpolant":
-    """The model from the solved patches (in the order of the patch ids), or the error
-    or warning of the first ill-posed or ill-conditioned patch."""
+    """The model from the solved patches (in the order of the patch ids) and the radii
+    of their weights, or the error or warning of the first ill-posed or
+    ill-conditioned patch."""
     p = Patches(*(np.concatenate(arrs, axis=1 if name in ("Pt", "Wt") else 0)
                   for name, arrs in zip(Patches._fields, zip(*parts, strict=True), strict=True)))
     centers = cov.centers
@@ -401,7 +440,6 @@ def finish(cov: Covering, rho: np.ndarray, parts: list[Patches], local: LocalSys
     n_cells = centers.shape[0]
     cell_ptr = np.zeros(n_cells + 1, dtype=np.int64)
     none = np.empty(0, dtype=np.int64)
-    radii = rho / MARGIN  # the weights' radii
     _jp.cell_patches(centers, radii, cov.lo, cov.cell, cov.inv, cov.counts, cov.strides, False, cell_ptr, none)
     np.cumsum(cell_ptr, out=cell_ptr)
     patches = np.empty(int(cell_ptr[-1]), dtype=np.int64)
@@ -418,11 +456,11 @@ def fit_partition_of_unity(Xk, T, single, dtype, local, alpha, ls, patch_points,
     in-memory passes (one group of all the patches and all the points)."""
     n = Xk.shape[0]
     cov = covering(Xk.min(axis=0), Xk.max(axis=0), n, patch_points)
-    _, d2 = knn(Xk, cov.centers, min(n, patch_points), n_threads=n_threads)
-    rho = point_radii(cov, d2[:, -1])
-    del d2
+    searches = neighbour_searches(cov, n, patch_points)
+    rho, radii = patch_radii(cov, searches, [knn(Xk, cov.centers[ids], k, n_threads=n_threads)[1][:, -1]
+                                             for ids, k in searches])
     part = solve_patches(cov, cov.centers, rho, Xk, T, alpha, np.arange(n, dtype=np.int64), local, n_threads)
-    return finish(cov, rho, [part], local, alpha, ls, dtype, single, float(np.abs(T).max()) if T.size else 0.0)
+    return finish(cov, radii, [part], local, alpha, ls, dtype, single, float(np.abs(T).max()) if T.size else 0.0)
 
 
 def _raise_for(status, info, sizes, centers, q, degree):

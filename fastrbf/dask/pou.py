@@ -5,9 +5,11 @@ ones (:mod:`fastrbf.models.pou`); only the passes over the blocks are here.
 Decisions:
 
 - **Three passes over the blocks** (persisted once, as float64): the bounding box and
-  max |Y|; the ``patch_points`` nearest points of every patch centre (per block by
-  :func:`fastrbf.knn`, merged in a tree keeping the smallest squared distances: the
-  same values as one search over all the data), which give the patches' radii; then
+  max |Y|; the ``patch_points`` nearest points of every patch centre, and more for
+  the patches of the cells at the box's faces and corners
+  (:func:`~fastrbf.models.pou.neighbour_searches`; per block by :func:`fastrbf.knn`,
+  merged in a tree keeping the smallest squared distances: the same values as one
+  search over all the data), which give the patches' radii; then
   the routing, where each block sends every group of patches (a run of consecutive
   patch ids, one group per block) the points that lie in the box around the group's
   balls, and one task per group solves its patches from them.
@@ -17,7 +19,8 @@ Decisions:
   :func:`~fastrbf.models.pou.solve_patches` restores whatever blocks they came from.
 - Memory: the client holds the model (``O(n)``, as in memory) and the per-centre
   neighbour distances of the merge (``patch_points`` floats per patch, about
-  ``1.3 n`` floats in 3-D); a group's task holds its patches' points.
+  ``1.3 n`` floats in 3-D, and the more of the face and corner patches); a group's
+  task holds its patches' points.
 - ``alpha`` is a number or an in-memory array of one value per row (shipped with the
   graph, cut like ``X``); ``Y`` a dask array with the row chunks of ``X``, or in memory.
 """

@@ -22,17 +22,42 @@ Decisions:
   points on average for data spread evenly over the box, and a patch holding fewer
   (at the box's faces and corners, in sparse regions, or by chance) is enlarged to
   hold ``patch_points`` (its radius then reaches its ``patch_points``-th nearest data
-  point): the boundary patches, whose error dominates, are as large as the interior
-  ones.  The grid does not adapt to clustered data: a dense cluster
+  point).  The grid does not adapt to clustered data: a dense cluster
   makes large patches (``patch_sizes`` shows them; their systems are checked against
   the memory).
 - **A patch's points reach past its weight**: patch ``j`` solves on the points within
   ``MARGIN`` (1.3) times ``rho_j``, so that each local interpolant is accurate over
   all of its weight's support (an interpolant is least accurate near the rim of its
   points, where a weight equal to its points' ball would still count it).
+- **The patches at the box's faces and corners hold more points**
+  (:func:`neighbour_searches`): those of the cells at a corner ``CORNER_POINTS`` (4)
+  times ``patch_points``, those of the other cells on a face (or edge)
+  ``FACE_POINTS_2D`` (2) times in 2-D and ``FACE_POINTS`` (1.25) times in 3-D and
+  more; their points reach that many nearest points, while their weights keep the
+  radius of the ``patch_points`` nearest over ``MARGIN`` (a larger margin: the
+  covering, the blend and the evaluation cost are unchanged).  The dense interpolant
+  errs most at the faces and corners of the box (worst at the corner near the
+  Franke function's steepest bump, and in gaps in the data at a face), and there a
+  local thin-plate spline of ``patch_points`` points errs about 2x more than the dense
+  one (in such a gap 100x, converging to it only at about 800 points); with the same
+  points at the faces as inside, the RMSE over the whole box reached 2.2x the dense
+  one (2-D, 5 000 points).  Measured (the Franke functions, thin-plate spline and
+  cubic with a linear tail, 500 to 5 000 uniform points, 5-6 seeds, on 2e4 uniform
+  points over the box; PU over dense, the worst case, before -> now): RMSE 2.06 ->
+  1.56 (2-D, thin-plate spline, 5 000 points; 2.2 -> 1.64 on another draw of the
+  evaluation points), 1.43 -> 1.49 (2-D, cubic), 1.47 -> 1.36 (3-D, thin-plate
+  spline), 1.73 -> 1.66 (3-D, cubic); the max error 3.4 -> 2.0 (2-D, a point in a gap
+  at a face), 1.0-1.9 elsewhere.  The faces' factor is 2 in 2-D, where the face
+  cells are few (6% of the patches at 1e5 points), and 1.25 in 3-D, where they are
+  many (22% at 1e5 points; 2x would double the fit time for a ratio already below
+  1.7x).  The corners' is 4 in any dimension (2^d patches): 8 in 3-D doubled the fit
+  at 5 000 points for no gain.  Cost (3-D, fit + evaluation): 1.45x at 5 000 points,
+  1.16-1.2x at 1e5, 1.04x at 3e5 (the faces' share falls as ``n^(-1/3)``); the same
+  memory.
 - **Sizes, measured** (Franke functions, thin-plate spline with a linear tail, uniform
   points, RMSE on 2e4 random points): enlarging patches to ``patch_points`` rather
-  than half of it lowers the error by 1.2-1.4x at the same cost; ``patch_points`` 100
+  than half of it lowers the error by 1.2-1.4x at the same cost (these with as many
+  points at the faces as inside); ``patch_points`` 100
   against 64 lowers it a further 1.2-1.4x for about twice the fit time; against the
   dense interpolant the error is 1.5x (3-D, 4 000 points) and 1.6-2.0x (2-D, 2 000 to
   5 000 points).  The overlap 1.5 against 1.25 changes the error by less than 10% for
@@ -60,8 +85,8 @@ Decisions:
   :func:`~fastrbf.interpolate`.
 - ``length_scale``: the covering and the local systems are built on the data divided by
   the scales (the tail spans the same polynomials either way).
-- **One algorithm, two backends**: the fit is :func:`covering`, :func:`point_radii`
-  (from the ``patch_points``-th nearest distances), :func:`solve_patches` (a range of
+- **One algorithm, two backends**: the fit is :func:`covering`, :func:`patch_radii`
+  (from the nearest distances of :func:`neighbour_searches`), :func:`solve_patches` (a range of
   patches from the points that can fall in them) and :func:`finish`; in memory one
   range holds every patch, :mod:`fastrbf.dask.pou` routes the blocks' points to
   several.
@@ -114,7 +139,8 @@ class PartitionOfUnityInterpolant:
     centers : ndarray of shape (P, d)
         The centre of each patch (the centres of the grid's cells).
     radii : ndarray of shape (P,)
-        The radius of each patch's weight (its points lie within ``MARGIN`` times it).
+        The radius of each patch's weight (its points lie within ``MARGIN`` times it,
+        or further for the patches at the box's faces and corners).
     patch_sizes : ndarray of shape (P,), int64
         The number of data points of each patch.
     patch_x : ndarray of shape (d, S)

@@ -241,9 +241,11 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
                 Bt[r, i] = Ys[members[j0 + i], r]
         if status[j] != OK:
             continue
-        for i in range(p):
-            A0[i, :p] = A[i, :p]
-            V[i, :] = P0[i, :]
+        for i in range(p):  # element loops: a slice copy compiles numba's shape-mismatch error (seconds)
+            for b in range(p):
+                A0[i, b] = A[i, b]
+            for b in range(q):
+                V[i, b] = P0[i, b]
         # Householder QR of the monomials: H_k = I - tau_k v_k v_k^T, v_k = Vt[k, k:p]
         tol = RANK_TOL * np.sqrt(np.float64(p))
         for k in range(q):
@@ -329,7 +331,8 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
                 f = tau[k] * dot64(y[k:p], v)
                 for i in range(k, p):
                     y[i] -= f * v[i - k]
-            Wt[r, j0:j0 + p] = y[:p]
+            for i in range(p):
+                Wt[r, j0 + i] = y[i]
         worst = 0.0
         for r in range(t):
             for i in range(p):

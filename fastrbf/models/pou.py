@@ -365,10 +365,12 @@ def covering(lo: np.ndarray, hi: np.ndarray, n: int, patch_points: int) -> Cover
 def neighbour_searches(cov: Covering, n: int, patch_points: int) -> list[tuple[np.ndarray, int]]:
     """The nearest-point searches that size the patches, as (patch ids, k): every patch
     with ``k = patch_points`` (its weight's radius), then the patches of the cells on
-    the box's faces and edges with ``FACE_POINTS`` times as many and those of its
-    corner cells with ``CORNER_POINTS ** d`` times as many (their points; ``d`` the
-    dimensions of nonzero extent); ``k`` at most ``n``, a group left out where its
-    ``k`` is that of the first."""
+    the box's faces and edges with ``FACE_POINTS_2D`` (1-D and 2-D) or ``FACE_POINTS``
+    times as many and those of its corner cells with ``CORNER_POINTS`` times as many
+    (their points).  A cell is on a face where it is the first or last of the grid
+    along a dimension of nonzero extent, at a corner where it is so along all of them;
+    ``k`` is at most ``n``, and a group is left out where its ``k`` is that of the
+    first."""
     P = cov.centers.shape[0]
     live = np.flatnonzero(cov.cell > 0)
     cell = np.unravel_index(np.arange(P, dtype=np.int64), tuple(int(c) for c in cov.counts))
@@ -483,7 +485,7 @@ def fit_partition_of_unity(Xk, T, single, dtype, local, alpha, ls, patch_points,
     n = Xk.shape[0]
     cov = covering(Xk.min(axis=0), Xk.max(axis=0), n, patch_points)
     searches = neighbour_searches(cov, n, patch_points)
-    rho, radii = patch_radii(cov, searches, [knn(Xk, cov.centers[ids], k, n_threads=n_threads)[1][:, -1]
+    rho, radii = patch_radii(cov, searches, [knn(Xk, cov.centers[ids], k, n_threads=n_threads)[1][:, -1].copy()
                                              for ids, k in searches])
     part = solve_patches(cov, cov.centers, rho, Xk, T, alpha, np.arange(n, dtype=np.int64), local, n_threads)
     return finish(cov, radii, [part], local, alpha, ls, dtype, single, float(np.abs(T).max()) if T.size else 0.0)

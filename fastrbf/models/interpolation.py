@@ -126,7 +126,8 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         points.  "auto": "local" when ``neighbors`` is given, else "dense" up to
         :data:`AUTO_DENSE_MAX` points and "pu" above.
     patch_points : int, optional
-        For "pu": the points each patch holds at least (default 100).
+        For "pu": the points each patch holds at least (default 100); patches at the
+        faces and corners of the data's bounding box hold more.
 
     Returns
     -------

@@ -49,9 +49,8 @@ _FLAGS = ("contract", "nsz", "arcp")  # numba's fastmath set of fastrbf (see _de
 @functools.cache
 def _features():
     """The target features numba compiles for, as a set of names (``avx2``, ...)."""
-    if config.CPU_NAME is not None:
-        feats = config.CPU_FEATURES or ""
-    else:
+    feats = config.CPU_FEATURES  # as numba's codegen: the configured features, else the host's
+    if feats is None:
         try:
             from llvmlite import binding
 

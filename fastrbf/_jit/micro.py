@@ -92,62 +92,112 @@ def _rows(context, builder, arr_t, arr):
 
 def _emit_block(context, builder, sig, args, dot):
     X_t = sig.args[0]
-    aX, ai, aY, aj, aO, aoi, aoj = args
+    aX, ai, arows, aY, aj, acols, aO, aoi, aoj = args
     T = context.get_value_type(X_t.dtype)
     W = lanes(X_t.dtype)
+    NB = NR * W
     align = X_t.dtype.bitwidth // 8
-    VT = ir.VectorType(T, W) if W > 1 else T
-    xdata, d = _rows(context, builder, X_t, aX)
-    ydata, m = _rows(context, builder, sig.args[2], aY)
-    odata, mo = _rows(context, builder, sig.args[4], aO)
+    VT = ir.VectorType(T, W)  # <1 x T> for the scalar template
     i64 = ir.IntType(64)
-    zero = ir.Constant(VT, [0.0] * W) if W > 1 else ir.Constant(T, 0.0)
+    i32 = ir.IntType(32)
+    xdata, d = _rows(context, builder, X_t, aX)
+    ydata, m = _rows(context, builder, sig.args[3], aY)
+    odata, mo = _rows(context, builder, sig.args[6], aO)
+    zero = ir.Constant(VT, [0.0] * W)
+    accs = [[cgutils.alloca_once(builder, VT) for _ in range(NR)] for _ in range(MR)]
+    buf = cgutils.alloca_once(builder, VT, size=MR * NR)  # a partial block on its way out
 
-    def vload(data, idx):
-        p = builder.gep(data, [idx])
-        if W > 1:
-            p = builder.bitcast(p, VT.as_pointer())
-        return builder.load(p, align=align)
+    def c64(v):
+        return ir.Constant(i64, v)
 
-    def vstore(val, data, idx):
-        p = builder.gep(data, [idx])
-        if W > 1:
-            p = builder.bitcast(p, VT.as_pointer())
-        builder.store(val, p, align=align)
+    def vptr(data, idx):
+        return builder.bitcast(builder.gep(data, [idx]), VT.as_pointer())
 
-    def splat(s):
-        if W == 1:
-            return s
-        v = builder.insert_element(ir.Constant(VT, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
-        return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), W), [0] * W))
+    def splat(x):
+        v = builder.insert_element(ir.Constant(VT, ir.Undefined), x, ir.Constant(i32, 0))
+        return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
 
-    accs = [[cgutils.alloca_once_value(builder, zero) for _ in range(NR)] for _ in range(MR)]
-    xrow = [builder.mul(builder.add(ai, ir.Constant(i64, r)), d) for r in range(MR)]
-    with cgutils.for_range(builder, d) as loop:
-        k = loop.index
-        ybase = builder.add(builder.mul(k, m), aj)
-        yv = [vload(ydata, builder.add(ybase, ir.Constant(i64, n * W))) for n in range(NR)]
+    def body(part_rows, part_cols):
+        # part_rows: rows < MR, part_cols: cols < NB; the rows and columns past the edge
+        # are computed from copies of the last valid ones (clamped indices: every load
+        # is inside the arrays) and not stored
         for r in range(MR):
-            xb = splat(builder.load(builder.gep(xdata, [builder.add(xrow[r], k)])))
             for n in range(NR):
-                if dot:
-                    p = builder.fmul(xb, yv[n], flags=_FLAGS)
+                builder.store(zero, accs[r][n])
+        last_row = builder.sub(builder.add(ai, arows), c64(1))
+        xrow = []
+        for r in range(MR):
+            row = builder.add(ai, c64(r))
+            if part_rows:
+                row = builder.select(builder.icmp_signed("<", c64(r), arows), row, last_row)
+            xrow.append(builder.mul(row, d))
+        last_col = builder.sub(acols, c64(1))
+        with cgutils.for_range(builder, d) as loop:
+            k = loop.index
+            ybase = builder.add(builder.mul(k, m), aj)
+            yv = []
+            for n in range(NR):
+                if not part_cols:
+                    yv.append(builder.load(vptr(ydata, builder.add(ybase, c64(n * W))), align=align))
+                    continue
+                v = ir.Constant(VT, ir.Undefined)
+                for lane in range(W):
+                    col = c64(n * W + lane)
+                    col = builder.select(builder.icmp_signed("<", col, acols), col, last_col)
+                    y = builder.load(builder.gep(ydata, [builder.add(ybase, col)]))
+                    v = builder.insert_element(v, y, ir.Constant(i32, lane))
+                yv.append(v)
+            for r in range(MR):
+                xb = splat(builder.load(builder.gep(xdata, [builder.add(xrow[r], k)])))
+                for n in range(NR):
+                    if dot:
+                        p = builder.fmul(xb, yv[n], flags=_FLAGS)
+                    else:
+                        t = builder.fsub(xb, yv[n], flags=_FLAGS)
+                        p = builder.fmul(t, t, flags=_FLAGS)
+                    builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
+        if not part_cols:
+            for r in range(MR):
+                obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), aoj)
+                if part_rows:
+                    with builder.if_then(builder.icmp_signed("<", c64(r), arows)):
+                        for n in range(NR):
+                            builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
+                                          align=align)
                 else:
-                    t = builder.fsub(xb, yv[n], flags=_FLAGS)
-                    p = builder.fmul(t, t, flags=_FLAGS)
-                builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
-    for r in range(MR):
-        obase = builder.add(builder.mul(builder.add(aoi, ir.Constant(i64, r)), mo), aoj)
-        for n in range(NR):
-            vstore(builder.load(accs[r][n]), odata, builder.add(obase, ir.Constant(i64, n * W)))
+                    for n in range(NR):
+                        builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
+                                      align=align)
+            return
+        for r in range(MR):
+            for n in range(NR):
+                builder.store(builder.load(accs[r][n]), builder.gep(buf, [c64(r * NR + n)]))
+        flat = builder.bitcast(buf, T.as_pointer())
+        with cgutils.for_range(builder, arows) as rl:
+            obase = builder.add(builder.mul(builder.add(aoi, rl.index), mo), aoj)
+            bbase = builder.mul(rl.index, c64(NB))
+            with cgutils.for_range(builder, acols) as cl:
+                v = builder.load(builder.gep(flat, [builder.add(bbase, cl.index)]))
+                builder.store(v, builder.gep(odata, [builder.add(obase, cl.index)]))
+
+    with builder.if_else(builder.icmp_signed("==", acols, c64(NB)), likely=True) as (then, otherwise):
+        with then:
+            with builder.if_else(builder.icmp_signed("==", arows, c64(MR)), likely=True) as (full, rows_edge):
+                with full:
+                    body(False, False)
+                with rows_edge:
+                    body(True, False)
+        with otherwise:
+            body(True, True)
     return context.get_dummy_value()
 
 
 def _block_intrinsic(dot):
-    def typer(typingctx, X, i, Yt, j, out, oi, oj):
+    def typer(typingctx, X, i, rows, Yt, j, cols, out, oi, oj):
         if not _check(X, Yt, out):
             return None
-        return types.void(X, types.int64, Yt, types.int64, out, types.int64, types.int64), \
+        i64 = types.int64
+        return types.void(X, i64, i64, Yt, i64, i64, out, i64, i64), \
             lambda context, builder, sig, args: _emit_block(context, builder, sig, args, dot)
 
     typer.__name__ = typer.__qualname__ = "dot_block" if dot else "sq_block"
@@ -155,9 +205,11 @@ def _block_intrinsic(dot):
 
 
 sq_block = intrinsic(_block_intrinsic(False))
-sq_block.__doc__ = """out[oi + r, oj + c] = sum_k (X[i + r, k] - Yt[k, j + c])**2 for r < MR, c < NB
-(features in order, the arithmetic of chunk_row).  The block must lie inside the arrays
-(C-contiguous, one float dtype); prior validation is assumed."""
+sq_block.__doc__ = """out[oi + r, oj + c] = sum_k (X[i + r, k] - Yt[k, j + c])**2 for r < rows <= MR,
+c < cols <= NB (features in order, the arithmetic of chunk_row); a full block (MR x NB)
+is all vector loads and stores, a partial one (an edge) loads its columns one by one
+and stores through a buffer.  The block must lie inside the arrays (C-contiguous, one
+float dtype); prior validation is assumed."""
 
 dot_block = intrinsic(_block_intrinsic(True))
 dot_block.__doc__ = """As :func:`sq_block` with ``X[i + r, k] * Yt[k, j + c]`` summed."""

@@ -182,25 +182,18 @@ def dot64(a, b):
 @jit
 def fill_block(X, i0, i1, Yt, j0, j1, dot, out, oi, oj):
     """out[oi + i - i0, oj + j - j0] = squared distance (or dot product) of row i of X
-    and column j of Yt, for i in [i0, i1) and j in [j0, j1): blocks of ``MR`` rows by
-    ``NB`` columns by the micro-kernels of :mod:`.micro`, the rows and columns left over
-    by :func:`chunk_row`; every entry has the bits of :func:`chunk_row`, so the result
-    does not depend on how rows and columns are cut.  Row by row block, every column
-    block: the columns ``j0:j1`` of Yt should fit in cache."""
+    and column j of Yt, for i in [i0, i1) and j in [j0, j1), in blocks of ``MR`` rows by
+    ``NB`` columns by the micro-kernels of :mod:`.micro` (the edges as partial blocks);
+    every entry has the bits of :func:`chunk_row`, so the result does not depend on how
+    rows and columns are cut.  Row block by row block, every column block: the columns
+    ``j0:j1`` of Yt should fit in cache."""
     nb = block_cols(Yt)
-    jm = j0 + (j1 - j0) // nb * nb
-    i = i0
-    while i + MR <= i1:
+    for i in range(i0, i1, MR):
+        rows = min(MR, i1 - i)
         r0 = oi + i - i0
-        for j in range(j0, jm, nb):
+        for j in range(j0, j1, nb):
+            cols = min(nb, j1 - j)
             if dot:
-                dot_block(X, i, Yt, j, out, r0, oj + j - j0)
+                dot_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)
             else:
-                sq_block(X, i, Yt, j, out, r0, oj + j - j0)
-        if jm < j1:
-            for r in range(MR):
-                chunk_row(X, i + r, Yt, jm, j1, dot, out[r0 + r, oj + jm - j0 : oj + j1 - j0])
-        i += MR
-    while i < i1:
-        chunk_row(X, i, Yt, j0, j1, dot, out[oi + i - i0, oj : oj + j1 - j0])
-        i += 1
+                sq_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)

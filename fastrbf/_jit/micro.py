@@ -1,9 +1,9 @@
 """Register-blocked micro-kernels: an ``MR x NB`` block of squared distances (or dot
 products) held in vector registers, emitted as LLVM vector IR.
 
-:func:`sq_block` / :func:`dot_block` compute rows ``i:i+MR`` of ``X`` against the
-columns ``j:j+NB`` of ``Yt`` (``Y`` transposed) and store the block at ``out[oi:oi+MR,
-oj:oj+NB]``.  The block is ``MR`` rows by ``NR`` vectors of ``W`` columns: per feature
+:func:`sq_block` / :func:`dot_block` compute rows ``i:i+rows`` of ``X`` against the
+columns ``j:j+cols`` of ``Yt`` (``Y`` transposed; ``rows <= MR``, ``cols <= NB``) and store
+the block at ``out[oi:oi+rows, oj:oj+cols]``.  The block is ``MR`` rows by ``NR`` vectors of ``W`` columns: per feature
 ``k`` the ``NR`` vectors of ``Yt[k, j:j+NB]`` are loaded once and serve ``MR`` rows
 (one broadcast of ``X[i+r, k]`` each), and the ``MR * NR`` accumulators stay in
 registers for the whole feature loop: one vector load per ``MR`` pair-features instead of
@@ -15,19 +15,51 @@ operations are written out (the template of :mod:`.local`).
 
 Bits: per output entry the operations are exactly those of :func:`~.tiles.chunk_row`:
 features in order, ``t = x - y``, ``s = s + t * t`` (``s = s + x * y`` for dot products)
-from ``s = 0``, with the same fastmath flags (``contract``, ``nsz``, ``arcp``) on the
-same ``fsub`` / ``fmul`` / ``fadd``, so LLVM contracts them to the same fused
-multiply-add on a host with FMA (and to the same separate ops without one): the values
-are bitwise those of ``chunk_row`` (tests/test_micro.py), and so of ``sqdist``, the
-kd-tree's leaves, the Lloyd assignment and the brute-force ``knn``.
+from ``s = 0``, as ``fsub`` / ``fmul`` / ``fadd`` with fastrbf's fastmath flags
+(``contract``, ``nsz``, ``arcp``; numba puts the calling function's flags on every
+floating-point operation anyway), so LLVM contracts them into the same fused multiply-add
+as in ``chunk_row`` on a host with FMA, and leaves both unfused on one without.  The
+values are bitwise those of ``chunk_row`` (tests/test_micro.py: every tail of ``d``,
+edges, offsets, the scalar and 256-bit templates), and so those of ``sqdist``, the
+kd-tree's leaves, the Lloyd assignment and certification, and the brute-force ``knn``.
 
-Vector width (:func:`lanes`): read, when a kernel is compiled, from the CPU that numba
-compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` when set, else
-``llvmlite.binding.get_host_cpu_features()``): AVX-512 -> 512-bit vectors, AVX/AVX2 ->
-256-bit, otherwise a scalar template (``W = 1``).  The block is ``MR = 4`` rows by
-``NR = 2`` vectors: 8 accumulators and 2 vectors of ``Yt``.  Measured on a Zen 4 (2
-cores shared, one thread, medians of interleaved runs, d = 16, 2000 columns, pair-features
-per cycle at 4 GHz): see the table in :data:`BLOCK_SHAPE_NOTE`.
+Edges: a block with fewer than ``MR`` rows or ``NB`` columns computes the missing ones
+from copies of the last valid row / column (clamped indices, so every load is inside
+the arrays) and stores only the valid entries; a partial block loads its columns one by
+one.  Callers need no second kernel for the edges (calling ``chunk_row`` there cost
+about 0.7 s more of cold compile in each kernel that used it).
+
+Vector width (:func:`vector_bits`): read when a kernel is compiled from the features numba
+compiles for (``NUMBA_CPU_FEATURES`` when set, else
+``llvmlite.binding.get_host_cpu_features()``, as numba's own code generator does):
+AVX-512 -> 512-bit vectors, AVX/AVX2 -> 256-bit, otherwise a scalar template (``W = 1``,
+``<1 x T>`` vectors).
+
+Block shape ``MR = 4`` rows by ``NR = 3`` vectors (12 accumulators, 3 vectors of ``Yt``,
+one broadcast: 16 of the 32 AVX-512 registers; on AVX2 exactly its 16).  Measured on the
+Zen 4 (AVX-512 double-pumped), one thread, d = 16, a 960 x 2048 output, shapes compiled in
+turn in one session, minimum time as pair-features per ns (float64 / float32):
+
+====================  =========  =========
+shape, width          float64    float32
+====================  =========  =========
+``chunk_row2``        10 - 12    23 - 27
+4 x 2, 256 bits       15.7       29.8
+8 x 2, 256 bits       16.7       32.4
+6 x 4, 256 bits       16.0       37.1
+4 x 2, 512 bits       15.7       33.3
+4 x 4, 512 bits       20.0       42.3
+6 x 2, 512 bits       17.5       38.2
+3 x 4, 512 bits       18.2       39.1
+5 x 4, 512 bits       20.9       43.1
+4 x 3, 512 bits       19.8-21.8  42.7
+====================  =========  =========
+
+512-bit vectors measured as fast as 256-bit ones (4 x 2) or faster (every larger shape,
+by up to 1.5x) on this Zen 4, so AVX-512 takes them; 4 x 3 is among the fastest and the smallest of those (the partial
+blocks and the scalar loads of an edge grow with ``NB``).  At d = 16 the kernel is near
+the store rate of its output (about 11 GB/s of float64 results on one core here), so
+larger blocks gain little.
 """
 
 import functools
@@ -39,9 +71,6 @@ from numba.extending import intrinsic
 
 MR = 4  # rows of X per block
 NR = 3  # vectors of columns per block
-
-#: what the block shape was chosen from (kept next to the constants it explains)
-BLOCK_SHAPE_NOTE = "see the module docstring"
 
 _FLAGS = ("contract", "nsz", "arcp")  # numba's fastmath set of fastrbf (see _decorators.FASTMATH)
 

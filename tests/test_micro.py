@@ -124,10 +124,10 @@ CPUS = ([("x86-64", "+sse2,-avx,-avx2,-fma,-avx512f", 0), ("haswell", "+sse2,+av
 def test_other_vector_templates_same_bits(cpu, features, width):
     # the scalar (no AVX) and 256-bit (AVX2) templates, compiled for that CPU in a child
     # process, give the bits of chunk_row compiled for the same CPU
-    code = """
+    code = f"""
 import numpy as np
 from fastrbf._jit import micro, tiles
-assert micro.vector_bits() == {bits}
+assert micro.vector_bits() == {width}
 rng = np.random.default_rng(3)
 z = np.int64
 for dt in (np.float64, np.float32):
@@ -142,7 +142,7 @@ for dt in (np.float64, np.float32):
                 tiles.chunk_row(X, z(i), Yt, z(0), z(77), np.bool_(dot), o)
                 assert (o.view(np.uint8) == out[i].view(np.uint8)).all(), (dt, d, dot, i)
 print("ok")
-""".format(bits=width)
+"""
     env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

@@ -24,6 +24,13 @@ def _push(o, j0, idx, dist):
     # k-th distance into the sorted (dist, idx); equal distances keep the lower index
     k = dist.shape[0]
     thr = dist[k - 1]
+    # most chunks bring no new neighbour once the list has filled: a vectorised count
+    # of the entries below the k-th distance first, and the insertion scan only if any
+    hits = 0
+    for j in range(o.shape[0]):
+        hits += o[j] < thr
+    if hits == 0:
+        return
     for j in range(o.shape[0]):
         v = o[j]
         if v < thr:

@@ -86,7 +86,7 @@ def phi_rows(A, Bt, spec, out, n_threads=1):
     kernel, so a fit compiles one kernel function once (``K_mm`` comes out exactly
     symmetric: the differences are those of :func:`fastrbf.sqdist`)."""
     if n_threads == 1:
-        _jpw.pairwise_rows(0, (A.shape[0] + 1) // 2, A, Bt, *spec.args, out)
+        _jpw.pairwise_rows(0, _jpw.pairwise_rows.tasks(A, Bt, *spec.args, out), A, Bt, *spec.args, out)
     else:
         _jpw.pairwise_rows.run(n_threads, A, Bt, *spec.args, out)
     return out

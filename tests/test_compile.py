@@ -96,7 +96,7 @@ fastrbf.gram(X, X[:7], kernel="gaussian")
     # no helper is compiled twice for one kernel function (a literal argument would
     # make a second specialisation)
     names = _compiled(before)
-    assert all(names.count(h) == 1 for h in ("chunk_row", "chunk_row2", "pairwise_rows")), names
+    assert all(names.count(h) == 1 for h in ("fill_block", "pairwise_rows")), names
     # fill_rows is inlined into its callers at numba-IR level: no compile of its own
     assert "fill_rows" not in names
 

@@ -3,8 +3,9 @@
 Assignment has two paths (chosen by the public wrapper):
 
 - ``assign_rows``: exact squared distances to every centre by direct differences
-  (the distance kernel's arithmetic, vectorised over rows), argmin with ties to the
-  lowest index.
+  (the distance kernel's arithmetic and bits, by the register-blocked micro-kernels,
+  centres as rows and a block of points as columns), argmin with ties to the lowest
+  index.
 - ``certify_cols``: after a float32 GEMM has given ``G = x . c`` for a chunk of
   (centred) rows, ``v_j = ||c_j||^2 - 2 G_j`` ranks the centres; every centre within
   the rigorous error bound of the best is recomputed exactly by direct differences,
@@ -28,7 +29,8 @@ import numpy as np
 
 from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
-from .tiles import chunk_row, chunk_row2
+from .micro import MR
+from .tiles import fill_block
 
 
 @jit
@@ -38,7 +40,7 @@ def assigned_sqdist(X, C, labels, lo, hi, mind):
         mind[i] = _exact_sq(X, i, C, labels[i])
 
 
-RB = 256  # rows per task of assign_rows
+RB = 240  # rows per task of assign_rows (a whole number of micro-kernel blocks)
 
 
 @jit
@@ -55,32 +57,29 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
     # IN: Xt (d, n) the rows of X as columns, C (K, d), rows lo:hi to do
     # OUT: labels[lo:hi], mind[lo:hi]
     # Exact direct assignment vectorised over rows (for few centres, where a row of K
-    # distances is too short to vectorise well): for each centre (two at a time), the
-    # distances of a block of RB rows, then a running minimum; ties keep the lower
-    # index.  Serial: the caller runs row ranges on its worker threads.
+    # distances is too short to vectorise well): for each group of MR centres, the
+    # distances of a block of RB rows by the micro-kernels, then a running minimum over
+    # the centres in index order; ties keep the lower index.  Serial: the caller runs
+    # row ranges on its worker threads.
     K = C.shape[0]
-    dist = np.empty(RB, dtype=Xt.dtype)
-    dist2 = np.empty(RB, dtype=Xt.dtype)
+    dist = np.empty((MR, RB), dtype=Xt.dtype)
     best = np.empty(RB, dtype=Xt.dtype)
     lab = np.empty(RB, dtype=np.int64)
+    zero = np.int64(0)
     for r0 in range(lo, hi, RB):
         r1 = min(hi, r0 + RB)
         L = r1 - r0
         bl = best[:L]
         lb = lab[:L]
         lb[:] = 0
+        bl[:] = np.inf
         # the distance kernel with the roles swapped: centres as rows, X as columns
         # ((c - x)^2 == (x - c)^2 exactly, so the values are those of sqdist)
-        chunk_row(C, 0, Xt, r0, r1, np.bool_(False), bl)
-        j = 1
-        while j + 2 <= K:
-            chunk_row2(C, j, j + 1, Xt, r0, r1, dist[:L], dist2[:L])
-            _running_min(dist[:L], j, bl, lb)
-            _running_min(dist2[:L], j + 1, bl, lb)
-            j += 2
-        if j < K:
-            chunk_row(C, j, Xt, r0, r1, np.bool_(False), dist[:L])
-            _running_min(dist[:L], j, bl, lb)
+        for j in range(0, K, MR):
+            je = min(K, j + MR)
+            fill_block(C, j, je, Xt, r0, r1, np.bool_(False), dist, zero, zero)
+            for q in range(je - j):
+                _running_min(dist[q, :L], j + q, bl, lb)
         for r in range(L):
             labels[r0 + r] = lb[r]
             mind[r0 + r] = bl[r]

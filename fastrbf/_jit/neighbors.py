@@ -2,8 +2,9 @@
 nearest training point (Nadaraya-Watson, the RBF vote), never an n_query x n matrix.
 
 Distances are those of :func:`fastrbf._jit.tiles.chunk_row` (the arithmetic of
-``sqdist``), computed in tiles of ``JB`` training points per query row and consumed
-while in cache.  Each task (``lo:hi`` of the top-level kernels) owns whole query rows:
+``sqdist``), computed in tiles of about ``JB`` training points per query row and consumed
+while in cache (``knn`` by the register-blocked micro-kernels, ``QB`` query rows at a
+time, with the same bits).  Each task (``lo:hi`` of the top-level kernels) owns whole query rows:
 results do not depend on the thread count.
 """
 
@@ -11,7 +12,8 @@ import numpy as np
 
 from ._decorators import jit, jit_reduce, pjit
 from .exp import fexp
-from .tiles import JB, chunk_row, chunk_row2, dot64
+from .micro import block_cols
+from .tiles import JB, chunk_row, dot64, fill_block
 
 QB = 8  # query rows per task
 
@@ -22,6 +24,13 @@ def _push(o, j0, idx, dist):
     # k-th distance into the sorted (dist, idx); equal distances keep the lower index
     k = dist.shape[0]
     thr = dist[k - 1]
+    # most chunks bring no new neighbour once the list has filled: a vectorised count
+    # of the entries below the k-th distance first, and the insertion scan only if any
+    hits = 0
+    for j in range(o.shape[0]):
+        hits += o[j] < thr
+    if hits == 0:
+        return
     for j in range(o.shape[0]):
         v = o[j]
         if v < thr:
@@ -40,29 +49,27 @@ def _push(o, j0, idx, dist):
 def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
     # IN: tasks lo:hi, Xq (m, d) queries, Xt (d, n) training points as columns, k
     # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    # Per chunk of training points, the QB x chunk block of distances by the micro-kernels
+    # (fill_block), then each row pushed in index order: the result does not depend on
+    # the chunk width.
     m = Xq.shape[0]
     n = Xt.shape[1]
+    nb = block_cols(Xt)
+    cw = max(nb, JB // nb * nb)
+    o = np.empty((QB, cw), dtype=Xt.dtype)
+    zero = np.int64(0)
     for b in range(lo, hi):
         i0 = b * QB
         i1 = min(m, i0 + QB)
-        o = np.empty(JB, dtype=Xt.dtype)
-        p = np.empty(JB, dtype=Xt.dtype)
         for i in range(i0, i1):
             for t in range(k):
                 dist[i, t] = np.inf
                 idx[i, t] = -1
-        for j0 in range(0, n, JB):
-            j1 = min(n, j0 + JB)
-            L = j1 - j0
-            i = i0
-            while i + 1 < i1:
-                chunk_row2(Xq, i, i + 1, Xt, j0, j1, o, p)
-                _push(o[:L], j0, idx[i], dist[i])
-                _push(p[:L], j0, idx[i + 1], dist[i + 1])
-                i += 2
-            if i < i1:
-                chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), o)
-                _push(o[:L], j0, idx[i], dist[i])
+        for j0 in range(0, n, cw):
+            j1 = min(n, j0 + cw)
+            fill_block(Xq, i0, i1, Xt, j0, j1, np.bool_(False), o, zero, zero)
+            for i in range(i0, i1):
+                _push(o[i - i0, : j1 - j0], j0, idx[i], dist[i])
 
 
 @jit_reduce

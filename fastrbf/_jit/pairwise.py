@@ -2,8 +2,9 @@
 and ``gram_matvec`` reach theirs here.
 
 - :func:`pairwise_rows` / :func:`pairwise_upper`: phi of the squared distances (or dot
-  products) by direct differences, all rows or the upper triangle; :func:`mirror_upper`
-  copies that triangle down.
+  products) by direct differences, all rows or the upper triangle, in blocks of the
+  register-blocked micro-kernels (:func:`~.tiles.fill_block`; the bits of
+  :func:`~.tiles.chunk_row`); :func:`mirror_upper` copies that triangle down.
 - :func:`finalize_block`: the certified GEMM path's finish of one row block (norm
   expansion, recomputation of the entries the error bound does not cover, phi).
 - :func:`apply_rows`: phi on a BLAS product (dot-product kernels).
@@ -18,7 +19,8 @@ import numpy as np
 
 from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
-from .tiles import JB, dot64, fill_rows
+from .micro import MR, block_cols
+from .tiles import JB, dot64, fill_block, fill_rows
 
 
 @pjit(tasks=lambda phi, g, c, degree, out: out.shape[0],
@@ -68,37 +70,55 @@ def gram_matvec(lo, hi, X, Yt, Vt, dot, phi, g, c, degree, out):
                 out[i, q] = acc[i - i0, q]
 
 
-@pjit(tasks=lambda X, *_: (X.shape[0] + 1) // 2,
+TR = 16  # rows per task of pairwise_rows and pairwise_upper
+
+
+@jit_inline
+def rows_block(X, i0, i1, Yt, j_start, j_end, dot, phi, g, c, degree, out):
+    # rows i0:i1, columns j_start:j_end of out = phi of the distances (dot products):
+    # column chunks that fit in cache (a whole number of micro-kernel blocks), and in
+    # each, MR rows at a time, the block then phi while it is in L1
+    nb = block_cols(Yt)
+    cw = max(nb, JB // nb * nb)
+    for j0 in range(j_start, j_end, cw):
+        j1 = min(j_end, j0 + cw)
+        for ib in range(i0, i1, MR):
+            ie = min(i1, ib + MR)
+            fill_block(X, ib, ie, Yt, j0, j1, dot, out, ib, j0)
+            for i in range(ib, ie):
+                apply_kernel(phi, out[i, j0:j1], g[j0:j1], c, degree)
+
+
+@pjit(tasks=lambda X, *_: (X.shape[0] + TR - 1) // TR,
       work=lambda X, Yt, *_: X.shape[0] * Yt.shape[1] * (Yt.shape[0] + 4))
 def pairwise_rows(lo, hi, X, Yt, dot, phi, g, c, degree, out):
     # IN: tasks lo:hi, X (n, d), Yt (d, m), dot, phi, g (m,), c (4,), degree
-    # OUT: out (n, m).  Task t owns the row pair (2t, 2t + 1).
+    # OUT: out (n, m).  Task t owns the rows TR t : TR (t + 1).
     n = X.shape[0]
     m = Yt.shape[1]
     j_start = np.int64(0)
     for t in range(lo, hi):
-        i = 2 * t
-        i2 = i + 1 if i + 1 < n else np.int64(-1)
-        fill_rows(X, i, i2, Yt, j_start, m, dot, phi, g, c, degree, out[i], out[max(i, i2)])
+        i0 = t * TR
+        rows_block(X, i0, min(n, i0 + TR), Yt, j_start, m, dot, phi, g, c, degree, out)
 
 
-@pjit(tasks=lambda X, *_: ((X.shape[0] + 1) // 2 + 1) // 2,
+@pjit(tasks=lambda X, *_: ((X.shape[0] + TR - 1) // TR + 1) // 2,
       work=lambda X, Xt, *_: X.shape[0] * Xt.shape[1] * (Xt.shape[0] + 4) // 2)
 def pairwise_upper(lo, hi, X, Xt, dot, phi, g, c, degree, out):
     # IN: tasks lo:hi, X (n, d), Xt (d, n), ...; OUT: out (n, n), at least the upper triangle and
-    # the diagonal.  Row pair r = (2r, 2r + 1) computes columns 2r..n-1 (so the entry
-    # (2r + 1, 2r) below the diagonal too, the same value the mirror will write).
-    # Task t takes pairs t and P - 1 - t so that every task has the same work.
+    # the diagonal.  Row block b (rows TR b : TR (b + 1)) computes columns TR b..n-1 (so
+    # the entries of its diagonal block below the diagonal too, the values the mirror
+    # will write: D[i, j] is bitwise D[j, i]).  Task t takes blocks t and P - 1 - t so
+    # that every task has the same work.
     n = X.shape[0]
-    P = (n + 1) // 2
+    P = (n + TR - 1) // TR
     for t in range(lo, hi):
         for rep in range(2):
-            r = np.int64(t) if rep == 0 else np.int64(P - 1 - t)
-            if rep == 1 and r == t:
+            b = np.int64(t) if rep == 0 else np.int64(P - 1 - t)
+            if rep == 1 and b == t:
                 break
-            i = 2 * r
-            i2 = i + 1 if i + 1 < n else np.int64(-1)
-            fill_rows(X, i, i2, Xt, i, n, dot, phi, g, c, degree, out[i, i:], out[max(i, i2), i:])
+            i0 = b * TR
+            rows_block(X, i0, min(n, i0 + TR), Xt, i0, n, dot, phi, g, c, degree, out)
 
 
 MB = 64  # block edge of the mirror copy

@@ -12,6 +12,11 @@ time; ``phi(-1)`` for plain distances) is applied to the chunk while it is in ca
 (fused Gram matrix); ``dot=True`` accumulates ``X[i, k] * Yt[k, j]`` instead
 (dot-product kernels).
 
+:func:`fill_block` computes a block of rows and columns with the register-blocked
+micro-kernels of :mod:`.micro` (``MR`` rows by ``NB`` columns held in vector registers;
+bitwise the values of :func:`chunk_row`) and :func:`chunk_row` on the edges; the
+top-level kernels of ``sqdist``, ``gram``, the Lloyd assignment and ``knn`` use it.
+
 The top-level kernels built from them live with their families: :mod:`.pairwise`
 (``sqdist``, ``gram``, ``gram_matvec``), :mod:`.lloyd`, :mod:`.neighbors`, :mod:`.seeding`,
 :mod:`.gp`, :mod:`.network`, :mod:`.falkon`.
@@ -20,6 +25,7 @@ The top-level kernels built from them live with their families: :mod:`.pairwise`
 
 from ._decorators import jit, jit_inline, jit_reduce
 from .kernels import apply_kernel
+from .micro import MR, block_cols, dot_block, sq_block
 
 JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
 
@@ -171,3 +177,23 @@ def dot64(a, b):
     for j in range(a.shape[0]):
         s += a[j] * b[j]
     return s
+
+
+@jit
+def fill_block(X, i0, i1, Yt, j0, j1, dot, out, oi, oj):
+    """out[oi + i - i0, oj + j - j0] = squared distance (or dot product) of row i of X
+    and column j of Yt, for i in [i0, i1) and j in [j0, j1), in blocks of ``MR`` rows by
+    ``NB`` columns by the micro-kernels of :mod:`.micro` (the edges as partial blocks);
+    every entry has the bits of :func:`chunk_row`, so the result does not depend on how
+    rows and columns are cut.  Row block by row block, every column block: the columns
+    ``j0:j1`` of Yt should fit in cache."""
+    nb = block_cols(Yt)
+    for i in range(i0, i1, MR):
+        rows = min(MR, i1 - i)
+        r0 = oi + i - i0
+        for j in range(j0, j1, nb):
+            cols = min(nb, j1 - j)
+            if dot:
+                dot_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)
+            else:
+                sq_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)

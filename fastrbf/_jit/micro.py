@@ -1,0 +1,257 @@
+"""Register-blocked micro-kernels: an ``MR x NB`` block of squared distances (or dot
+products) held in vector registers, emitted as LLVM vector IR.
+
+:func:`sq_block` / :func:`dot_block` compute rows ``i:i+rows`` of ``X`` against the
+columns ``j:j+cols`` of ``Yt`` (``Y`` transposed; ``rows <= MR``, ``cols <= NB``) and store
+the block at ``out[oi:oi+rows, oj:oj+cols]``.  The block is ``MR`` rows by ``NR`` vectors of ``W`` columns: per feature
+``k`` the ``NR`` vectors of ``Yt[k, j:j+NB]`` are loaded once and serve ``MR`` rows
+(one broadcast of ``X[i+r, k]`` each), and the ``MR * NR`` accumulators stay in
+registers for the whole feature loop: one vector load per ``MR`` pair-features instead of
+the load and store of the output row per feature group of :func:`~.tiles.chunk_row`.
+
+Why intrinsics: numba runs LLVM without its SLP vectoriser, so a register-blocked loop
+written in numba (several rows, several accumulators) stays scalar; here the vector
+operations are written out (the template of :mod:`.local`).
+
+Bits: per output entry the operations are exactly those of :func:`~.tiles.chunk_row`:
+features in order, ``t = x - y``, ``s = s + t * t`` (``s = s + x * y`` for dot products)
+from ``s = 0``, as ``fsub`` / ``fmul`` / ``fadd`` with fastrbf's fastmath flags
+(``contract``, ``nsz``, ``arcp``; numba puts the calling function's flags on every
+floating-point operation anyway), so LLVM contracts them into the same fused multiply-add
+as in ``chunk_row`` on a host with FMA, and leaves both unfused on one without.  The
+values are bitwise those of ``chunk_row`` (tests/test_micro.py: every tail of ``d``,
+edges, offsets, the scalar and 256-bit templates), and so those of ``sqdist``, the
+kd-tree's leaves, the Lloyd assignment and certification, and the brute-force ``knn``.
+
+Edges: a block with fewer than ``MR`` rows or ``NB`` columns computes the missing ones
+from copies of the last valid row / column (clamped indices, so every load is inside
+the arrays) and stores only the valid entries; a partial block loads its columns one by
+one.  Callers need no second kernel for the edges (calling ``chunk_row`` there cost
+about 0.7 s more of cold compile in each kernel that used it).
+
+Vector width (:func:`vector_bits`): read when a kernel is compiled from the features numba
+compiles for (``NUMBA_CPU_FEATURES`` when set, else
+``llvmlite.binding.get_host_cpu_features()``, as numba's own code generator does):
+AVX-512 -> 512-bit vectors, AVX/AVX2 -> 256-bit, otherwise a scalar template (``W = 1``,
+``<1 x T>`` vectors).
+
+Block shape ``MR = 4`` rows by ``NR = 3`` vectors (12 accumulators, 3 vectors of ``Yt``,
+one broadcast: 16 of the 32 AVX-512 registers; on AVX2 exactly its 16).  Measured on the
+Zen 4 (AVX-512 double-pumped), one thread, d = 16, a 960 x 2048 output, shapes compiled in
+turn in one session, minimum time as pair-features per ns (float64 / float32):
+
+====================  =========  =========
+shape, width          float64    float32
+====================  =========  =========
+``chunk_row2``        10 - 12    23 - 27
+4 x 2, 256 bits       15.7       29.8
+8 x 2, 256 bits       16.7       32.4
+6 x 4, 256 bits       16.0       37.1
+4 x 2, 512 bits       15.7       33.3
+4 x 4, 512 bits       20.0       42.3
+6 x 2, 512 bits       17.5       38.2
+3 x 4, 512 bits       18.2       39.1
+5 x 4, 512 bits       20.9       43.1
+4 x 3, 512 bits       19.8-21.8  42.7
+====================  =========  =========
+
+512-bit vectors measured as fast as 256-bit ones (4 x 2) or faster (every larger shape,
+by up to 1.5x) on this Zen 4, so AVX-512 takes them; 4 x 3 is among the fastest and the smallest of those (the partial
+blocks and the scalar loads of an edge grow with ``NB``).  At d = 16 the kernel is near
+the store rate of its output (about 11 GB/s of float64 results on one core here), so
+larger blocks gain little.
+"""
+
+import functools
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, config
+from numba.extending import intrinsic
+
+MR = 4  # rows of X per block
+NR = 3  # vectors of columns per block
+
+_FLAGS = ("contract", "nsz", "arcp")  # numba's fastmath set of fastrbf (see _decorators.FASTMATH)
+
+
+@functools.cache
+def _features():
+    """The target features numba compiles for, as a set of names (``avx2``, ...)."""
+    feats = config.CPU_FEATURES  # as numba's codegen: the configured features, else the host's
+    if feats is None:
+        try:
+            from llvmlite import binding
+
+            feats = binding.get_host_cpu_features().flatten()
+        except Exception:  # a platform where LLVM cannot tell: the scalar template
+            feats = ""
+    return frozenset(f[1:] for f in feats.split(",") if f.startswith("+"))
+
+
+def vector_bits():
+    """The vector width the templates use on this CPU, in bits (0: scalar)."""
+    feats = _features()
+    if "avx512f" in feats:
+        return 512
+    if "avx" in feats:
+        return 256
+    return 0
+
+
+def lanes(dtype):
+    """Elements per vector for a numba float dtype (1: the scalar template)."""
+    bits = vector_bits()
+    return max(1, bits // dtype.bitwidth) if bits else 1
+
+
+def _block_cols(dtype):
+    return NR * lanes(dtype)
+
+
+def _check(X, Yt, out):
+    ok = all(isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C" for a in (X, Yt, out))
+    return ok and X.dtype in (types.float32, types.float64) and X.dtype == Yt.dtype == out.dtype
+
+
+def _rows(context, builder, arr_t, arr):
+    a = context.make_array(arr_t)(context, builder, arr)
+    return a.data, cgutils.unpack_tuple(builder, a.shape, 2)[1]
+
+
+def _emit_block(context, builder, sig, args, dot):
+    X_t = sig.args[0]
+    aX, ai, arows, aY, aj, acols, aO, aoi, aoj = args
+    T = context.get_value_type(X_t.dtype)
+    W = lanes(X_t.dtype)
+    NB = NR * W
+    align = X_t.dtype.bitwidth // 8
+    VT = ir.VectorType(T, W)  # <1 x T> for the scalar template
+    i64 = ir.IntType(64)
+    i32 = ir.IntType(32)
+    xdata, d = _rows(context, builder, X_t, aX)
+    ydata, m = _rows(context, builder, sig.args[3], aY)
+    odata, mo = _rows(context, builder, sig.args[6], aO)
+    zero = ir.Constant(VT, [0.0] * W)
+    accs = [[cgutils.alloca_once(builder, VT) for _ in range(NR)] for _ in range(MR)]
+    buf = cgutils.alloca_once(builder, VT, size=MR * NR)  # a partial block on its way out
+
+    def c64(v):
+        return ir.Constant(i64, v)
+
+    def vptr(data, idx):
+        return builder.bitcast(builder.gep(data, [idx]), VT.as_pointer())
+
+    def splat(x):
+        v = builder.insert_element(ir.Constant(VT, ir.Undefined), x, ir.Constant(i32, 0))
+        return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+
+    def body(part_rows, part_cols):
+        # part_rows: rows < MR, part_cols: cols < NB; the rows and columns past the edge
+        # are computed from copies of the last valid ones (clamped indices: every load
+        # is inside the arrays) and not stored
+        for r in range(MR):
+            for n in range(NR):
+                builder.store(zero, accs[r][n])
+        last_row = builder.sub(builder.add(ai, arows), c64(1))
+        xrow = []
+        for r in range(MR):
+            row = builder.add(ai, c64(r))
+            if part_rows:
+                row = builder.select(builder.icmp_signed("<", c64(r), arows), row, last_row)
+            xrow.append(builder.mul(row, d))
+        last_col = builder.sub(acols, c64(1))
+        with cgutils.for_range(builder, d) as loop:
+            k = loop.index
+            ybase = builder.add(builder.mul(k, m), aj)
+            yv = []
+            for n in range(NR):
+                if not part_cols:
+                    yv.append(builder.load(vptr(ydata, builder.add(ybase, c64(n * W))), align=align))
+                    continue
+                v = ir.Constant(VT, ir.Undefined)
+                for lane in range(W):
+                    col = c64(n * W + lane)
+                    col = builder.select(builder.icmp_signed("<", col, acols), col, last_col)
+                    y = builder.load(builder.gep(ydata, [builder.add(ybase, col)]))
+                    v = builder.insert_element(v, y, ir.Constant(i32, lane))
+                yv.append(v)
+            for r in range(MR):
+                xb = splat(builder.load(builder.gep(xdata, [builder.add(xrow[r], k)])))
+                for n in range(NR):
+                    if dot:
+                        p = builder.fmul(xb, yv[n], flags=_FLAGS)
+                    else:
+                        t = builder.fsub(xb, yv[n], flags=_FLAGS)
+                        p = builder.fmul(t, t, flags=_FLAGS)
+                    builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
+        if not part_cols:
+            for r in range(MR):
+                obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), aoj)
+                if part_rows:
+                    with builder.if_then(builder.icmp_signed("<", c64(r), arows)):
+                        for n in range(NR):
+                            builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
+                                          align=align)
+                else:
+                    for n in range(NR):
+                        builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
+                                      align=align)
+            return
+        for r in range(MR):
+            for n in range(NR):
+                builder.store(builder.load(accs[r][n]), builder.gep(buf, [c64(r * NR + n)]))
+        flat = builder.bitcast(buf, T.as_pointer())
+        with cgutils.for_range(builder, arows) as rl:
+            obase = builder.add(builder.mul(builder.add(aoi, rl.index), mo), aoj)
+            bbase = builder.mul(rl.index, c64(NB))
+            with cgutils.for_range(builder, acols) as cl:
+                v = builder.load(builder.gep(flat, [builder.add(bbase, cl.index)]))
+                builder.store(v, builder.gep(odata, [builder.add(obase, cl.index)]))
+
+    with builder.if_else(builder.icmp_signed("==", acols, c64(NB)), likely=True) as (then, otherwise):
+        with then:
+            with builder.if_else(builder.icmp_signed("==", arows, c64(MR)), likely=True) as (full, rows_edge):
+                with full:
+                    body(False, False)
+                with rows_edge:
+                    body(True, False)
+        with otherwise:
+            body(True, True)
+    return context.get_dummy_value()
+
+
+def _block_intrinsic(dot):
+    def typer(typingctx, X, i, rows, Yt, j, cols, out, oi, oj):
+        if not _check(X, Yt, out):
+            return None
+        i64 = types.int64
+        return types.void(X, i64, i64, Yt, i64, i64, out, i64, i64), \
+            lambda context, builder, sig, args: _emit_block(context, builder, sig, args, dot)
+
+    typer.__name__ = typer.__qualname__ = "dot_block" if dot else "sq_block"
+    return typer
+
+
+sq_block = intrinsic(_block_intrinsic(False))
+sq_block.__doc__ = """out[oi + r, oj + c] = sum_k (X[i + r, k] - Yt[k, j + c])**2 for r < rows <= MR,
+c < cols <= NB (features in order, the arithmetic of chunk_row); a full block (MR x NB)
+is all vector loads and stores, a partial one (an edge) loads its columns one by one
+and stores through a buffer.  The block must lie inside the arrays (C-contiguous, one
+float dtype); prior validation is assumed."""
+
+dot_block = intrinsic(_block_intrinsic(True))
+dot_block.__doc__ = """As :func:`sq_block` with ``X[i + r, k] * Yt[k, j + c]`` summed."""
+
+
+@intrinsic
+def block_cols(typingctx, a):
+    """NB, the columns of a block for the dtype of the array ``a`` (a compile-time constant)."""
+    if not isinstance(a, types.Array):
+        return None
+    nb = _block_cols(a.dtype)
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.IntType(64), nb)
+
+    return types.int64(a), codegen

@@ -1,0 +1,148 @@
+"""The register-blocked micro-kernels (fastrbf._jit.micro) give bitwise the values of
+``chunk_row``, whatever the shape, the offsets, the vector template and the thread count,
+and so do the functions built on them (sqdist, gram, knn, the direct Lloyd assignment)."""
+
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import fastrbf
+from fastrbf import _pairwise
+from fastrbf._jit import micro, tiles
+from fastrbf.cluster import lloyd_assign
+from fastrbf.neighbors import knn
+
+DTYPES = [np.float64, np.float32]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def chunk_rows(X, Yt, j0, j1, dot):
+    """The oracle: row by row chunk_row (the arithmetic of every pairwise kernel)."""
+    o = np.empty((X.shape[0], j1 - j0), dtype=X.dtype)
+    for i in range(X.shape[0]):
+        tiles.chunk_row(X, np.int64(i), Yt, np.int64(j0), np.int64(j1), np.bool_(dot), o[i])
+    return o
+
+
+def blocks(X, Yt, i0, i1, j0, j1, dot, oi, oj):
+    """fill_block into a larger output at offsets (oi, oj); the rest must stay untouched."""
+    out = np.full((oi + i1 - i0 + 3, oj + j1 - j0 + 5), 7.0, dtype=X.dtype)
+    z = np.int64
+    tiles.fill_block(X, z(i0), z(i1), Yt, z(j0), z(j1), np.bool_(dot), out, z(oi), z(oj))
+    keep = np.ones(out.shape, dtype=bool)
+    keep[oi : oi + i1 - i0, oj : oj + j1 - j0] = False
+    assert (out[keep] == 7.0).all()
+    return out[oi : oi + i1 - i0, oj : oj + j1 - j0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dot", [False, True])
+def test_blocks_match_chunk_row_bitwise(rng, dtype, dot):
+    nb = micro.NR * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
+    for d in range(1, 41):  # every tail of the features taken four at a time
+        n, m = 2 * micro.MR + 3, 3 * nb + 7
+        X = (rng.standard_normal((n, d)) * 3 + 5).astype(dtype)
+        Yt = np.ascontiguousarray((rng.standard_normal((m, d)) * 3 + 5).astype(dtype).T)
+        for i0, i1, j0, j1, oi, oj in [(0, n, 0, m, 0, 0), (1, n - 1, 3, m - 2, 2, 1), (2, 3, 5, 5 + nb, 0, 9),
+                                       (0, micro.MR, 1, 1 + nb, 1, 0), (3, n, 0, nb - 1, 0, 0)]:
+            got = blocks(X, Yt, i0, i1, j0, j1, dot, oi, oj)
+            assert_array_equal(bits(got), bits(chunk_rows(X[i0:i1], Yt, j0, j1, dot)), err_msg=f"d={d}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_identical_rows_exact_zero_and_symmetric(rng, dtype):
+    X = (rng.standard_normal((37, 13)) + 100).astype(dtype)
+    D = fastrbf.sqdist(X)
+    assert (np.diag(D) == 0).all()
+    assert_array_equal(bits(D), bits(D.T.copy()))
+    assert_array_equal(bits(D), bits(chunk_rows(X, np.ascontiguousarray(X.T), 0, 37, False)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,m,d", [(1, 1, 1), (5, 3, 2), (67, 1001, 7), (130, 51, 33)])
+def test_sqdist_gram_equal_chunk_row_and_threads(rng, dtype, n, m, d):
+    X = (rng.standard_normal((n, d)) + 2).astype(dtype)
+    Y = (rng.standard_normal((m, d)) - 1).astype(dtype)
+    D1 = fastrbf.sqdist(X, Y, n_threads=1)
+    D2 = fastrbf.sqdist(X, Y, n_threads=2)
+    assert not _pairwise.use_gemm(np.dtype(dtype), d)
+    assert_array_equal(bits(D1), bits(chunk_rows(X, np.ascontiguousarray(Y.T), 0, m, False)))
+    assert_array_equal(bits(D1), bits(D2))
+    S1 = fastrbf.sqdist(X, n_threads=1)
+    assert_array_equal(bits(S1), bits(fastrbf.sqdist(X, n_threads=2)))
+    assert_array_equal(bits(S1), bits(chunk_rows(X, np.ascontiguousarray(X.T), 0, n, False)))
+    K1 = fastrbf.gram(X, Y, gamma=0.3, n_threads=1)
+    assert_array_equal(bits(K1), bits(fastrbf.gram(X, Y, gamma=0.3, n_threads=2)))
+    G1 = fastrbf.gram(X, gamma=0.3, n_threads=1)
+    assert_array_equal(bits(G1), bits(fastrbf.gram(X, gamma=0.3, n_threads=2)))
+    assert_array_equal(bits(G1), bits(G1.T.copy()))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_knn_distances_are_sqdist_bits(rng, dtype):
+    X = rng.standard_normal((1203, 5)).astype(dtype)
+    Q = rng.standard_normal((29, 5)).astype(dtype)
+    idx, dist = knn(X, Q, 6, n_threads=1)
+    idx2, dist2 = knn(X, Q, 6, n_threads=2)
+    assert_array_equal(idx, idx2)
+    assert_array_equal(bits(dist), bits(dist2))
+    D = fastrbf.sqdist(Q, X)
+    assert_array_equal(bits(dist), bits(np.take_along_axis(D, idx, axis=1)))
+    order = np.lexsort((np.broadcast_to(np.arange(X.shape[0]), D.shape), D), axis=1)[:, :6]
+    assert_array_equal(idx, order)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [1, 3, 5, 9])
+def test_direct_lloyd_assignment_is_sqdist_argmin(rng, dtype, K):
+    X = rng.standard_normal((1000, 6)).astype(dtype)
+    C = X[:K].copy()
+    X[500:510] = C[K - 1]  # exact ties with the centre rows' copies
+    labels, mind = lloyd_assign(X, C, n_threads=1)
+    labels2, mind2 = lloyd_assign(X, C, n_threads=2)
+    assert_array_equal(labels, labels2)
+    assert_array_equal(bits(mind), bits(mind2))
+    D = fastrbf.sqdist(X, C)
+    assert_array_equal(labels, np.argmin(D, axis=1))
+    assert_array_equal(bits(mind), bits(D[np.arange(1000), labels].astype(mind.dtype)))
+
+
+CPUS = ([("x86-64", "+sse2,-avx,-avx2,-fma,-avx512f", 0), ("haswell", "+sse2,+avx,+avx2,+fma,-avx512f", 256)]
+        if platform.machine() in ("x86_64", "AMD64") else [("generic", "", 0)])
+
+
+@pytest.mark.parametrize("cpu,features,width", CPUS)
+def test_other_vector_templates_same_bits(cpu, features, width):
+    # the scalar (no AVX) and 256-bit (AVX2) templates, compiled for that CPU in a child
+    # process, give the bits of chunk_row compiled for the same CPU
+    code = f"""
+import numpy as np
+from fastrbf._jit import micro, tiles
+assert micro.vector_bits() == {width}
+rng = np.random.default_rng(3)
+z = np.int64
+for dt in (np.float64, np.float32):
+    for d in (1, 3, 4, 5, 9, 16, 18):
+        X = rng.standard_normal((11, d)).astype(dt)
+        Yt = np.ascontiguousarray(rng.standard_normal((d, 77)).astype(dt))
+        for dot in (False, True):
+            out = np.empty((11, 77), dtype=dt)
+            tiles.fill_block(X, z(0), z(11), Yt, z(0), z(77), np.bool_(dot), out, z(0), z(0))
+            for i in range(11):
+                o = np.empty(77, dtype=dt)
+                tiles.chunk_row(X, z(i), Yt, z(0), z(77), np.bool_(dot), o)
+                assert (o.view(np.uint8) == out[i].view(np.uint8)).all(), (dt, d, dot, i)
+print("ok")
+"""
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

@@ -344,14 +344,22 @@ def _check_dask_result(name, out, args, kw):
         return
     res = out.compute()
     assert not np.any(np.isnan(res)), "NaN from finite input"
+    # a length scale divides every feature before the distances (the reference has none)
+    ls = kw.get("length_scale")
+    div = 1.0 if ls is None else np.asarray(ls, dtype=np.float64)
+    Y = None if args[1] is None else np.asarray(args[1].compute() if isinstance(args[1], da.Array) else args[1])
+
+    def scaled(A):  # in the result's dtype, divided in float64 (as fastrbf scales features)
+        return None if A is None else (A.astype(res.dtype).astype(np.float64) / div).astype(res.dtype)
+
+    Xs, Ys = scaled(X), scaled(Y)
+    gkw = {k: kw[k] for k in ("kernel", "gamma", "degree", "coef0") if k in kw}
     if name == "sqdist":
-        ref = reference.sqdist(X, None if args[1] is None else np.asarray(args[1]))
+        ref = reference.sqdist(Xs, Ys)
     elif name == "gram":
-        gkw = {k: kw[k] for k in ("kernel", "gamma", "degree", "coef0") if k in kw}
-        ref = reference.gram(X, None if args[1] is None else np.asarray(args[1]), **gkw)
+        ref = reference.gram(Xs, Ys, **gkw)
     else:
-        gkw = {k: kw[k] for k in ("kernel", "gamma", "degree", "coef0") if k in kw}
-        ref = reference.gram_matvec(X, args[1], args[2], **gkw)
+        ref = reference.gram_matvec(Xs, Ys, args[2], **gkw)
     assert res.shape == ref.shape and res.dtype == ref.dtype, (res.shape, ref.shape, res.dtype, ref.dtype)
     ok = np.isfinite(ref)
     tol = 1e-3 if res.dtype == np.float32 else 1e-7

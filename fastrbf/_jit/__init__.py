@@ -1,7 +1,9 @@
 """numba kernels: no validation, no allocation policy; one module per family.
 
 ``tiles`` holds the building blocks shared by the families (a row or two of distances
-against a chunk of columns, the kernel function applied in cache); ``pairwise`` the
+against a chunk of columns, the kernel function applied in cache); ``micro`` the
+register-blocked micro-kernels (several rows by several vectors of columns held in
+vector registers, emitted as LLVM vector IR for the host's vector width); ``pairwise`` the
 kernels of the pairwise engine (``sqdist``, ``gram``, ``gram_matvec``); ``lloyd``,
 ``seeding``, ``bounds`` and ``sparse_lloyd`` (CSR data) k-means; ``neighbors``;
 ``linalg`` the solves; ``network`` the RBF network and ``forward`` its forward

@@ -254,11 +254,11 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
     o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
     st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
+    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
+    ii = np.empty(k, dtype=np.int64)
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
         q = Xq[i]
-        di = dist[i]
-        ii = idx[i]
         di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
         ii[k - 1] = n
         kd = di[k - 1]
@@ -306,6 +306,8 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
                         c += 1
                         kd = di[k - 1]
                         ki = ii[k - 1]
+        dist[i] = di
+        idx[i] = ii
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

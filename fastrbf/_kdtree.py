@@ -40,6 +40,7 @@ import numpy as np
 
 from . import _validation as _v
 from ._jit import kdtree as _jk
+from ._scaling import ldexp, max_abs, shift_for
 
 #: at most this many points per leaf
 LEAF_SIZE = 32
@@ -126,6 +127,37 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     _jk.knn_tree.run(n_threads, Qc, order, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level,
                      shrink, slack, idx, dist)
     return idx, dist
+
+
+class Index(NamedTuple):
+    """A tree over training points kept for queries that come in blocks (the dask
+    ``knn``): the points (C-contiguous, of the result dtype), their largest magnitude,
+    the power-of-two exponent ``t`` the tree was built at (points times ``2**-t``) and
+    the tree."""
+
+    Xc: np.ndarray
+    amax: float
+    t: int
+    tree: Tree
+
+
+def index(Xc: np.ndarray, n_threads) -> Index:
+    """The :class:`Index` of the rows of ``Xc``, scaled as ``knn`` scales points
+    alone (:func:`fastrbf._scaling.shift_for`)."""
+    amax = max_abs(Xc)
+    t = shift_for(amax, Xc.dtype, Xc.shape[1])
+    return Index(Xc, amax, t, build(ldexp(Xc, -t), n_threads))
+
+
+def knn_index(ix: Index, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, squared distances) of the k nearest points of ``ix`` to each row of
+    ``Qc`` (of the same dtype): ``knn(X, Qc, k, method="tree")`` bit for bit.  Points
+    and queries are scaled by the one exponent that ``knn`` takes for both; the tree is
+    built again only when the queries change it (queries far larger than the points)."""
+    t = shift_for(max(ix.amax, max_abs(Qc)), Qc.dtype, Qc.shape[1])
+    tree = ix.tree if t == ix.t else build(ldexp(ix.Xc, -t), n_threads)
+    idx, dist = knn(tree, ldexp(Qc, -t), k, n_threads)
+    return idx, ldexp(dist, 2 * t)
 
 
 def radius(tree: Tree, Qc: np.ndarray, r2, n_threads) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

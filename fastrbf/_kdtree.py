@@ -18,19 +18,41 @@ Decisions:
 - **Queries in the order of their leaves** (the leaf each reaches by following the
   splits, then a stable sort): neighbouring queries share the tree's memory (1e5
   queries against 1e6 points: 0.52 -> 0.31 s).
+- **The list of the k nearest** grows from empty in a buffer of the task (an insertion
+  moves only the entries it has, the row of the result is written once): 1e5 points
+  and queries, d = 3, one thread, k = 50: 0.58 -> 0.51 s, k = 100: 1.31 -> 1.01 s,
+  k <= 8 unchanged.  Measured and not taken (no faster, or slower): each query's
+  bound seeded from the previous query's neighbours (in leaf order consecutive queries
+  are about a leaf apart, so the bound admits about 2k points: insertions 110 -> 100
+  per query at k = 50), candidates kept unsorted and sorted by buckets or by ranks
+  when 2k are gathered, each leaf's candidates sorted and merged into the list, a
+  binary-search insertion, leaves of 16 to 128 points.  Even with the exact k-th
+  distance known in advance the queries take 0.54 s at k = 50: the insertions of the
+  k neighbours themselves (a few us per query) bound what the list can gain.
 - **Exact, the brute force's answer bit for bit**: leaf distances are computed by the
   brute force's own tile function, candidates are ordered by (distance, index), and a
   node is skipped only when its deflated lower bound proves that none of its points
   can enter the list (:mod:`fastrbf._jit.kdtree`).
-- **When the tree pays** (:func:`use_tree`, ``method="auto"``): a cost model
-  fitted to timings on 2 cores (Gaussian data, float64, 2 000 queries, d = 1 to 10,
-  n = 2e3 to 2e5, k = 1 to 100; in ns): the brute force ``0.13 n m (d + 4)``; the
-  build ``4 n log2(n / 32) (d + 3)``; a query ``(300 + 60 k) 1.3**d (n / 2000)**(0.09
-  (d - 2))`` (pruning weakens as d grows, the more so the larger n).  The tree is
-  taken when it is expected to take less than 0.8 times the brute force, and never
-  for k > n / 4.  So a few queries against many points stay brute force (the build
-  would dominate), d = 3 with 1e6 points and 1e5 queries takes the tree, and from
-  about d = 12 the brute force wins at any size.
+- **When the tree pays** (:func:`use_tree`, ``method="auto"``): a cost model fitted
+  to 224 timings (one thread, process time, Gaussian data, float64; n = 1e3 to 1e5,
+  m = 1e3 to 3e4, d = 1 to 8 and 16, k = 1, 8, 50, 100; in ns):
+
+  - the brute force ``0.092 n m (d + 4) + m (21 k + 0.46 k**2) ln(1 + n / k)``: a
+    pass over the points, and its sorted list (about ``k ln(n / k)`` insertions of
+    up to k moves each), which makes a large k costly;
+  - the build ``2.4 n log2(n / 32) (d + 3)``;
+  - a query ``166 * 1.445**d * s**(0.101 (d - 2)) + 63 k * 1.125**d * s**(0.086 (d -
+    2))`` with ``s = max(n, 2000) / 2000``: pruning weakens as d grows, the more so
+    the larger n, and far less for the part that grows with k.
+
+  The tree is taken when it is expected to take less than 0.9 times the brute force,
+  and never for k > n / 4.  At every measured point ``"auto"`` is then within 1.13
+  times the faster method (the former model, with a query term linear in k and no k
+  in the brute force, took the brute force at n = m = 1e4, k = 50, d = 3: 185 ms
+  where the tree takes 57 ms).  Few queries against many points stay brute force (the
+  build would dominate), d = 3 with 1e4 points and queries or more takes the tree at
+  any k up to 100, d = 8 takes it only from about 1e5 points, and d = 16 never does
+  at these sizes (the tree costs 2 to 5 times the brute force there).
 """
 
 import math
@@ -40,6 +62,7 @@ import numpy as np
 
 from . import _validation as _v
 from ._jit import kdtree as _jk
+from ._scaling import ldexp, max_abs, shift_for
 
 #: at most this many points per leaf
 LEAF_SIZE = 32
@@ -128,6 +151,37 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     return idx, dist
 
 
+class Index(NamedTuple):
+    """A tree over training points kept for queries that come in blocks (the dask
+    ``knn``): the points (C-contiguous, of the result dtype), their largest magnitude,
+    the power-of-two exponent ``t`` the tree was built at (points times ``2**-t``) and
+    the tree."""
+
+    Xc: np.ndarray
+    amax: float
+    t: int
+    tree: Tree
+
+
+def index(Xc: np.ndarray, n_threads) -> Index:
+    """The :class:`Index` of the rows of ``Xc``, scaled as ``knn`` scales points
+    alone (:func:`fastrbf._scaling.shift_for`)."""
+    amax = max_abs(Xc)
+    t = shift_for(amax, Xc.dtype, Xc.shape[1])
+    return Index(Xc, amax, t, build(ldexp(Xc, -t), n_threads))
+
+
+def knn_index(ix: Index, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, squared distances) of the k nearest points of ``ix`` to each row of
+    ``Qc`` (of the same dtype): ``knn(X, Qc, k, method="tree")`` bit for bit.  Points
+    and queries are scaled by the one exponent that ``knn`` takes for both; the tree is
+    built again only when the queries change it (queries far larger than the points)."""
+    t = shift_for(max(ix.amax, max_abs(Qc)), Qc.dtype, Qc.shape[1])
+    tree = ix.tree if t == ix.t else build(ldexp(ix.Xc, -t), n_threads)
+    idx, dist = knn(tree, ldexp(Qc, -t), k, n_threads)
+    return idx, ldexp(dist, 2 * t)
+
+
 def radius(tree: Tree, Qc: np.ndarray, r2, n_threads) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(indptr, indices, squared distances): the points within squared distance ``r2``
     (of the dtype of ``Qc``) of each row of ``Qc``, query i's in ``indptr[i]:indptr[i +
@@ -151,10 +205,12 @@ def radius(tree: Tree, Qc: np.ndarray, r2, n_threads) -> tuple[np.ndarray, np.nd
 
 def use_tree(n: int, m: int, d: int, k: int) -> bool:
     """``method="auto"``: whether the tree (build and queries) is expected to take less
-    than 0.8 times the brute force, by the cost model of the module docstring."""
+    than 0.9 times the brute force, by the cost model of the module docstring."""
     if k > n // 4:
         return False
-    brute = 0.13 * n * m * (d + 4)
-    build = 4.0 * n * max(1.0, math.log2(n / LEAF_SIZE)) * (d + 3)
-    query = (300.0 + 60.0 * k) * 1.3 ** d * (max(n, 2000) / 2000) ** max(0.0, 0.09 * (d - 2))
-    return build + m * query < 0.8 * brute
+    brute = 0.092 * n * m * (d + 4) + m * (21.0 * k + 0.46 * k * k) * math.log1p(n / k)
+    build = 2.4 * n * max(1.0, math.log2(n / LEAF_SIZE)) * (d + 3)
+    s = max(n, 2000) / 2000
+    e = max(0, d - 2)
+    query = 166.0 * 1.445 ** d * s ** (0.101 * e) + 63.0 * k * 1.125 ** d * s ** (0.086 * e)
+    return build + m * query < 0.9 * brute

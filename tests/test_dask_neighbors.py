@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import fastrbf
+from fastrbf import _kdtree
 from fastrbf import dask as fd
+from fastrbf.dask import neighbors as neighbors_mod
 
 
 @pytest.fixture(autouse=True)
@@ -108,3 +110,62 @@ def test_inputs_not_modified(rng):
     [a.compute() for a in fd.knn(da.from_array(X, chunks=(30, 2)), Q, 4)]
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(Q, Q0)
+
+
+def _count_builds(monkeypatch):
+    calls = []
+    build = _kdtree.build
+
+    def counted(Xc, n_threads):
+        calls.append(Xc.shape[0])
+        return build(Xc, n_threads)
+
+    monkeypatch.setattr(_kdtree, "build", counted)
+    return calls
+
+
+@pytest.mark.parametrize("one_tree", [True, False], ids=["one-tree", "tree-per-block"])
+@pytest.mark.parametrize("case", ["random-3d", "clustered", "duplicated", "1-d"])
+def test_tree_built_once_equals_in_memory(rng, monkeypatch, case, one_tree):
+    if not one_tree:
+        monkeypatch.setattr(neighbors_mod, "TREE_MEMORY", 0.0)  # all of X never fits: a tree per block of X
+    calls = _count_builds(monkeypatch)
+    X = _cases(rng)[case]
+    Q = np.r_[X[::5], rng.random((60, X.shape[1])) * 3]
+    for k in (1, 9, 40):
+        idx, d2 = dask.compute(*fd.knn(da.from_array(X, chunks=(300, X.shape[1])),
+                                       da.from_array(Q, chunks=(50, X.shape[1])), k, method="tree"))
+        ref_idx, ref_d2 = fastrbf.knn(X, Q, k, method="brute")
+        np.testing.assert_array_equal(idx, ref_idx)
+        np.testing.assert_array_equal(d2, ref_d2)
+    sizes = [X.shape[0]] if one_tree else [len(b) for b in np.array_split(X, range(300, X.shape[0], 300))]
+    assert sorted(calls) == sorted(sizes * 3)  # each tree built once per compute, whatever the blocks of queries
+
+
+def test_auto_takes_one_tree_for_many_queries(rng, monkeypatch):
+    calls = _count_builds(monkeypatch)
+    X = rng.standard_normal((20000, 2))
+    Q = rng.standard_normal((20000, 2))
+    idx, d2 = dask.compute(*fd.knn(da.from_array(X, chunks=(5000, 2)), da.from_array(Q, chunks=(4000, 2)), 5))
+    assert calls == [20000]  # one tree for the five blocks of queries
+    ref_idx, ref_d2 = fastrbf.knn(X, Q, 5)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(d2, ref_d2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tree_k_equal_n_float32_and_queries_far_larger(rng, monkeypatch, dtype):
+    calls = _count_builds(monkeypatch)
+    X = rng.standard_normal((300, 3)).astype(dtype)
+    Xd = da.from_array(X, chunks=(100, 3))
+    big = np.ldexp(rng.standard_normal((20, 3)), np.finfo(dtype).maxexp // 2 + 8).astype(dtype)
+    Q = np.r_[rng.standard_normal((20, 3)).astype(dtype), big]  # the second block changes the scaling
+    for k in (300, 7):
+        calls.clear()
+        idx, d2 = dask.compute(*fd.knn(Xd, da.from_array(Q, chunks=(20, 3)), k, method="tree"))
+        assert calls == [300, 300]  # the tree of X, and one for the far block of queries
+        ref_idx, ref_d2 = fastrbf.knn(X, Q[:20], k, method="brute")
+        ref_idx2, ref_d22 = fastrbf.knn(X, Q[20:], k, method="brute")
+        assert d2.dtype == dtype
+        np.testing.assert_array_equal(idx, np.r_[ref_idx, ref_idx2])
+        np.testing.assert_array_equal(d2, np.r_[ref_d2, ref_d22])

@@ -203,3 +203,43 @@ def test_radius_scaled_data_and_length_scale(rng, dtype):
 def test_radius_errors(bad):
     with pytest.raises(ValueError, match=r"`radius` must be a finite"):
         radius_neighbors([[0.0]], [[0.0]], bad)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["random", "clustered", "duplicated", "grid"])
+@pytest.mark.parametrize("d", [1, 3])
+def test_tree_large_k_equals_brute_force(rng, leaf_size, dtype, kind, d):
+    # k much larger than a leaf: the list grows from empty over many leaves
+    X, Q = _data(rng, kind, 2000, 97, d, dtype)
+    for k in (20, 50, 100, 333):
+        ref = knn(X, Q, k, method="brute", n_threads=1)
+        for nt in (1, 2):
+            _same(knn(X, Q, k, method="tree", n_threads=nt), ref)
+
+
+def test_tree_results_do_not_depend_on_the_query_order(rng):
+    X = rng.standard_normal((5000, 3))
+    Q = np.concatenate([rng.standard_normal((400, 3)), X[:100]])
+    p = rng.permutation(len(Q))
+    for k in (1, 8, 50):
+        idx, d2 = knn(X, Q, k, method="tree")
+        idx_p, d2_p = knn(X, Q[p], k, method="tree")
+        _same((idx[p], d2[p]), (idx_p, d2_p))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_index_answers_as_knn(rng, dtype):
+    X = rng.standard_normal((3000, 3)).astype(dtype)
+    ix = _kdtree.index(X, 2)
+    for scale in (0, np.finfo(dtype).maxexp // 2 + 8):  # the second rescales the points: a tree of their own
+        Q = np.ldexp(rng.standard_normal((50, 3)), scale).astype(dtype)
+        idx, d2 = _kdtree.knn_index(ix, Q, 40, 2)
+        _same((idx, d2), knn(X, Q, 40, method="brute"))
+    assert ix.t == 0 and ix.amax == float(np.abs(X).max())
+
+
+def test_auto_takes_the_tree_at_large_k_and_low_dimension():
+    assert _kdtree.use_tree(10_000, 10_000, 3, 50)  # 57 ms with the tree, 185 ms brute force
+    assert _kdtree.use_tree(100_000, 100_000, 3, 100)
+    assert not _kdtree.use_tree(10_000, 10_000, 8, 8)  # the tree prunes too little there
+    assert not _kdtree.use_tree(100_000, 10_000, 16, 10)

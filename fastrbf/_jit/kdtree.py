@@ -228,9 +228,10 @@ def _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node, n, o, kd, ki):
 
 
 @jit
-def _insert(v, p_id, dist, idx):
-    # insert (v, p_id) into the list sorted by (distance, index), dropping the last
-    p = dist.shape[0] - 1
+def _insert(v, p_id, c, dist, idx):
+    # insert (v, p_id) into the list of c entries sorted by (distance, index), dropping
+    # the last when it holds k already (the entries past c are not read)
+    p = c if c < dist.shape[0] else dist.shape[0] - 1
     while p > 0 and (dist[p - 1] > v or (dist[p - 1] == v and idx[p - 1] > p_id)):
         dist[p] = dist[p - 1]
         idx[p] = idx[p - 1]
@@ -253,16 +254,16 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
     o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
     st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
+    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
+    ii = np.empty(k, dtype=np.int64)
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
         q = Xq[i]
-        di = dist[i]
-        ii = idx[i]
-        for t in range(k):
-            di[t] = np.inf
-            ii[t] = n
+        di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
+        ii[k - 1] = n
         kd = di[k - 1]
         ki = ii[k - 1]
+        c = 0
         sp = 1
         st_node[0] = 0
         st_lb[0] = q[0] - q[0]
@@ -301,9 +302,13 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
                 if v <= kd:
                     pid = perm[s + p]
                     if v < kd or pid < ki:
-                        _insert(v, pid, di, ii)
+                        _insert(v, pid, c, di, ii)
+                        c += 1
                         kd = di[k - 1]
                         ki = ii[k - 1]
+        for t in range(k):
+            dist[i, t] = di[t]
+            idx[i, t] = ii[t]
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

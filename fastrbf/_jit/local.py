@@ -360,10 +360,36 @@ def lane_mul(typingctx, d, od, x, ox):
     return types.void(d, od, x, ox), codegen
 
 
+@intrinsic
+def lane_dot4_sub(typingctx, d, od, sd, x, ox, sxr, sx, y, oy, sy, n):
+    """d[od + r sd:+8] -= sum_{p < n} x[ox + r sxr + p sx:+8] * y[oy + p sy:+8] for the four
+    rows r < 4, lane-wise, one fused multiply-add per p in order: four rows against one
+    (five loads per four multiply-adds, four independent chains instead of one)."""
+    def codegen(context, builder, sig, args):
+        ad, aod, asd, ax, aox, asxr, asx, ay, aoy, asy, an = args
+        i64 = ir.IntType(64)
+        zero = ir.Constant(_VT, [0.0] * LANES)
+        accs = [cgutils.alloca_once_value(builder, zero) for _ in range(4)]
+        with cgutils.for_range(builder, an) as loop:
+            p = loop.index
+            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, builder.mul(p, asy))), align=8)
+            base = builder.add(aox, builder.mul(p, asx))
+            for r, acc in enumerate(accs):
+                off = builder.add(base, builder.mul(ir.Constant(i64, r), asxr))
+                vx = builder.load(_vptr(context, builder, x, ax, off), align=8)
+                builder.store(_vfma(builder, vx, vy, builder.load(acc)), acc)
+        for r, acc in enumerate(accs):
+            pd = _vptr(context, builder, d, ad, builder.add(aod, builder.mul(ir.Constant(i64, r), asd)))
+            builder.store(builder.fsub(builder.load(pd, align=8), builder.load(acc)), pd, align=8)
+        return context.get_dummy_value()
+
+    return types.void(d, od, sd, x, ox, sxr, sx, y, oy, sy, n), codegen
+
+
 def _work_lanes(starts, order, nbr, X, Y, alpha, Xq, powers, *_):
     k = nbr.shape[1]
     m = k - powers.shape[0]
-    return (starts.shape[0] - 1) * (k * k * (X.shape[1] + 30) // 2 + 3 * k * k * powers.shape[0] + m * m * m // 6) \
+    return (starts.shape[0] - 1) * (k * k * (X.shape[1] + 30) // 2 + m * m * powers.shape[0] + m * m * m // 6) \
         + order.shape[0] * k * (X.shape[1] + 30)
 
 
@@ -373,30 +399,45 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     #     for a kernel conditionally positive definite of an order the tail covers
     # OUT: out (m, t) at the queries of the solved neighbourhoods; status[u] = 0 where solved,
     #      2 where the factorisation broke down (the caller solves those by local_solve)
-    # Layout: lane innermost, A[i, a, lane] at flat (i k + a) L; only lower triangles are kept
+    # Layout: lane innermost, A[i, a, lane] at flat (i k + a) L; only lower triangles are kept.
+    # Each lane's points are ordered with the q pivot points of its tail first.
     L = LANES
     U = starts.shape[0] - 1
     k = nbr.shape[1]
     q = powers.shape[0]
     d = X.shape[1]
     t = Y.shape[1]
-    A = np.empty((k, k, L))
+    m = k - q
+    A = np.empty((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
     Af = A.reshape(k * k * L)
-    P = np.empty((k, q, L))  # the tail, then R above the diagonal and v (unit diagonal) below
-    R = np.empty((q, L))  # the diagonal of R
-    tau = np.empty((q, L))
-    B = np.empty((k, t, L))  # y, then Q^T y, then the weights w
+    Et = np.empty((m, q, L))  # E^T = P2 P1^-1
+    H = np.empty((q, q, L))  # K11 / 2, both triangles
+    F = np.empty((q, q, L))  # P1 = L1 U: L1 (unit diagonal) below the diagonal, U on and above
+    B = np.empty((k, t, L))  # y, then the weights w
     C = np.empty((q, t, L))  # the tail's coefficients
+    w1 = np.empty((q, L))
     yl = np.empty((k, d, L))
-    x = np.empty((k, L))
+    al = np.empty((k, L))
     inv = np.empty((k, L))  # 1 / the Cholesky diagonal
     gl = np.full(k * L, g[0])
     sv = np.empty(L)
-    mv = np.empty(L)
     bad = np.empty(L, dtype=np.bool_)
     sh = np.empty((d, L))
     sc = np.empty((d, L))
     # one neighbourhood's arrays (a lane taken out)
+    Pw = np.empty((k, q))  # the tail, its columns in the order cp
+    cp = np.empty(q, dtype=np.int64)  # the constant monomial last: its pivot would be an arbitrary point
+    p2 = 0
+    for p in range(q):
+        if powers[p].sum() != 0:
+            cp[p2] = p
+            p2 += 1
+    for p in range(q):
+        if powers[p].sum() == 0:
+            cp[p2] = p
+            p2 += 1
+    perm = np.empty(k, dtype=np.int64)
+    ev = np.empty(q)
     B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
@@ -411,10 +452,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for a in range(k):
                 ia = nbr[u, a]
                 for j in range(d):
-                    yl[a, j, lane] = X[ia, j]
                     y1[a, j] = X[ia, j]
-                for r in range(t):
-                    B[a, r, lane] = Y[ia, r]
             _shift_scale(y1, sh1, sc1)
             for j in range(d):
                 sh[j, lane] = sh1[j]
@@ -422,114 +460,135 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for a in range(k):
                 _monomials(y1[a], sh1, sc1, powers, pv)
                 for p in range(q):
-                    P[a, p, lane] = pv[p]
+                    Pw[a, p] = pv[cp[p]]
+                perm[a] = a
+            # the tail's LU with partial pivoting (as dgetf2): its q pivot rows P1 = L1 U come first
+            for p in range(q):
+                piv = p
+                big = abs(Pw[p, p])
+                for a in range(p + 1, k):
+                    if abs(Pw[a, p]) > big:
+                        big = abs(Pw[a, p])
+                        piv = a
+                if not big > TAIL_TOL:
+                    bad[lane] = True
+                    big = 0.0
+                if piv != p:
+                    for p2 in range(q):
+                        tmp = Pw[p, p2]
+                        Pw[p, p2] = Pw[piv, p2]
+                        Pw[piv, p2] = tmp
+                    ti = perm[p]
+                    perm[p] = perm[piv]
+                    perm[piv] = ti
+                ip = 1.0 / Pw[p, p] if big > 0.0 else 0.0
+                for a in range(p + 1, k):
+                    f = Pw[a, p] * ip
+                    Pw[a, p] = f
+                    for p2 in range(p + 1, q):
+                        Pw[a, p2] -= f * Pw[p, p2]
+            for p in range(q):
+                for p2 in range(q):
+                    F[p, p2, lane] = Pw[p, p2]
+            for i in range(m):  # E^T = L2 L1^-1, row by row
+                for p in range(q - 1, -1, -1):
+                    s = Pw[q + i, p]
+                    for p2 in range(p + 1, q):
+                        s -= ev[p2] * Pw[p2, p]
+                    ev[p] = s
+                    Et[i, p, lane] = s
+            for a in range(k):  # the points in pivot order
+                ia = nbr[u, perm[a]]
+                for j in range(d):
+                    yl[a, j, lane] = y1[perm[a], j]
+                for r in range(t):
+                    B[a, r, lane] = Y[ia, r]
+                al[a, lane] = alpha[ia]
         # K + diag(alpha), lower triangle
         for a in range(k):
             for b in range(a + 1):
                 lane_sqdist(Af, (a * k + b) * L, yl, a * d * L, yl, b * d * L, d)
             local_kernel(phi, Af[a * k * L:(a * k + a + 1) * L], gl[:(a + 1) * L], c, degree)
-        for lane in range(L):
-            u = u0 + lane if u0 + lane < U else u0
-            for a in range(k):
-                A[a, a, lane] += alpha[nbr[u, a]]
-        # Householder QR of the tail and A <- H A H, y <- H y for each reflector
+            for lane in range(L):
+                A[a, a, lane] += al[a, lane]
+        # the null space Z = [-E; I] of P^T: Z^T A Z = A22 - V E - E^T V^T with V = A21 - E^T A11 / 2
         for p in range(q):
-            vo = (p * q + p) * L  # v = P[p:, p], stride q L
-            sv[:] = 0.0
-            lane_dot_sub(sv, 0, P, vo + q * L, q * L, P, vo + q * L, q * L, k - p - 1)
-            for lane in range(L):
-                a0 = P[p, p, lane]
-                nrm = math.sqrt(a0 * a0 - sv[lane])
-                beta = -nrm if a0 >= 0.0 else nrm
-                ok = nrm > 0.0
-                tau[p, lane] = (beta - a0) / beta if ok else 0.0
-                mv[lane] = 1.0 / (a0 - beta) if ok else 0.0
-                R[p, lane] = beta
-                P[p, p, lane] = 1.0
-                bad[lane] = bad[lane] or not abs(beta) > TAIL_TOL
-            for a in range(p + 1, k):
-                lane_mul(P, (a * q + p) * L, mv, 0)
-            for p2 in range(p + 1, q):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, vo, q * L, P, (p * q + p2) * L, q * L, k - p)
+            for p2 in range(p + 1):
                 for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(P, (a * q + p2) * L, mv, 0, P, (a * q + p) * L)
-            # x = tau A v (A symmetric, lower triangle: a row part and a column part)
-            for i in range(k):
-                x[i] = 0.0
-                if i >= p:
-                    lane_dot_sub(x, i * L, Af, (i * k + p) * L, L, P, vo, q * L, i - p + 1)
-                    lane_dot_sub(x, i * L, Af, ((i + 1) * k + i) * L, k * L, P, vo + (i + 1 - p) * q * L, q * L,
-                                 k - 1 - i)
-                else:
-                    lane_dot_sub(x, i * L, Af, (p * k + i) * L, k * L, P, vo, q * L, k - p)
-                for lane in range(L):
-                    x[i, lane] *= -tau[p, lane]
-            # w = x - (tau / 2) (v^T x) v; A -= v w^T + w v^T
-            sv[:] = 0.0
-            lane_dot_sub(sv, 0, P, vo, q * L, x, p * L, L, k - p)
+                    h = 0.5 * A[p, p2, lane]
+                    H[p, p2, lane] = h
+                    H[p2, p, lane] = h
+        for i in range(m):
+            for p in range(q):
+                lane_dot_sub(Af, ((q + i) * k + p) * L, Et, i * q * L, L, H, p * L, q * L, q)
+        # Cholesky of Z^T A Z, left-looking, the rank-2q correction applied as each entry is reached
+        for j in range(m):
+            jj = q + j
+            od = (jj * k + jj) * L
+            lane_dot_sub(Af, od, Af, jj * k * L, L, Et, j * q * L, L, q)
+            lane_dot_sub(Af, od, Et, j * q * L, L, Af, jj * k * L, L, q)
             for lane in range(L):
-                mv[lane] = -0.5 * tau[p, lane] * sv[lane]
-            for a in range(p, k):
-                lane_fnma(x, a * L, mv, 0, P, (a * q + p) * L)
-            for i in range(p, k):
-                for a in range(p):
-                    lane_fnma(Af, (i * k + a) * L, P, (i * q + p) * L, x, a * L)
-                for a in range(p, i + 1):
-                    lane_fnma2(Af, (i * k + a) * L, P, (i * q + p) * L, x, a * L, i * L, (a * q + p) * L)
-            for r in range(t):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, vo, q * L, B, (p * t + r) * L, t * L, k - p)
-                for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(B, (a * t + r) * L, mv, 0, P, (a * q + p) * L)
-        # Cholesky of the trailing block (left-looking: each entry one lane-wise dot product)
-        for j in range(q, k):
+                sv[lane] = A[jj, jj, lane]
+            lane_dot_sub(Af, od, Af, od - j * L, L, Af, od - j * L, L, j)
             for lane in range(L):
-                sv[lane] = A[j, j, lane]
-            lane_dot_sub(Af, (j * k + j) * L, Af, (j * k + q) * L, L, Af, (j * k + q) * L, L, j - q)
-            for lane in range(L):
-                dj = A[j, j, lane]
+                dj = A[jj, jj, lane]
                 if not dj > PIVOT_TOL * abs(sv[lane]):
                     bad[lane] = True
                     dj = 1.0
                 lj = math.sqrt(dj)
-                A[j, j, lane] = lj
-                inv[j, lane] = 1.0 / lj
-            for i in range(j + 1, k):
-                lane_dot_sub(Af, (i * k + j) * L, Af, (i * k + q) * L, L, Af, (j * k + q) * L, L, j - q)
-                lane_mul(Af, (i * k + j) * L, inv, j * L)
+                A[jj, jj, lane] = lj
+                inv[jj, lane] = 1.0 / lj
+            i = j + 1
+            while i < m:
+                ii = q + i
+                od = (ii * k + jj) * L
+                if i + 4 <= m:  # four rows at once
+                    lane_dot4_sub(Af, od, k * L, Af, ii * k * L, k * L, L, Et, j * q * L, L, q)
+                    lane_dot4_sub(Af, od, k * L, Et, i * q * L, q * L, L, Af, jj * k * L, L, q)
+                    lane_dot4_sub(Af, od, k * L, Af, (ii * k + q) * L, k * L, L, Af, (jj * k + q) * L, L, j)
+                    for r in range(4):
+                        lane_mul(Af, od + r * k * L, inv, jj * L)
+                    i += 4
+                else:
+                    lane_dot_sub(Af, od, Af, ii * k * L, L, Et, j * q * L, L, q)
+                    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * k * L, L, q)
+                    lane_dot_sub(Af, od, Af, (ii * k + q) * L, L, Af, (jj * k + q) * L, L, j)
+                    lane_mul(Af, od, inv, jj * L)
+                    i += 1
         for r in range(t):
-            for j in range(q, k):  # L z = b2
+            for i in range(m):  # Z^T y = y2 - E^T y1
+                lane_dot_sub(B, ((q + i) * t + r) * L, Et, i * q * L, L, B, r * L, t * L, q)
+            for j in range(q, k):  # L z = Z^T y
                 lane_dot_sub(B, (j * t + r) * L, Af, (j * k + q) * L, L, B, (q * t + r) * L, t * L, j - q)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
             for j in range(k - 1, q - 1, -1):  # L^T z = ...
                 lane_dot_sub(B, (j * t + r) * L, Af, ((j + 1) * k + j) * L, k * L, B, ((j + 1) * t + r) * L, t * L,
                              k - 1 - j)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
-            # R c = b1 - (Q^T A Q)_{12} z, the (1, 2) block read from the lower triangle
-            for p in range(q - 1, -1, -1):
-                for lane in range(L):
-                    C[p, r, lane] = B[p, r, lane]
-                lane_dot_sub(C, (p * t + r) * L, Af, (q * k + p) * L, k * L, B, (q * t + r) * L, t * L, k - q)
-                lane_dot_sub(C, (p * t + r) * L, P, (p * q + p + 1) * L, L, C, ((p + 1) * t + r) * L, t * L,
-                             q - 1 - p)
-                for lane in range(L):
-                    C[p, r, lane] /= R[p, lane]
-            # w = Q [0; z] = H_0 ... H_{q-1} [0; z]
+            # w = Z z: w2 = z, w1 = -E z
+            w1[:] = 0.0
+            for p in range(q):
+                lane_dot_sub(w1, p * L, Et, p * L, q * L, B, (q * t + r) * L, t * L, m)
+            # P1 c = y1 - A11 w1 - A12 z = y1 - (A11 / 2) w1 - V^T z, then c by L1 and U
             for p in range(q):
                 for lane in range(L):
-                    B[p, r, lane] = 0.0
-            for p in range(q - 1, -1, -1):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, (p * q + p) * L, q * L, B, (p * t + r) * L, t * L, k - p)
-                for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(B, (a * t + r) * L, mv, 0, P, (a * q + p) * L)
+                    C[p, r, lane] = B[p, r, lane]
+                lane_dot_sub(C, (p * t + r) * L, H, p * q * L, L, w1, 0, L, q)
+                lane_dot_sub(C, (p * t + r) * L, Af, (q * k + p) * L, k * L, B, (q * t + r) * L, t * L, m)
+            for lane in range(L):  # L1 U c' = ..., c[cp] = c'
+                for p in range(q):
+                    s = C[p, r, lane]
+                    for p2 in range(p):
+                        s -= F[p, p2, lane] * ev[p2]
+                    ev[p] = s
+                for p in range(q - 1, -1, -1):
+                    s = ev[p]
+                    for p2 in range(p + 1, q):
+                        s -= F[p, p2, lane] * ev[p2]
+                    ev[p] = s / F[p, p, lane]
+                for p in range(q):
+                    C[cp[p], r, lane] = ev[p]
+                    B[p, r, lane] = w1[p, lane]
         for lane in range(min(L, U - u0)):
             u = u0 + lane
             if bad[lane]:  # left to the LU path

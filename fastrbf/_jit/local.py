@@ -436,6 +436,10 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
         if powers[p].sum() == 0:
             cp[p2] = p
             p2 += 1
+    cf = np.empty(q, dtype=np.int64)  # monomial cp[p] is: feature cf[p] (>= 0), 1 (-1) or a product (-2)
+    for p in range(q):
+        e = powers[cp[p]]
+        cf[p] = -1 if e.sum() == 0 else (int(np.argmax(e)) if e.sum() == 1 else -2)
     perm = np.empty(k, dtype=np.int64)
     ev = np.empty(q)
     B1 = np.empty((k + q, t))
@@ -443,7 +447,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     sh1 = np.empty(d)
     sc1 = np.empty(d)
     kv = np.empty(k)
-    pv = np.empty(q)
+    pv = np.empty(max(q, d))
     for grp in range(lo, hi):
         u0 = grp * L
         for lane in range(L):
@@ -458,9 +462,20 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 sh[j, lane] = sh1[j]
                 sc[j, lane] = sc1[j]
             for a in range(k):
-                _monomials(y1[a], sh1, sc1, powers, pv)
-                for p in range(q):
-                    Pw[a, p] = pv[cp[p]]
+                for j in range(d):
+                    pv[j] = (y1[a, j] - sh1[j]) / sc1[j]
+                for p in range(q):  # the monomials of (y - shift) / scale; most are 1 or one feature
+                    f = cf[p]
+                    if f >= 0:
+                        Pw[a, p] = pv[f]
+                    elif f == -1:
+                        Pw[a, p] = 1.0
+                    else:
+                        v = 1.0
+                        for j in range(d):
+                            for _ in range(powers[cp[p], j]):
+                                v *= pv[j]
+                        Pw[a, p] = v
                 perm[a] = a
             # the tail's LU with partial pivoting (as dgetf2): its q pivot rows P1 = L1 U come first
             for p in range(q):
@@ -490,13 +505,9 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for p in range(q):
                 for p2 in range(q):
                     F[p, p2, lane] = Pw[p, p2]
-            for i in range(m):  # E^T = L2 L1^-1, row by row
-                for p in range(q - 1, -1, -1):
-                    s = Pw[q + i, p]
-                    for p2 in range(p + 1, q):
-                        s -= ev[p2] * Pw[p2, p]
-                    ev[p] = s
-                    Et[i, p, lane] = s
+            for i in range(m):
+                for p in range(q):
+                    Et[i, p, lane] = Pw[q + i, p]
             for a in range(k):  # the points in pivot order
                 ia = nbr[u, perm[a]]
                 for j in range(d):
@@ -504,6 +515,10 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 for r in range(t):
                     B[a, r, lane] = Y[ia, r]
                 al[a, lane] = alpha[ia]
+        for i in range(m):  # E^T = L2 L1^-1, row by row
+            for p in range(q - 2, -1, -1):
+                for p2 in range(p + 1, q):
+                    lane_fnma(Et, (i * q + p) * L, Et, (i * q + p2) * L, F, (p2 * q + p) * L)
         # K + diag(alpha), lower triangle
         for a in range(k):
             for b in range(a + 1):

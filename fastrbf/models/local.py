@@ -31,7 +31,6 @@ Decisions:
 """
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -112,8 +111,10 @@ class LocalInterpolant:
         m = Xq.shape[0]
         k = self.neighbors
         idx, _ = knn(self.X, Xq, k, n_threads=n_threads)
-        Xs, Ys, alpha, rank, data_order = self._curve_data
-        nbr, order, starts = neighbourhoods(rank[idx])
+        idx.sort(axis=1)
+        nbr, inv = _distinct_rows(idx)
+        order = np.argsort(inv, kind="stable").astype(np.int64)
+        starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1)).astype(np.int64)
         entry = check_kernel(self.kernel)
         spec = entry.spec(np.full(k, self.gamma), self.coef0, 1)
         out = np.empty((m, self.Y.shape[1]))
@@ -121,7 +122,8 @@ class LocalInterpolant:
         # the null-space method needs a kernel conditionally positive definite of an order the tail covers
         solve = _jl.local_solve if self.degree < entry.min_degree or undeclared(entry, Xq.shape[1]) \
             else _jl.local_solve_lanes
-        args = (Xs, Ys, alpha, Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out)
+        nbr = np.ascontiguousarray(nbr, dtype=np.int64)
+        args = (self.X, self.Y, self.alpha, Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out)
         solve.run(n_threads, starts, order, nbr, *args, status)
         redo = np.flatnonzero(status == 2)  # lanes whose factorisation broke down: the LU decides
         if redo.size:
@@ -136,83 +138,13 @@ class LocalInterpolant:
             bad = np.flatnonzero(status)
             u = int(bad[np.argmin(order[starts[bad]])])
             i = int(order[starts[u]])
-            points = np.sort(data_order[nbr[u]]).tolist()
             raise ValueError(f"The local interpolation system of the neighbourhood of query point {i} (`X[{i}]`: data "
-                             f"points {points[:8]}{'...' if k > 8 else ''}) is singular: duplicate data points "
+                             f"points {nbr[u].tolist()[:8]}{'...' if k > 8 else ''}) is singular: duplicate data points "
                              "with zero smoothing, or too few distinct points for the polynomial tail. Use a "
                              "smoothing `alpha` > 0, a lower `degree`, or more `neighbors`.")
         _v.check_result(out, "predict", "`X` and the interpolant's data")
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out
-
-    @cached_property
-    def _curve_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # X, Y and alpha in curve order, the rank of every data point in it and the order itself
-        data_order = curve_order(self.X)
-        rank = np.empty_like(data_order)
-        rank[data_order] = np.arange(data_order.shape[0])
-        return self.X[data_order], self.Y[data_order], self.alpha[data_order], rank, data_order
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state.pop("_curve_data", None)  # recomputed on demand
-        return state
-
-
-#: bits per feature of the curve order's grid (coarser in more dimensions: 60 bits in all)
-_CURVE_BITS = 10
-
-
-def curve_order(X: np.ndarray) -> np.ndarray:
-    """The rows of ``X`` (n, d) in Z-order (Morton order): the bits of the grid cell of
-    every row (``2**b`` cells per feature over the bounding box, ``b = min(10, 60 // d)``)
-    interleaved, then sorted (stable).  Points close along the curve are close in space,
-    so a neighbourhood's points lie in few runs of consecutive rows.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> curve_order(np.array([[1.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])).tolist()
-    [1, 3, 2, 0]
-    """
-    n, d = X.shape
-    bits = max(1, min(_CURVE_BITS, 60 // d))
-    lo = X.min(axis=0) if n else np.zeros(d)
-    span = X.max(axis=0) - lo if n else np.ones(d)
-    span[~(span > 0)] = 1.0
-    cells = np.minimum(((X - lo) * ((2**bits - 1) / span)).astype(np.int64), 2**bits - 1)
-    code = np.zeros(n, dtype=np.int64)
-    for b in range(bits - 1, -1, -1):
-        for j in range(d):
-            code <<= 1
-            code |= (cells[:, j] >> b) & 1
-    return np.argsort(code, kind="stable")
-
-
-def neighbourhoods(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct neighbourhoods of the neighbour lists ``idx`` (m, k) (data points in
-    curve order, modified: each row sorted), ordered along the curve by their middle point,
-    so that consecutive neighbourhoods share most of their points: ``nbr`` (U, k), and
-    the queries of neighbourhood ``u``, ``order[starts[u]:starts[u + 1]]`` (ascending).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> nbr, order, starts = neighbourhoods(np.array([[5, 4], [1, 0], [4, 5]]))
-    >>> nbr.tolist(), order.tolist(), starts.tolist()
-    ([[0, 1], [4, 5]], [1, 0, 2], [0, 1, 3])
-    """
-    k = idx.shape[1]
-    idx.sort(axis=1)
-    nbr, inv = _distinct_rows(idx)
-    by_curve = np.argsort(nbr[:, k // 2], kind="stable")
-    place = np.empty_like(by_curve)
-    place[by_curve] = np.arange(by_curve.shape[0])
-    nbr = np.ascontiguousarray(nbr[by_curve], dtype=np.int64)
-    inv = place[inv]
-    order = np.argsort(inv, kind="stable").astype(np.int64)
-    starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1)).astype(np.int64)
-    return nbr, order, starts
 
 
 #: odd 64-bit multipliers of the neighbour-list hash (fixed: the grouping is reproducible)

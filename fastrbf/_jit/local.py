@@ -386,6 +386,69 @@ def lane_dot4_sub(typingctx, d, od, sd, x, ox, sxr, sx, y, oy, sy, n):
     return types.void(d, od, sd, x, ox, sxr, sx, y, oy, sy, n), codegen
 
 
+@intrinsic
+def lane_dot4x2_sub(typingctx, d, od, od2, sd, x, ox, sxr, sx, y, oy, oy2, sy, n):
+    """As :func:`lane_dot4_sub` for two columns at once: d[od + r sd:+8] -= the sum against
+    y[oy + p sy:+8] and d[od2 + r sd:+8] -= the sum against y[oy2 + p sy:+8] (six loads per
+    eight multiply-adds)."""
+    def codegen(context, builder, sig, args):
+        ad, aod, aod2, asd, ax, aox, asxr, asx, ay, aoy, aoy2, asy, an = args
+        i64 = ir.IntType(64)
+        zero = ir.Constant(_VT, [0.0] * LANES)
+        accs = [[cgutils.alloca_once_value(builder, zero) for _ in range(4)] for _ in range(2)]
+        with cgutils.for_range(builder, an) as loop:
+            p = loop.index
+            py = builder.mul(p, asy)
+            vys = [builder.load(_vptr(context, builder, y, ay, builder.add(o, py)), align=8) for o in (aoy, aoy2)]
+            base = builder.add(aox, builder.mul(p, asx))
+            for r in range(4):
+                off = builder.add(base, builder.mul(ir.Constant(i64, r), asxr))
+                vx = builder.load(_vptr(context, builder, x, ax, off), align=8)
+                for vy, acc in zip(vys, accs, strict=True):
+                    builder.store(_vfma(builder, vx, vy, builder.load(acc[r])), acc[r])
+        for o, acc in zip((aod, aod2), accs, strict=True):
+            for r in range(4):
+                pd = _vptr(context, builder, d, ad, builder.add(o, builder.mul(ir.Constant(i64, r), asd)))
+                builder.store(builder.fsub(builder.load(pd, align=8), builder.load(acc[r])), pd, align=8)
+        return context.get_dummy_value()
+
+    return types.void(d, od, od2, sd, x, ox, sxr, sx, y, oy, oy2, sy, n), codegen
+
+
+@jit_inline
+def _chol_pivot(A, Af, Et, inv, sv, bad, j, q, k):
+    # the diagonal entry j of the Cholesky factor of Z^T A Z (its correction, then its dot product)
+    L = LANES
+    jj = q + j
+    od = (jj * k + jj) * L
+    lane_dot_sub(Af, od, Af, jj * k * L, L, Et, j * q * L, L, q)
+    lane_dot_sub(Af, od, Et, j * q * L, L, Af, jj * k * L, L, q)
+    for lane in range(L):
+        sv[lane] = A[jj, jj, lane]
+    lane_dot_sub(Af, od, Af, od - j * L, L, Af, od - j * L, L, j)
+    for lane in range(L):
+        dj = A[jj, jj, lane]
+        if not dj > PIVOT_TOL * abs(sv[lane]):
+            bad[lane] = True
+            dj = 1.0
+        lj = math.sqrt(dj)
+        A[jj, jj, lane] = lj
+        inv[jj, lane] = 1.0 / lj
+
+
+@jit_inline
+def _chol_entry(Af, Et, inv, i, j, q, k):
+    # the entry (i, j), i > j, of the Cholesky factor of Z^T A Z
+    L = LANES
+    ii = q + i
+    jj = q + j
+    od = (ii * k + jj) * L
+    lane_dot_sub(Af, od, Af, ii * k * L, L, Et, j * q * L, L, q)
+    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * k * L, L, q)
+    lane_dot_sub(Af, od, Af, (ii * k + q) * L, L, Af, (jj * k + q) * L, L, j)
+    lane_mul(Af, od, inv, jj * L)
+
+
 def _work_lanes(starts, order, nbr, X, Y, alpha, Xq, powers, *_):
     k = nbr.shape[1]
     m = k - powers.shape[0]
@@ -536,40 +599,35 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
         for i in range(m):
             for p in range(q):
                 lane_dot_sub(Af, ((q + i) * k + p) * L, Et, i * q * L, L, H, p * L, q * L, q)
-        # Cholesky of Z^T A Z, left-looking, the rank-2q correction applied as each entry is reached
-        for j in range(m):
+        # Cholesky of Z^T A Z, left-looking, the rank-2q correction applied as each entry is
+        # reached; two columns at a time, four rows at a time (register tiles of 4 x 2)
+        kL = k * L
+        for j in range(0, m, 2):
             jj = q + j
-            od = (jj * k + jj) * L
-            lane_dot_sub(Af, od, Af, jj * k * L, L, Et, j * q * L, L, q)
-            lane_dot_sub(Af, od, Et, j * q * L, L, Af, jj * k * L, L, q)
-            for lane in range(L):
-                sv[lane] = A[jj, jj, lane]
-            lane_dot_sub(Af, od, Af, od - j * L, L, Af, od - j * L, L, j)
-            for lane in range(L):
-                dj = A[jj, jj, lane]
-                if not dj > PIVOT_TOL * abs(sv[lane]):
-                    bad[lane] = True
-                    dj = 1.0
-                lj = math.sqrt(dj)
-                A[jj, jj, lane] = lj
-                inv[jj, lane] = 1.0 / lj
-            i = j + 1
-            while i < m:
+            _chol_pivot(A, Af, Et, inv, sv, bad, j, q, k)
+            if j + 1 == m:
+                break
+            _chol_entry(Af, Et, inv, j + 1, j, q, k)
+            _chol_pivot(A, Af, Et, inv, sv, bad, j + 1, q, k)
+            i = j + 2
+            while i + 4 <= m:
                 ii = q + i
                 od = (ii * k + jj) * L
-                if i + 4 <= m:  # four rows at once
-                    lane_dot4_sub(Af, od, k * L, Af, ii * k * L, k * L, L, Et, j * q * L, L, q)
-                    lane_dot4_sub(Af, od, k * L, Et, i * q * L, q * L, L, Af, jj * k * L, L, q)
-                    lane_dot4_sub(Af, od, k * L, Af, (ii * k + q) * L, k * L, L, Af, (jj * k + q) * L, L, j)
-                    for r in range(4):
-                        lane_mul(Af, od + r * k * L, inv, jj * L)
-                    i += 4
-                else:
-                    lane_dot_sub(Af, od, Af, ii * k * L, L, Et, j * q * L, L, q)
-                    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * k * L, L, q)
-                    lane_dot_sub(Af, od, Af, (ii * k + q) * L, L, Af, (jj * k + q) * L, L, j)
-                    lane_mul(Af, od, inv, jj * L)
-                    i += 1
+                lane_dot4_sub(Af, od, kL, Af, ii * kL, kL, L, Et, j * q * L, L, q)
+                lane_dot4_sub(Af, od, kL, Et, i * q * L, q * L, L, Af, jj * kL, L, q)
+                lane_dot4_sub(Af, od + L, kL, Af, ii * kL, kL, L, Et, (j + 1) * q * L, L, q)
+                lane_dot4_sub(Af, od + L, kL, Et, i * q * L, q * L, L, Af, (jj + 1) * kL, L, q)
+                lane_dot4x2_sub(Af, od, od + L, kL, Af, (ii * k + q) * L, kL, L, Af, (jj * k + q) * L,
+                                ((jj + 1) * k + q) * L, L, j)
+                for r in range(4):
+                    lane_mul(Af, od + r * kL, inv, jj * L)
+                    lane_fnma(Af, od + r * kL + L, Af, od + r * kL, Af, ((jj + 1) * k + jj) * L)
+                    lane_mul(Af, od + r * kL + L, inv, (jj + 1) * L)
+                i += 4
+            while i < m:
+                _chol_entry(Af, Et, inv, i, j, q, k)
+                _chol_entry(Af, Et, inv, i, j + 1, q, k)
+                i += 1
         for r in range(t):
             for i in range(m):  # Z^T y = y2 - E^T y1
                 lane_dot_sub(B, ((q + i) * t + r) * L, Et, i * q * L, L, B, r * L, t * L, q)

@@ -416,19 +416,17 @@ def lane_dot4x2_sub(typingctx, d, od, od2, sd, x, ox, sxr, sx, y, oy, oy2, sy, n
 
 
 @jit_inline
-def _chol_pivot(A, Af, Et, inv, sv, bad, j, q, k):
-    # the diagonal entry j of the Cholesky factor of Z^T A Z (its correction, then its dot product)
+def _chol_pivot(A, Af, inv, bad, j, q, k):
+    # the diagonal entry j of the Cholesky factor of Z^T A Z (A's trailing block)
     L = LANES
     jj = q + j
     od = (jj * k + jj) * L
-    lane_dot_sub(Af, od, Af, jj * k * L, L, Et, j * q * L, L, q)
-    lane_dot_sub(Af, od, Et, j * q * L, L, Af, jj * k * L, L, q)
     for lane in range(L):
-        sv[lane] = A[jj, jj, lane]
+        inv[jj, lane] = A[jj, jj, lane]  # the entry of Z^T A Z, for the pivot test
     lane_dot_sub(Af, od, Af, od - j * L, L, Af, od - j * L, L, j)
     for lane in range(L):
         dj = A[jj, jj, lane]
-        if not dj > PIVOT_TOL * abs(sv[lane]):
+        if not dj > PIVOT_TOL * abs(inv[jj, lane]):
             bad[lane] = True
             dj = 1.0
         lj = math.sqrt(dj)
@@ -437,14 +435,12 @@ def _chol_pivot(A, Af, Et, inv, sv, bad, j, q, k):
 
 
 @jit_inline
-def _chol_entry(Af, Et, inv, i, j, q, k):
+def _chol_entry(Af, inv, i, j, q, k):
     # the entry (i, j), i > j, of the Cholesky factor of Z^T A Z
     L = LANES
     ii = q + i
     jj = q + j
     od = (ii * k + jj) * L
-    lane_dot_sub(Af, od, Af, ii * k * L, L, Et, j * q * L, L, q)
-    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * k * L, L, q)
     lane_dot_sub(Af, od, Af, (ii * k + q) * L, L, Af, (jj * k + q) * L, L, j)
     lane_mul(Af, od, inv, jj * L)
 
@@ -483,26 +479,28 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     al = np.empty((k, L))
     inv = np.empty((k, L))  # 1 / the Cholesky diagonal
     gl = np.full(k * L, g[0])
-    sv = np.empty(L)
     bad = np.empty(L, dtype=np.bool_)
     sh = np.empty((d, L))
     sc = np.empty((d, L))
     # one neighbourhood's arrays (a lane taken out)
     Pw = np.empty((k, q))  # the tail, its columns in the order cp
-    cp = np.empty(q, dtype=np.int64)  # the constant monomial last: its pivot would be an arbitrary point
-    p2 = 0
-    for p in range(q):
-        if powers[p].sum() != 0:
-            cp[p2] = p
-            p2 += 1
-    for p in range(q):
-        if powers[p].sum() == 0:
-            cp[p2] = p
-            p2 += 1
-    cf = np.empty(q, dtype=np.int64)  # monomial cp[p] is: feature cf[p] (>= 0), 1 (-1) or a product (-2)
-    for p in range(q):
-        e = powers[cp[p]]
-        cf[p] = -1 if e.sum() == 0 else (int(np.argmax(e)) if e.sum() == 1 else -2)
+    # the tail's columns in the order cp, the constant last (its pivot would be an arbitrary
+    # point); column p is feature cf[p] (>= 0), the constant (-1) or a product (-2)
+    cp = np.empty(q, dtype=np.int64)
+    cf = np.empty(q, dtype=np.int64)
+    nc = 0
+    for last in range(2):
+        for p in range(q):
+            deg = 0
+            f = -1
+            for j in range(d):
+                deg += powers[p, j]
+                if powers[p, j] != 0:
+                    f = j
+            if (deg == 0) == (last == 1):
+                cp[nc] = p
+                cf[nc] = f if deg == 1 else (-1 if deg == 0 else -2)
+                nc += 1
     perm = np.empty(k, dtype=np.int64)
     ev = np.empty(q)
     B1 = np.empty((k + q, t))
@@ -599,35 +597,43 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
         for i in range(m):
             for p in range(q):
                 lane_dot_sub(Af, ((q + i) * k + p) * L, Et, i * q * L, L, H, p * L, q * L, q)
-        # Cholesky of Z^T A Z, left-looking, the rank-2q correction applied as each entry is
-        # reached; two columns at a time, four rows at a time (register tiles of 4 x 2)
+        # Z^T A Z = A22 - V E - E^T V^T in A's trailing block (lower triangle), four rows at a time
         kL = k * L
+        for j in range(m):
+            jj = q + j
+            i = j
+            while i < m:
+                od = ((q + i) * k + jj) * L
+                if i + 4 <= m:
+                    lane_dot4_sub(Af, od, kL, Af, (q + i) * kL, kL, L, Et, j * q * L, L, q)
+                    lane_dot4_sub(Af, od, kL, Et, i * q * L, q * L, L, Af, jj * kL, L, q)
+                    i += 4
+                else:
+                    lane_dot_sub(Af, od, Af, (q + i) * kL, L, Et, j * q * L, L, q)
+                    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * kL, L, q)
+                    i += 1
+        # its Cholesky factor, left-looking, two columns at a time, four rows at a time
+        # (register tiles of 4 x 2: six loads per eight multiply-adds)
         for j in range(0, m, 2):
             jj = q + j
-            _chol_pivot(A, Af, Et, inv, sv, bad, j, q, k)
-            if j + 1 == m:
-                break
-            _chol_entry(Af, Et, inv, j + 1, j, q, k)
-            _chol_pivot(A, Af, Et, inv, sv, bad, j + 1, q, k)
-            i = j + 2
-            while i + 4 <= m:
-                ii = q + i
-                od = (ii * k + jj) * L
-                lane_dot4_sub(Af, od, kL, Af, ii * kL, kL, L, Et, j * q * L, L, q)
-                lane_dot4_sub(Af, od, kL, Et, i * q * L, q * L, L, Af, jj * kL, L, q)
-                lane_dot4_sub(Af, od + L, kL, Af, ii * kL, kL, L, Et, (j + 1) * q * L, L, q)
-                lane_dot4_sub(Af, od + L, kL, Et, i * q * L, q * L, L, Af, (jj + 1) * kL, L, q)
-                lane_dot4x2_sub(Af, od, od + L, kL, Af, (ii * k + q) * L, kL, L, Af, (jj * k + q) * L,
+            j2 = min(j + 2, m)
+            for jc in range(j, j2):  # the diagonal block: (j, j), then (j + 1, j) and (j + 1, j + 1)
+                for jr in range(j, jc):
+                    _chol_entry(Af, inv, jc, jr, q, k)
+                _chol_pivot(A, Af, inv, bad, jc, q, k)
+            i = j2
+            while i + 4 <= m and j2 == j + 2:
+                od = ((q + i) * k + jj) * L
+                lane_dot4x2_sub(Af, od, od + L, kL, Af, ((q + i) * k + q) * L, kL, L, Af, (jj * k + q) * L,
                                 ((jj + 1) * k + q) * L, L, j)
                 for r in range(4):
                     lane_mul(Af, od + r * kL, inv, jj * L)
                     lane_fnma(Af, od + r * kL + L, Af, od + r * kL, Af, ((jj + 1) * k + jj) * L)
                     lane_mul(Af, od + r * kL + L, inv, (jj + 1) * L)
                 i += 4
-            while i < m:
-                _chol_entry(Af, Et, inv, i, j, q, k)
-                _chol_entry(Af, Et, inv, i, j + 1, q, k)
-                i += 1
+            nc = j2 - j
+            for e in range((m - i) * nc):  # the rows left, one entry at a time, row by row
+                _chol_entry(Af, inv, i + e // nc, j + e % nc, q, k)
         for r in range(t):
             for i in range(m):  # Z^T y = y2 - E^T y1
                 lane_dot_sub(B, ((q + i) * t + r) * L, Et, i * q * L, L, B, r * L, t * L, q)
@@ -639,7 +645,9 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                              k - 1 - j)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
             # w = Z z: w2 = z, w1 = -E z
-            w1[:] = 0.0
+            for p in range(q):
+                for lane in range(L):
+                    w1[p, lane] = 0.0
             for p in range(q):
                 lane_dot_sub(w1, p * L, Et, p * L, q * L, B, (q * t + r) * L, t * L, m)
             # P1 c = y1 - A11 w1 - A12 z = y1 - (A11 / 2) w1 - V^T z, then c by L1 and U

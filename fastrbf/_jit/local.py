@@ -7,40 +7,47 @@ Two solvers, chosen by the caller:
 - :func:`local_solve`: LU with partial pivoting, as SciPy's ``dgesv``, one task per
   neighbourhood.  For every kernel, and the only one where the kernel is not known to be
   conditionally positive definite of an order the tail covers.
-- :func:`local_solve_lanes`: the null-space method (as the global ``interpolate``) on
-  ``LANES`` neighbourhoods at once.  Householder QR of the ``k x q`` tail
-  ``P = Q [R; 0]``; the symmetric two-sided update ``Q^T A Q`` (one matrix-vector product
-  and one rank-2 update per reflector, on the lower triangle); Cholesky of its trailing
-  ``(k - q)`` block (left-looking), then ``w = Q [0; z]`` and ``R c = (Q^T y)_1 - (Q^T A Q)_{12} z``.
+- :func:`local_solve_lanes`: the null-space method on ``LANES`` neighbourhoods at once.
+  The tail ``P`` (k x q) is factored by LU with partial pivoting (as ``dgetf2``, the
+  constant monomial last: its pivot would be an arbitrary point), and the q pivot points
+  are put first: ``P1 = L1 U``, ``E^T = P2 P1^-1 = L2 L1^-1``.  ``Z = [-E; I]`` spans the
+  null space of ``P^T``, and ``Z^T A Z = A22 - V E - E^T V^T`` with ``V = A21 - E^T A11 / 2``:
+  a symmetric rank-2q correction of a block of ``A``, no two-sided transformation (about
+  a third of the multiply-adds of the q Householder reflectors, and the partial pivoting
+  keeps ``|L2| <= 1``).  Then the Cholesky factor of ``Z^T A Z`` (left-looking, two
+  columns and four rows at a time: :func:`~.lanes.lane_dot4x2_sub`), ``z``, ``w = Z z`` and
+  ``P1 c = y1 - (A11 / 2) w1 - V^T z``.
   The arrays are struct-of-arrays, ``A[i, j, lane]``: every loop's innermost index is the
   lane, so each scalar operation of the factorisation is one vector instruction over
   8 neighbourhoods, reductions included (a dot product accumulates lane-wise, which
-  LLVM vectorises without re-association).  A lane whose tail is rank-deficient or whose
-  Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry is marked, and the
-  caller solves it again by :func:`local_solve`: the singular-neighbourhood verdict is
-  the LU's, as before (and the LU kernel compiles only when a call needs it: the lane
-  kernel alone costs about 4.5 s of cold compile, the LU 2.4 s).  A task owns a
-  fixed group of ``LANES`` consecutive neighbourhoods (the last group padded with copies
-  of its first, whose results are discarded), and each lane's arithmetic does not depend
-  on the other lanes, so the bits do not depend on the thread count.
+  LLVM vectorises without re-association).  A lane whose tail has a pivot below
+  ``TAIL_TOL`` or whose Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry
+  is marked, and the caller solves it again by :func:`local_solve`: the
+  singular-neighbourhood verdict is the LU's, as before (and the LU kernel compiles only
+  when a call needs it).  A task owns a fixed group of ``LANES`` consecutive
+  neighbourhoods (the last group padded with copies of its first, whose results are
+  discarded), and each lane's arithmetic does not depend on the other lanes, so the bits
+  do not depend on the thread count.
 
 Why lanes, and why intrinsics: the factorisation of one 54 x 54 system is too small to
 vectorise well along a row, and numba compiles a ``for lane in range(8)`` loop to
 scalar code (it runs LLVM without the SLP vectoriser, and the loop vectoriser never
 sees a loop of 8 that was fully unrolled first); a runtime lane count vectorises but
-pays alias checks per loop (Cholesky update 7.8 us per neighbourhood either way).
-The lane operations (:func:`lane_fnma`, :func:`lane_fnma2`, :func:`lane_dot_sub`,
-:func:`lane_sqdist`, :func:`lane_mul`) therefore emit ``<8 x double>`` loads, fused
+pays alias checks per loop.  The lane operations (:mod:`~.lanes`) therefore emit ``<8 x double>`` loads, fused
 multiply-adds and stores themselves.  The Cholesky factorisation is left-looking (each
-entry one lane-wise dot product, accumulated in a register) rather than right-looking
-(one load and store of the matrix per multiply-add: about 2.3 us against 1.7 us per
-neighbourhood).
+entry a lane-wise dot product, accumulated in registers); one accumulator chain per
+entry is bound by the multiply-add latency and two loads per multiply-add, so entries
+are computed in tiles of four rows by two columns (eight independent chains, six loads
+per eight multiply-adds).
 
-Measured (thin-plate spline, k = 50, q = 4, d = 3, 2e4 neighbourhoods, one thread,
-2-core Zen 4 shared with another job, medians of interleaved runs): LU 36 us per
-neighbourhood; lanes 8.4 us: gathering and the tail 1.0, the kernel matrix 1.9 (of
-which the log 1.35 ns per entry, 10k per group), QR and projection 2.6, Cholesky 1.7,
-the solves 0.3, evaluation 0.6.  The two agree to about 1e-15 there.
+Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points, 3e4 queries, one
+thread, CPU time on 2 shared cores, base and new in one process, interleaved, medians):
+10.9 us per neighbourhood with two-sided Householder, 8.0-8.6 us now, of which the
+gathering and the tail's LU about 2.0, the kernel matrix 2.5 (the log: about 1.5 ns per
+entry), the correction 0.2, the Cholesky 1.7, the solves 0.3, evaluation 0.7-1.0.
+The values agree with the Householder ones to about 3e-15 relative there.  Ordering
+the neighbourhoods along a Z-order curve so that consecutive ones share their data was
+measured no faster (1e5 points stay in cache).
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog`, which vectorises
 (1.35 ns against 5 ns per entry for ``math.log`` in :func:`~.kernels.apply_kernel`); the
@@ -52,19 +59,15 @@ sum the features in order.  Everything is float64 inside.
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from ._decorators import FASTMATH, jit_inline, pjit
 from .exp import flog
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
+from .lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
 
-#: neighbourhoods per vector of the lane solver (8 doubles: one AVX-512 register)
-LANES = 8
-#: a tail whose R has a diagonal entry below this (its columns, monomials of points scaled
-#: to [-1, 1], have norms between 1 and sqrt(k)) goes to the LU path
+#: a tail whose LU (partial pivoting) has a pivot below this (its columns are monomials of
+#: points scaled to [-1, 1]) goes to the LU path
 TAIL_TOL = 1e-8
 #: a Cholesky pivot below this times its diagonal entry sends the lane to the LU path
 PIVOT_TOL = 1e-10
@@ -251,168 +254,6 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
                     out)
         status[u] = 0 if ok else 1
 
-
-
-# --- lane operations: one <LANES x double> vector each ------------------------------
-# numba runs LLVM without its SLP vectoriser and fully unrolls a fixed 8-iteration loop
-# before the loop vectoriser sees it, so ``for lane in range(8)`` compiles to scalar code;
-# these intrinsics emit the vector loads, fused multiply-adds and stores themselves.
-# Arguments are C-contiguous float64 arrays and flat element offsets (lane 0 of a vector).
-
-_VT = ir.VectorType(ir.DoubleType(), LANES)
-
-
-def _vptr(context, builder, arr_t, arr, off):
-    data = context.make_array(arr_t)(context, builder, arr).data
-    return builder.bitcast(builder.gep(data, [off]), _VT.as_pointer())
-
-
-def _vfma(builder, x, y, z):
-    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VT, [_VT, _VT, _VT]),
-                                        f"llvm.fma.v{LANES}f64")
-    return builder.call(fn, [x, y, z])
-
-
-def _vneg(builder, x):
-    return builder.fsub(ir.Constant(_VT, [0.0] * LANES), x)
-
-
-@intrinsic
-def lane_fnma(typingctx, d, od, x, ox, y, oy):
-    """d[od:od+8] -= x[ox:ox+8] * y[oy:oy+8] (fused)."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        vx = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        vy = builder.load(_vptr(context, builder, y, args[4], args[5]), align=8)
-        builder.store(_vfma(builder, _vneg(builder, vx), vy, builder.load(pd, align=8)), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy), codegen
-
-
-@intrinsic
-def lane_fnma2(typingctx, d, od, x, ox, y, oy, ox2, oy2):
-    """d[od:od+8] -= x[ox:ox+8] * y[oy:oy+8] + y[ox2:ox2+8] * x[oy2:oy2+8] (two fused steps,
-    in this order): the symmetric rank-2 update ``A -= x y^T + y x^T`` of one entry."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        v1 = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        w1 = builder.load(_vptr(context, builder, y, args[4], args[5]), align=8)
-        w2 = builder.load(_vptr(context, builder, y, args[4], args[6]), align=8)
-        v2 = builder.load(_vptr(context, builder, x, args[2], args[7]), align=8)
-        r = _vfma(builder, _vneg(builder, v1), w1, builder.load(pd, align=8))
-        builder.store(_vfma(builder, _vneg(builder, w2), v2, r), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy, ox2, oy2), codegen
-
-
-@intrinsic
-def lane_dot_sub(typingctx, d, od, x, ox, sx, y, oy, sy, n):
-    """d[od:od+8] -= sum_{p < n} x[ox + p sx:+8] * y[oy + p sy:+8], lane-wise, one fused
-    multiply-add per p in order (four accumulators were about 10% faster and cost 1 s
-    more of cold compile)."""
-    def codegen(context, builder, sig, args):
-        ad, aod, ax, aox, asx, ay, aoy, asy, an = args
-        zero = ir.Constant(_VT, [0.0] * LANES)
-        acc = cgutils.alloca_once_value(builder, zero)
-        with cgutils.for_range(builder, an) as loop:
-            p = loop.index
-            vx = builder.load(_vptr(context, builder, x, ax, builder.add(aox, builder.mul(p, asx))), align=8)
-            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, builder.mul(p, asy))), align=8)
-            builder.store(_vfma(builder, vx, vy, builder.load(acc)), acc)
-        tot = builder.load(acc)
-        pd = _vptr(context, builder, d, ad, aod)
-        builder.store(builder.fsub(builder.load(pd, align=8), tot), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, sx, y, oy, sy, n), codegen
-
-
-@intrinsic
-def lane_sqdist(typingctx, d, od, x, ox, y, oy, n):
-    """d[od:od+8] = sum_{j < n} (x[ox + j 8:+8] - y[oy + j 8:+8])**2, lane-wise, in order."""
-    def codegen(context, builder, sig, args):
-        ad, aod, ax, aox, ay, aoy, an = args
-        i64 = ir.IntType(64)
-        acc = cgutils.alloca_once_value(builder, ir.Constant(_VT, [0.0] * LANES))
-        with cgutils.for_range(builder, an) as loop:
-            off = builder.mul(loop.index, ir.Constant(i64, LANES))
-            vx = builder.load(_vptr(context, builder, x, ax, builder.add(aox, off)), align=8)
-            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, off)), align=8)
-            e = builder.fsub(vx, vy)
-            builder.store(_vfma(builder, e, e, builder.load(acc)), acc)
-        builder.store(builder.load(acc), _vptr(context, builder, d, ad, aod), align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy, n), codegen
-
-
-@intrinsic
-def lane_mul(typingctx, d, od, x, ox):
-    """d[od:od+8] *= x[ox:ox+8]."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        vx = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        builder.store(builder.fmul(builder.load(pd, align=8), vx), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox), codegen
-
-
-@intrinsic
-def lane_dot4_sub(typingctx, d, od, sd, x, ox, sxr, sx, y, oy, sy, n):
-    """d[od + r sd:+8] -= sum_{p < n} x[ox + r sxr + p sx:+8] * y[oy + p sy:+8] for the four
-    rows r < 4, lane-wise, one fused multiply-add per p in order: four rows against one
-    (five loads per four multiply-adds, four independent chains instead of one)."""
-    def codegen(context, builder, sig, args):
-        ad, aod, asd, ax, aox, asxr, asx, ay, aoy, asy, an = args
-        i64 = ir.IntType(64)
-        zero = ir.Constant(_VT, [0.0] * LANES)
-        accs = [cgutils.alloca_once_value(builder, zero) for _ in range(4)]
-        with cgutils.for_range(builder, an) as loop:
-            p = loop.index
-            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, builder.mul(p, asy))), align=8)
-            base = builder.add(aox, builder.mul(p, asx))
-            for r, acc in enumerate(accs):
-                off = builder.add(base, builder.mul(ir.Constant(i64, r), asxr))
-                vx = builder.load(_vptr(context, builder, x, ax, off), align=8)
-                builder.store(_vfma(builder, vx, vy, builder.load(acc)), acc)
-        for r, acc in enumerate(accs):
-            pd = _vptr(context, builder, d, ad, builder.add(aod, builder.mul(ir.Constant(i64, r), asd)))
-            builder.store(builder.fsub(builder.load(pd, align=8), builder.load(acc)), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, sd, x, ox, sxr, sx, y, oy, sy, n), codegen
-
-
-@intrinsic
-def lane_dot4x2_sub(typingctx, d, od, od2, sd, x, ox, sxr, sx, y, oy, oy2, sy, n):
-    """As :func:`lane_dot4_sub` for two columns at once: d[od + r sd:+8] -= the sum against
-    y[oy + p sy:+8] and d[od2 + r sd:+8] -= the sum against y[oy2 + p sy:+8] (six loads per
-    eight multiply-adds)."""
-    def codegen(context, builder, sig, args):
-        ad, aod, aod2, asd, ax, aox, asxr, asx, ay, aoy, aoy2, asy, an = args
-        i64 = ir.IntType(64)
-        zero = ir.Constant(_VT, [0.0] * LANES)
-        accs = [[cgutils.alloca_once_value(builder, zero) for _ in range(4)] for _ in range(2)]
-        with cgutils.for_range(builder, an) as loop:
-            p = loop.index
-            py = builder.mul(p, asy)
-            vys = [builder.load(_vptr(context, builder, y, ay, builder.add(o, py)), align=8) for o in (aoy, aoy2)]
-            base = builder.add(aox, builder.mul(p, asx))
-            for r in range(4):
-                off = builder.add(base, builder.mul(ir.Constant(i64, r), asxr))
-                vx = builder.load(_vptr(context, builder, x, ax, off), align=8)
-                for vy, acc in zip(vys, accs, strict=True):
-                    builder.store(_vfma(builder, vx, vy, builder.load(acc[r])), acc[r])
-        for o, acc in zip((aod, aod2), accs, strict=True):
-            for r in range(4):
-                pd = _vptr(context, builder, d, ad, builder.add(o, builder.mul(ir.Constant(i64, r), asd)))
-                builder.store(builder.fsub(builder.load(pd, align=8), builder.load(acc[r])), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, od2, sd, x, ox, sxr, sx, y, oy, oy2, sy, n), codegen
 
 
 @jit_inline

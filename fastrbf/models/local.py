@@ -9,16 +9,18 @@ Decisions:
   neighbourhood, per-point smoothing).  SciPy solves it by LU with partial pivoting
   (``dgesv``); so do we where the kernel is not known to be conditionally positive
   definite of an order the tail covers (``degree < min_degree``, or a user kernel not
-  declared positive definite).  Elsewhere the null-space method, as the global
-  ``interpolate``: QR of the tail, Cholesky on its null space, 8 neighbourhoods per
-  vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 4x faster than the LU per
-  neighbourhood; the same values to about 1e-15 relative on well-conditioned systems; a
+  declared positive definite).  Elsewhere the null-space method: the tail's pivot points
+  eliminated (a basis ``[-E; I]`` of its null space), Cholesky on the null space, 8
+  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 5x
+  faster than the LU per neighbourhood; the same values to about 1e-14 relative on
+  well-conditioned systems; a
   lane whose factorisation breaks down is solved again by the LU, whose verdict on a
   singular system stands).  The fit is lazy, as SciPy's: the model keeps the data; the work happens in
   ``predict``, where the neighbourhoods are known.
 - **Each distinct neighbourhood is solved once**: the neighbour lists are sorted and the
-  queries grouped by them (as SciPy's ``np.unique``, but by a hash of each list, checked:
-  0.06 s instead of 0.52 s for 1e5 lists of 50), then compiled tasks (one per
+  queries grouped by them (as SciPy's ``np.unique``, but by one stable sort of a hash of
+  each list, checked in cache-sized blocks: about 0.04 s instead of 0.52 s for 1e5 lists
+  of 50), then compiled tasks (one per
   neighbourhood for the LU, one per fixed group of 8 for the null-space method) build,
   factor and evaluate the systems (:mod:`fastrbf._jit.local`), in parallel; each task
   writes only its own queries, so the bits do not depend on the thread count.

@@ -11,7 +11,7 @@ Decisions:
   definite of an order the tail covers (``degree < min_degree``, or a user kernel not
   declared positive definite).  Elsewhere the null-space method: the tail's pivot points
   eliminated (a basis ``[-E; I]`` of its null space), Cholesky on the null space, 8
-  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 5x
+  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 4x
   faster than the LU per neighbourhood; the same values to about 1e-14 relative on
   well-conditioned systems; a
   lane whose factorisation breaks down is solved again by the LU, whose verdict on a

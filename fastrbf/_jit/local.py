@@ -314,8 +314,8 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     H = np.empty((q, q, L))  # K11 / 2, both triangles
     F = np.empty((q, q, L))  # P1 = L1 U: L1 (unit diagonal) below the diagonal, U on and above
     B = np.empty((k, t, L))  # y, then the weights w
-    C = np.empty((q, t, L))  # the tail's coefficients
-    w1 = np.empty((q, L))
+    C = np.empty((q, t, L))  # the tail's coefficients, in the order cp
+    Fi = np.empty((q, L))  # 1 / the diagonal of U
     yl = np.empty((k, d, L))
     al = np.empty((k, L))
     inv = np.empty((k, L))  # 1 / the Cholesky diagonal
@@ -343,7 +343,6 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 cf[nc] = f if deg == 1 else (-1 if deg == 0 else -2)
                 nc += 1
     perm = np.empty(k, dtype=np.int64)
-    ev = np.empty(q)
     B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
@@ -407,6 +406,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for p in range(q):
                 for p2 in range(q):
                     F[p, p2, lane] = Pw[p, p2]
+                Fi[p, lane] = 1.0 / Pw[p, p]
             for i in range(m):
                 for p in range(q):
                     Et[i, p, lane] = Pw[q + i, p]
@@ -485,32 +485,23 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 lane_dot_sub(B, (j * t + r) * L, Af, ((j + 1) * k + j) * L, k * L, B, ((j + 1) * t + r) * L, t * L,
                              k - 1 - j)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
-            # w = Z z: w2 = z, w1 = -E z
-            for p in range(q):
-                for lane in range(L):
-                    w1[p, lane] = 0.0
-            for p in range(q):
-                lane_dot_sub(w1, p * L, Et, p * L, q * L, B, (q * t + r) * L, t * L, m)
-            # P1 c = y1 - A11 w1 - A12 z = y1 - (A11 / 2) w1 - V^T z, then c by L1 and U
+            # w = Z z: w2 = z, w1 = -E z (in B, after y1 is taken into C)
             for p in range(q):
                 for lane in range(L):
                     C[p, r, lane] = B[p, r, lane]
-                lane_dot_sub(C, (p * t + r) * L, H, p * q * L, L, w1, 0, L, q)
+                    B[p, r, lane] = 0.0
+                lane_dot_sub(B, (p * t + r) * L, Et, p * L, q * L, B, (q * t + r) * L, t * L, m)
+            # P1 c = y1 - A11 w1 - A12 z = y1 - (A11 / 2) w1 - V^T z, then c (in the order cp) by L1 and U
+            for p in range(q):
+                lane_dot_sub(C, (p * t + r) * L, H, p * q * L, L, B, r * L, t * L, q)
                 lane_dot_sub(C, (p * t + r) * L, Af, (q * k + p) * L, k * L, B, (q * t + r) * L, t * L, m)
-            for lane in range(L):  # L1 U c' = ..., c[cp] = c'
-                for p in range(q):
-                    s = C[p, r, lane]
-                    for p2 in range(p):
-                        s -= F[p, p2, lane] * ev[p2]
-                    ev[p] = s
-                for p in range(q - 1, -1, -1):
-                    s = ev[p]
-                    for p2 in range(p + 1, q):
-                        s -= F[p, p2, lane] * ev[p2]
-                    ev[p] = s / F[p, p, lane]
-                for p in range(q):
-                    C[cp[p], r, lane] = ev[p]
-                    B[p, r, lane] = w1[p, lane]
+            for p in range(q):
+                for p2 in range(p):
+                    lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
+            for p in range(q - 1, -1, -1):
+                for p2 in range(p + 1, q):
+                    lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
+                lane_mul(C, (p * t + r) * L, Fi, p * L)
         for lane in range(min(L, U - u0)):
             u = u0 + lane
             if bad[lane]:  # left to the LU path
@@ -524,7 +515,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                     B1[a, r] = B[a, r, lane]
             for p in range(q):
                 for r in range(t):
-                    B1[k + p, r] = C[p, r, lane]
+                    B1[k + cp[p], r] = C[p, r, lane]
             for j in range(d):
                 sh1[j] = sh[j, lane]
                 sc1[j] = sc[j, lane]

@@ -42,7 +42,7 @@ per eight multiply-adds).
 
 Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points, 3e4 queries, one
 thread, CPU time on 2 shared cores, base and new in one process, interleaved, medians):
-10.9 us per neighbourhood with two-sided Householder, 8.0-8.6 us now, of which the
+9.4-11.3 us per neighbourhood with two-sided Householder, 7.5-8.6 us now, of which the
 gathering and the tail's LU about 2.0, the kernel matrix 2.5 (the log: about 1.5 ns per
 entry), the correction 0.2, the Cholesky 1.7, the solves 0.3, evaluation 0.7-1.0.
 The values agree with the Householder ones to about 3e-15 relative there.  Ordering

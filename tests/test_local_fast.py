@@ -139,8 +139,15 @@ def test_grouping_by_hash_falls_back_on_a_collision(monkeypatch):
     from fastrbf.models import local
 
     idx = np.array([[1, 2], [0, 3], [1, 2], [0, 3], [4, 5]], dtype=np.int64)
-    nbr, inv = local._distinct_rows(idx)
-    assert np.array_equal(nbr[inv], idx) and len(nbr) == 3
+
+    def groups():
+        nbr, order, starts = local.neighbourhoods(idx)
+        assert np.array_equal(np.sort(order), np.arange(len(idx))) and starts[0] == 0 and starts[-1] == len(idx)
+        return {tuple(nbr[u]): order[starts[u]:starts[u + 1]].tolist() for u in range(len(nbr))}
+
+    expected = {(1, 2): [0, 2], (0, 3): [1, 3], (4, 5): [4]}
+    assert groups() == expected
     monkeypatch.setattr(local, "_HASH", np.ones(8, dtype=np.int64))  # [1, 2] and [0, 3] now collide
-    nbr, inv = local._distinct_rows(idx)
-    assert np.array_equal(nbr[inv], idx) and len(nbr) == 3
+    assert groups() == expected
+    monkeypatch.setattr(local, "_CHECK_ROWS", 1)  # the check in blocks of one row
+    assert groups() == expected

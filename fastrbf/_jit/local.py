@@ -7,40 +7,47 @@ Two solvers, chosen by the caller:
 - :func:`local_solve`: LU with partial pivoting, as SciPy's ``dgesv``, one task per
   neighbourhood.  For every kernel, and the only one where the kernel is not known to be
   conditionally positive definite of an order the tail covers.
-- :func:`local_solve_lanes`: the null-space method (as the global ``interpolate``) on
-  ``LANES`` neighbourhoods at once.  Householder QR of the ``k x q`` tail
-  ``P = Q [R; 0]``; the symmetric two-sided update ``Q^T A Q`` (one matrix-vector product
-  and one rank-2 update per reflector, on the lower triangle); Cholesky of its trailing
-  ``(k - q)`` block (left-looking), then ``w = Q [0; z]`` and ``R c = (Q^T y)_1 - (Q^T A Q)_{12} z``.
+- :func:`local_solve_lanes`: the null-space method on ``LANES`` neighbourhoods at once.
+  The tail ``P`` (k x q) is factored by LU with partial pivoting (as ``dgetf2``, the
+  constant monomial last: its pivot would be an arbitrary point), and the q pivot points
+  are put first: ``P1 = L1 U``, ``E^T = P2 P1^-1 = L2 L1^-1``.  ``Z = [-E; I]`` spans the
+  null space of ``P^T``, and ``Z^T A Z = A22 - V E - E^T V^T`` with ``V = A21 - E^T A11 / 2``:
+  a symmetric rank-2q correction of a block of ``A``, no two-sided transformation (about
+  a third of the multiply-adds of the q Householder reflectors, and the partial pivoting
+  keeps ``|L2| <= 1``).  Then the Cholesky factor of ``Z^T A Z`` (left-looking, two
+  columns and four rows at a time: :func:`~.lanes.lane_dot4x2_sub`), ``z``, ``w = Z z`` and
+  ``P1 c = y1 - (A11 / 2) w1 - V^T z``.
   The arrays are struct-of-arrays, ``A[i, j, lane]``: every loop's innermost index is the
   lane, so each scalar operation of the factorisation is one vector instruction over
   8 neighbourhoods, reductions included (a dot product accumulates lane-wise, which
-  LLVM vectorises without re-association).  A lane whose tail is rank-deficient or whose
-  Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry is marked, and the
-  caller solves it again by :func:`local_solve`: the singular-neighbourhood verdict is
-  the LU's, as before (and the LU kernel compiles only when a call needs it: the lane
-  kernel alone costs about 4.5 s of cold compile, the LU 2.4 s).  A task owns a
-  fixed group of ``LANES`` consecutive neighbourhoods (the last group padded with copies
-  of its first, whose results are discarded), and each lane's arithmetic does not depend
-  on the other lanes, so the bits do not depend on the thread count.
+  LLVM vectorises without re-association).  A lane whose tail has a pivot below
+  ``TAIL_TOL`` or whose Cholesky pivot falls below ``PIVOT_TOL`` times its diagonal entry
+  is marked, and the caller solves it again by :func:`local_solve`: the
+  singular-neighbourhood verdict is the LU's, as before (and the LU kernel compiles only
+  when a call needs it).  A task owns a fixed group of ``LANES`` consecutive
+  neighbourhoods (the last group padded with copies of its first, whose results are
+  discarded), and each lane's arithmetic does not depend on the other lanes, so the bits
+  do not depend on the thread count.
 
 Why lanes, and why intrinsics: the factorisation of one 54 x 54 system is too small to
 vectorise well along a row, and numba compiles a ``for lane in range(8)`` loop to
 scalar code (it runs LLVM without the SLP vectoriser, and the loop vectoriser never
 sees a loop of 8 that was fully unrolled first); a runtime lane count vectorises but
-pays alias checks per loop (Cholesky update 7.8 us per neighbourhood either way).
-The lane operations (:func:`lane_fnma`, :func:`lane_fnma2`, :func:`lane_dot_sub`,
-:func:`lane_sqdist`, :func:`lane_mul`) therefore emit ``<8 x double>`` loads, fused
+pays alias checks per loop.  The lane operations (:mod:`~.lanes`) therefore emit ``<8 x double>`` loads, fused
 multiply-adds and stores themselves.  The Cholesky factorisation is left-looking (each
-entry one lane-wise dot product, accumulated in a register) rather than right-looking
-(one load and store of the matrix per multiply-add: about 2.3 us against 1.7 us per
-neighbourhood).
+entry a lane-wise dot product, accumulated in registers); one accumulator chain per
+entry is bound by the multiply-add latency and two loads per multiply-add, so entries
+are computed in tiles of four rows by two columns (eight independent chains, six loads
+per eight multiply-adds).
 
-Measured (thin-plate spline, k = 50, q = 4, d = 3, 2e4 neighbourhoods, one thread,
-2-core Zen 4 shared with another job, medians of interleaved runs): LU 36 us per
-neighbourhood; lanes 8.4 us: gathering and the tail 1.0, the kernel matrix 1.9 (of
-which the log 1.35 ns per entry, 10k per group), QR and projection 2.6, Cholesky 1.7,
-the solves 0.3, evaluation 0.6.  The two agree to about 1e-15 there.
+Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points, 3e4 queries, one
+thread, CPU time on 2 shared cores, base and new in one process, interleaved, medians):
+9.4-11.3 us per neighbourhood with two-sided Householder, 7.5-8.6 us now, of which the
+gathering and the tail's LU about 2.0, the kernel matrix 2.5 (the log: about 1.5 ns per
+entry), the correction 0.2, the Cholesky 1.7, the solves 0.3, evaluation 0.7-1.0.
+The values agree with the Householder ones to about 3e-15 relative there.  Ordering
+the neighbourhoods along a Z-order curve so that consecutive ones share their data was
+measured no faster (1e5 points stay in cache).
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog`, which vectorises
 (1.35 ns against 5 ns per entry for ``math.log`` in :func:`~.kernels.apply_kernel`); the
@@ -52,19 +59,15 @@ sum the features in order.  Everything is float64 inside.
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from ._decorators import FASTMATH, jit_inline, pjit
 from .exp import flog
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
+from .lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
 
-#: neighbourhoods per vector of the lane solver (8 doubles: one AVX-512 register)
-LANES = 8
-#: a tail whose R has a diagonal entry below this (its columns, monomials of points scaled
-#: to [-1, 1], have norms between 1 and sqrt(k)) goes to the LU path
+#: a tail whose LU (partial pivoting) has a pivot below this (its columns are monomials of
+#: points scaled to [-1, 1]) goes to the LU path
 TAIL_TOL = 1e-8
 #: a Cholesky pivot below this times its diagonal entry sends the lane to the LU path
 PIVOT_TOL = 1e-10
@@ -253,117 +256,40 @@ def local_solve(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, 
 
 
 
-# --- lane operations: one <LANES x double> vector each ------------------------------
-# numba runs LLVM without its SLP vectoriser and fully unrolls a fixed 8-iteration loop
-# before the loop vectoriser sees it, so ``for lane in range(8)`` compiles to scalar code;
-# these intrinsics emit the vector loads, fused multiply-adds and stores themselves.
-# Arguments are C-contiguous float64 arrays and flat element offsets (lane 0 of a vector).
-
-_VT = ir.VectorType(ir.DoubleType(), LANES)
-
-
-def _vptr(context, builder, arr_t, arr, off):
-    data = context.make_array(arr_t)(context, builder, arr).data
-    return builder.bitcast(builder.gep(data, [off]), _VT.as_pointer())
-
-
-def _vfma(builder, x, y, z):
-    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VT, [_VT, _VT, _VT]),
-                                        f"llvm.fma.v{LANES}f64")
-    return builder.call(fn, [x, y, z])
-
-
-def _vneg(builder, x):
-    return builder.fsub(ir.Constant(_VT, [0.0] * LANES), x)
+@jit_inline
+def _chol_pivot(A, Af, inv, bad, j, q, k):
+    # the diagonal entry j of the Cholesky factor of Z^T A Z (A's trailing block)
+    L = LANES
+    jj = q + j
+    od = (jj * k + jj) * L
+    for lane in range(L):
+        inv[jj, lane] = A[jj, jj, lane]  # the entry of Z^T A Z, for the pivot test
+    lane_dot_sub(Af, od, Af, od - j * L, L, Af, od - j * L, L, j)
+    for lane in range(L):
+        dj = A[jj, jj, lane]
+        if not dj > PIVOT_TOL * abs(inv[jj, lane]):
+            bad[lane] = True
+            dj = 1.0
+        lj = math.sqrt(dj)
+        A[jj, jj, lane] = lj
+        inv[jj, lane] = 1.0 / lj
 
 
-@intrinsic
-def lane_fnma(typingctx, d, od, x, ox, y, oy):
-    """d[od:od+8] -= x[ox:ox+8] * y[oy:oy+8] (fused)."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        vx = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        vy = builder.load(_vptr(context, builder, y, args[4], args[5]), align=8)
-        builder.store(_vfma(builder, _vneg(builder, vx), vy, builder.load(pd, align=8)), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy), codegen
-
-
-@intrinsic
-def lane_fnma2(typingctx, d, od, x, ox, y, oy, ox2, oy2):
-    """d[od:od+8] -= x[ox:ox+8] * y[oy:oy+8] + y[ox2:ox2+8] * x[oy2:oy2+8] (two fused steps,
-    in this order): the symmetric rank-2 update ``A -= x y^T + y x^T`` of one entry."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        v1 = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        w1 = builder.load(_vptr(context, builder, y, args[4], args[5]), align=8)
-        w2 = builder.load(_vptr(context, builder, y, args[4], args[6]), align=8)
-        v2 = builder.load(_vptr(context, builder, x, args[2], args[7]), align=8)
-        r = _vfma(builder, _vneg(builder, v1), w1, builder.load(pd, align=8))
-        builder.store(_vfma(builder, _vneg(builder, w2), v2, r), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy, ox2, oy2), codegen
-
-
-@intrinsic
-def lane_dot_sub(typingctx, d, od, x, ox, sx, y, oy, sy, n):
-    """d[od:od+8] -= sum_{p < n} x[ox + p sx:+8] * y[oy + p sy:+8], lane-wise, one fused
-    multiply-add per p in order (four accumulators were about 10% faster and cost 1 s
-    more of cold compile)."""
-    def codegen(context, builder, sig, args):
-        ad, aod, ax, aox, asx, ay, aoy, asy, an = args
-        zero = ir.Constant(_VT, [0.0] * LANES)
-        acc = cgutils.alloca_once_value(builder, zero)
-        with cgutils.for_range(builder, an) as loop:
-            p = loop.index
-            vx = builder.load(_vptr(context, builder, x, ax, builder.add(aox, builder.mul(p, asx))), align=8)
-            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, builder.mul(p, asy))), align=8)
-            builder.store(_vfma(builder, vx, vy, builder.load(acc)), acc)
-        tot = builder.load(acc)
-        pd = _vptr(context, builder, d, ad, aod)
-        builder.store(builder.fsub(builder.load(pd, align=8), tot), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, sx, y, oy, sy, n), codegen
-
-
-@intrinsic
-def lane_sqdist(typingctx, d, od, x, ox, y, oy, n):
-    """d[od:od+8] = sum_{j < n} (x[ox + j 8:+8] - y[oy + j 8:+8])**2, lane-wise, in order."""
-    def codegen(context, builder, sig, args):
-        ad, aod, ax, aox, ay, aoy, an = args
-        i64 = ir.IntType(64)
-        acc = cgutils.alloca_once_value(builder, ir.Constant(_VT, [0.0] * LANES))
-        with cgutils.for_range(builder, an) as loop:
-            off = builder.mul(loop.index, ir.Constant(i64, LANES))
-            vx = builder.load(_vptr(context, builder, x, ax, builder.add(aox, off)), align=8)
-            vy = builder.load(_vptr(context, builder, y, ay, builder.add(aoy, off)), align=8)
-            e = builder.fsub(vx, vy)
-            builder.store(_vfma(builder, e, e, builder.load(acc)), acc)
-        builder.store(builder.load(acc), _vptr(context, builder, d, ad, aod), align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox, y, oy, n), codegen
-
-
-@intrinsic
-def lane_mul(typingctx, d, od, x, ox):
-    """d[od:od+8] *= x[ox:ox+8]."""
-    def codegen(context, builder, sig, args):
-        pd = _vptr(context, builder, d, args[0], args[1])
-        vx = builder.load(_vptr(context, builder, x, args[2], args[3]), align=8)
-        builder.store(builder.fmul(builder.load(pd, align=8), vx), pd, align=8)
-        return context.get_dummy_value()
-
-    return types.void(d, od, x, ox), codegen
+@jit_inline
+def _chol_entry(Af, inv, i, j, q, k):
+    # the entry (i, j), i > j, of the Cholesky factor of Z^T A Z
+    L = LANES
+    ii = q + i
+    jj = q + j
+    od = (ii * k + jj) * L
+    lane_dot_sub(Af, od, Af, (ii * k + q) * L, L, Af, (jj * k + q) * L, L, j)
+    lane_mul(Af, od, inv, jj * L)
 
 
 def _work_lanes(starts, order, nbr, X, Y, alpha, Xq, powers, *_):
     k = nbr.shape[1]
     m = k - powers.shape[0]
-    return (starts.shape[0] - 1) * (k * k * (X.shape[1] + 30) // 2 + 3 * k * k * powers.shape[0] + m * m * m // 6) \
+    return (starts.shape[0] - 1) * (k * k * (X.shape[1] + 30) // 2 + m * m * powers.shape[0] + m * m * m // 6) \
         + order.shape[0] * k * (X.shape[1] + 30)
 
 
@@ -373,36 +299,56 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     #     for a kernel conditionally positive definite of an order the tail covers
     # OUT: out (m, t) at the queries of the solved neighbourhoods; status[u] = 0 where solved,
     #      2 where the factorisation broke down (the caller solves those by local_solve)
-    # Layout: lane innermost, A[i, a, lane] at flat (i k + a) L; only lower triangles are kept
+    # Layout: lane innermost, A[i, a, lane] at flat (i k + a) L; only lower triangles are kept.
+    # Each lane's points are ordered with the q pivot points of its tail first.
     L = LANES
     U = starts.shape[0] - 1
     k = nbr.shape[1]
     q = powers.shape[0]
     d = X.shape[1]
     t = Y.shape[1]
-    A = np.empty((k, k, L))
+    m = k - q
+    A = np.empty((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
     Af = A.reshape(k * k * L)
-    P = np.empty((k, q, L))  # the tail, then R above the diagonal and v (unit diagonal) below
-    R = np.empty((q, L))  # the diagonal of R
-    tau = np.empty((q, L))
-    B = np.empty((k, t, L))  # y, then Q^T y, then the weights w
-    C = np.empty((q, t, L))  # the tail's coefficients
+    Et = np.empty((m, q, L))  # E^T = P2 P1^-1
+    H = np.empty((q, q, L))  # K11 / 2, both triangles
+    F = np.empty((q, q, L))  # P1 = L1 U: L1 (unit diagonal) below the diagonal, U on and above
+    B = np.empty((k, t, L))  # y, then the weights w
+    C = np.empty((q, t, L))  # the tail's coefficients, in the order cp
+    Fi = np.empty((q, L))  # 1 / the diagonal of U
     yl = np.empty((k, d, L))
-    x = np.empty((k, L))
+    al = np.empty((k, L))
     inv = np.empty((k, L))  # 1 / the Cholesky diagonal
     gl = np.full(k * L, g[0])
-    sv = np.empty(L)
-    mv = np.empty(L)
     bad = np.empty(L, dtype=np.bool_)
     sh = np.empty((d, L))
     sc = np.empty((d, L))
     # one neighbourhood's arrays (a lane taken out)
+    Pw = np.empty((k, q))  # the tail, its columns in the order cp
+    # the tail's columns in the order cp, the constant last (its pivot would be an arbitrary
+    # point); column p is feature cf[p] (>= 0), the constant (-1) or a product (-2)
+    cp = np.empty(q, dtype=np.int64)
+    cf = np.empty(q, dtype=np.int64)
+    nc = 0
+    for last in range(2):
+        for p in range(q):
+            deg = 0
+            f = -1
+            for j in range(d):
+                deg += powers[p, j]
+                if powers[p, j] != 0:
+                    f = j
+            if (deg == 0) == (last == 1):
+                cp[nc] = p
+                cf[nc] = f if deg == 1 else (-1 if deg == 0 else -2)
+                nc += 1
+    perm = np.empty(k, dtype=np.int64)
     B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
     sc1 = np.empty(d)
     kv = np.empty(k)
-    pv = np.empty(q)
+    pv = np.empty(max(q, d))
     for grp in range(lo, hi):
         u0 = grp * L
         for lane in range(L):
@@ -411,125 +357,151 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for a in range(k):
                 ia = nbr[u, a]
                 for j in range(d):
-                    yl[a, j, lane] = X[ia, j]
                     y1[a, j] = X[ia, j]
-                for r in range(t):
-                    B[a, r, lane] = Y[ia, r]
             _shift_scale(y1, sh1, sc1)
             for j in range(d):
                 sh[j, lane] = sh1[j]
                 sc[j, lane] = sc1[j]
             for a in range(k):
-                _monomials(y1[a], sh1, sc1, powers, pv)
+                for j in range(d):
+                    pv[j] = (y1[a, j] - sh1[j]) / sc1[j]
+                for p in range(q):  # the monomials of (y - shift) / scale; most are 1 or one feature
+                    f = cf[p]
+                    if f >= 0:
+                        Pw[a, p] = pv[f]
+                    elif f == -1:
+                        Pw[a, p] = 1.0
+                    else:
+                        v = 1.0
+                        for j in range(d):
+                            for _ in range(powers[cp[p], j]):
+                                v *= pv[j]
+                        Pw[a, p] = v
+                perm[a] = a
+            # the tail's LU with partial pivoting (as dgetf2): its q pivot rows P1 = L1 U come first
+            for p in range(q):
+                piv = p
+                big = abs(Pw[p, p])
+                for a in range(p + 1, k):
+                    if abs(Pw[a, p]) > big:
+                        big = abs(Pw[a, p])
+                        piv = a
+                if not big > TAIL_TOL:
+                    bad[lane] = True
+                    big = 0.0
+                if piv != p:
+                    for p2 in range(q):
+                        tmp = Pw[p, p2]
+                        Pw[p, p2] = Pw[piv, p2]
+                        Pw[piv, p2] = tmp
+                    ti = perm[p]
+                    perm[p] = perm[piv]
+                    perm[piv] = ti
+                ip = 1.0 / Pw[p, p] if big > 0.0 else 0.0
+                for a in range(p + 1, k):
+                    f = Pw[a, p] * ip
+                    Pw[a, p] = f
+                    for p2 in range(p + 1, q):
+                        Pw[a, p2] -= f * Pw[p, p2]
+            for p in range(q):
+                for p2 in range(q):
+                    F[p, p2, lane] = Pw[p, p2]
+                Fi[p, lane] = 1.0 / Pw[p, p]
+            for i in range(m):
                 for p in range(q):
-                    P[a, p, lane] = pv[p]
+                    Et[i, p, lane] = Pw[q + i, p]
+            for a in range(k):  # the points in pivot order
+                ia = nbr[u, perm[a]]
+                for j in range(d):
+                    yl[a, j, lane] = y1[perm[a], j]
+                for r in range(t):
+                    B[a, r, lane] = Y[ia, r]
+                al[a, lane] = alpha[ia]
+        for i in range(m):  # E^T = L2 L1^-1, row by row
+            for p in range(q - 2, -1, -1):
+                for p2 in range(p + 1, q):
+                    lane_fnma(Et, (i * q + p) * L, Et, (i * q + p2) * L, F, (p2 * q + p) * L)
         # K + diag(alpha), lower triangle
         for a in range(k):
             for b in range(a + 1):
                 lane_sqdist(Af, (a * k + b) * L, yl, a * d * L, yl, b * d * L, d)
             local_kernel(phi, Af[a * k * L:(a * k + a + 1) * L], gl[:(a + 1) * L], c, degree)
-        for lane in range(L):
-            u = u0 + lane if u0 + lane < U else u0
-            for a in range(k):
-                A[a, a, lane] += alpha[nbr[u, a]]
-        # Householder QR of the tail and A <- H A H, y <- H y for each reflector
+            for lane in range(L):
+                A[a, a, lane] += al[a, lane]
+        # the null space Z = [-E; I] of P^T: Z^T A Z = A22 - V E - E^T V^T with V = A21 - E^T A11 / 2
         for p in range(q):
-            vo = (p * q + p) * L  # v = P[p:, p], stride q L
-            sv[:] = 0.0
-            lane_dot_sub(sv, 0, P, vo + q * L, q * L, P, vo + q * L, q * L, k - p - 1)
-            for lane in range(L):
-                a0 = P[p, p, lane]
-                nrm = math.sqrt(a0 * a0 - sv[lane])
-                beta = -nrm if a0 >= 0.0 else nrm
-                ok = nrm > 0.0
-                tau[p, lane] = (beta - a0) / beta if ok else 0.0
-                mv[lane] = 1.0 / (a0 - beta) if ok else 0.0
-                R[p, lane] = beta
-                P[p, p, lane] = 1.0
-                bad[lane] = bad[lane] or not abs(beta) > TAIL_TOL
-            for a in range(p + 1, k):
-                lane_mul(P, (a * q + p) * L, mv, 0)
-            for p2 in range(p + 1, q):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, vo, q * L, P, (p * q + p2) * L, q * L, k - p)
+            for p2 in range(p + 1):
                 for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(P, (a * q + p2) * L, mv, 0, P, (a * q + p) * L)
-            # x = tau A v (A symmetric, lower triangle: a row part and a column part)
-            for i in range(k):
-                x[i] = 0.0
-                if i >= p:
-                    lane_dot_sub(x, i * L, Af, (i * k + p) * L, L, P, vo, q * L, i - p + 1)
-                    lane_dot_sub(x, i * L, Af, ((i + 1) * k + i) * L, k * L, P, vo + (i + 1 - p) * q * L, q * L,
-                                 k - 1 - i)
+                    h = 0.5 * A[p, p2, lane]
+                    H[p, p2, lane] = h
+                    H[p2, p, lane] = h
+        for i in range(m):
+            for p in range(q):
+                lane_dot_sub(Af, ((q + i) * k + p) * L, Et, i * q * L, L, H, p * L, q * L, q)
+        # Z^T A Z = A22 - V E - E^T V^T in A's trailing block (lower triangle), four rows at a time
+        kL = k * L
+        for j in range(m):
+            jj = q + j
+            i = j
+            while i < m:
+                od = ((q + i) * k + jj) * L
+                if i + 4 <= m:
+                    lane_dot4_sub(Af, od, kL, Af, (q + i) * kL, kL, L, Et, j * q * L, L, q)
+                    lane_dot4_sub(Af, od, kL, Et, i * q * L, q * L, L, Af, jj * kL, L, q)
+                    i += 4
                 else:
-                    lane_dot_sub(x, i * L, Af, (p * k + i) * L, k * L, P, vo, q * L, k - p)
-                for lane in range(L):
-                    x[i, lane] *= -tau[p, lane]
-            # w = x - (tau / 2) (v^T x) v; A -= v w^T + w v^T
-            sv[:] = 0.0
-            lane_dot_sub(sv, 0, P, vo, q * L, x, p * L, L, k - p)
-            for lane in range(L):
-                mv[lane] = -0.5 * tau[p, lane] * sv[lane]
-            for a in range(p, k):
-                lane_fnma(x, a * L, mv, 0, P, (a * q + p) * L)
-            for i in range(p, k):
-                for a in range(p):
-                    lane_fnma(Af, (i * k + a) * L, P, (i * q + p) * L, x, a * L)
-                for a in range(p, i + 1):
-                    lane_fnma2(Af, (i * k + a) * L, P, (i * q + p) * L, x, a * L, i * L, (a * q + p) * L)
-            for r in range(t):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, vo, q * L, B, (p * t + r) * L, t * L, k - p)
-                for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(B, (a * t + r) * L, mv, 0, P, (a * q + p) * L)
-        # Cholesky of the trailing block (left-looking: each entry one lane-wise dot product)
-        for j in range(q, k):
-            for lane in range(L):
-                sv[lane] = A[j, j, lane]
-            lane_dot_sub(Af, (j * k + j) * L, Af, (j * k + q) * L, L, Af, (j * k + q) * L, L, j - q)
-            for lane in range(L):
-                dj = A[j, j, lane]
-                if not dj > PIVOT_TOL * abs(sv[lane]):
-                    bad[lane] = True
-                    dj = 1.0
-                lj = math.sqrt(dj)
-                A[j, j, lane] = lj
-                inv[j, lane] = 1.0 / lj
-            for i in range(j + 1, k):
-                lane_dot_sub(Af, (i * k + j) * L, Af, (i * k + q) * L, L, Af, (j * k + q) * L, L, j - q)
-                lane_mul(Af, (i * k + j) * L, inv, j * L)
+                    lane_dot_sub(Af, od, Af, (q + i) * kL, L, Et, j * q * L, L, q)
+                    lane_dot_sub(Af, od, Et, i * q * L, L, Af, jj * kL, L, q)
+                    i += 1
+        # its Cholesky factor, left-looking, two columns at a time, four rows at a time
+        # (register tiles of 4 x 2: six loads per eight multiply-adds)
+        for j in range(0, m, 2):
+            jj = q + j
+            j2 = min(j + 2, m)
+            for jc in range(j, j2):  # the diagonal block: (j, j), then (j + 1, j) and (j + 1, j + 1)
+                for jr in range(j, jc):
+                    _chol_entry(Af, inv, jc, jr, q, k)
+                _chol_pivot(A, Af, inv, bad, jc, q, k)
+            i = j2
+            while i + 4 <= m and j2 == j + 2:
+                od = ((q + i) * k + jj) * L
+                lane_dot4x2_sub(Af, od, od + L, kL, Af, ((q + i) * k + q) * L, kL, L, Af, (jj * k + q) * L,
+                                ((jj + 1) * k + q) * L, L, j)
+                for r in range(4):
+                    lane_mul(Af, od + r * kL, inv, jj * L)
+                    lane_fnma(Af, od + r * kL + L, Af, od + r * kL, Af, ((jj + 1) * k + jj) * L)
+                    lane_mul(Af, od + r * kL + L, inv, (jj + 1) * L)
+                i += 4
+            nc = j2 - j
+            for e in range((m - i) * nc):  # the rows left, one entry at a time, row by row
+                _chol_entry(Af, inv, i + e // nc, j + e % nc, q, k)
         for r in range(t):
-            for j in range(q, k):  # L z = b2
+            for i in range(m):  # Z^T y = y2 - E^T y1
+                lane_dot_sub(B, ((q + i) * t + r) * L, Et, i * q * L, L, B, r * L, t * L, q)
+            for j in range(q, k):  # L z = Z^T y
                 lane_dot_sub(B, (j * t + r) * L, Af, (j * k + q) * L, L, B, (q * t + r) * L, t * L, j - q)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
             for j in range(k - 1, q - 1, -1):  # L^T z = ...
                 lane_dot_sub(B, (j * t + r) * L, Af, ((j + 1) * k + j) * L, k * L, B, ((j + 1) * t + r) * L, t * L,
                              k - 1 - j)
                 lane_mul(B, (j * t + r) * L, inv, j * L)
-            # R c = b1 - (Q^T A Q)_{12} z, the (1, 2) block read from the lower triangle
-            for p in range(q - 1, -1, -1):
-                for lane in range(L):
-                    C[p, r, lane] = B[p, r, lane]
-                lane_dot_sub(C, (p * t + r) * L, Af, (q * k + p) * L, k * L, B, (q * t + r) * L, t * L, k - q)
-                lane_dot_sub(C, (p * t + r) * L, P, (p * q + p + 1) * L, L, C, ((p + 1) * t + r) * L, t * L,
-                             q - 1 - p)
-                for lane in range(L):
-                    C[p, r, lane] /= R[p, lane]
-            # w = Q [0; z] = H_0 ... H_{q-1} [0; z]
+            # w = Z z: w2 = z, w1 = -E z (in B, after y1 is taken into C)
             for p in range(q):
                 for lane in range(L):
+                    C[p, r, lane] = B[p, r, lane]
                     B[p, r, lane] = 0.0
+                lane_dot_sub(B, (p * t + r) * L, Et, p * L, q * L, B, (q * t + r) * L, t * L, m)
+            # P1 c = y1 - A11 w1 - A12 z = y1 - (A11 / 2) w1 - V^T z, then c (in the order cp) by L1 and U
+            for p in range(q):
+                lane_dot_sub(C, (p * t + r) * L, H, p * q * L, L, B, r * L, t * L, q)
+                lane_dot_sub(C, (p * t + r) * L, Af, (q * k + p) * L, k * L, B, (q * t + r) * L, t * L, m)
+            for p in range(q):
+                for p2 in range(p):
+                    lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
             for p in range(q - 1, -1, -1):
-                sv[:] = 0.0
-                lane_dot_sub(sv, 0, P, (p * q + p) * L, q * L, B, (p * t + r) * L, t * L, k - p)
-                for lane in range(L):
-                    mv[lane] = -tau[p, lane] * sv[lane]
-                for a in range(p, k):
-                    lane_fnma(B, (a * t + r) * L, mv, 0, P, (a * q + p) * L)
+                for p2 in range(p + 1, q):
+                    lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
+                lane_mul(C, (p * t + r) * L, Fi, p * L)
         for lane in range(min(L, U - u0)):
             u = u0 + lane
             if bad[lane]:  # left to the LU path
@@ -543,7 +515,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                     B1[a, r] = B[a, r, lane]
             for p in range(q):
                 for r in range(t):
-                    B1[k + p, r] = C[p, r, lane]
+                    B1[k + cp[p], r] = C[p, r, lane]
             for j in range(d):
                 sh1[j] = sh[j, lane]
                 sc1[j] = sc[j, lane]

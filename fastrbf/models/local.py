@@ -9,16 +9,18 @@ Decisions:
   neighbourhood, per-point smoothing).  SciPy solves it by LU with partial pivoting
   (``dgesv``); so do we where the kernel is not known to be conditionally positive
   definite of an order the tail covers (``degree < min_degree``, or a user kernel not
-  declared positive definite).  Elsewhere the null-space method, as the global
-  ``interpolate``: QR of the tail, Cholesky on its null space, 8 neighbourhoods per
-  vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 4x faster than the LU per
-  neighbourhood; the same values to about 1e-15 relative on well-conditioned systems; a
+  declared positive definite).  Elsewhere the null-space method: the tail's pivot points
+  eliminated (a basis ``[-E; I]`` of its null space), Cholesky on the null space, 8
+  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 4x
+  faster than the LU per neighbourhood; the same values to about 1e-14 relative on
+  well-conditioned systems; a
   lane whose factorisation breaks down is solved again by the LU, whose verdict on a
   singular system stands).  The fit is lazy, as SciPy's: the model keeps the data; the work happens in
   ``predict``, where the neighbourhoods are known.
 - **Each distinct neighbourhood is solved once**: the neighbour lists are sorted and the
-  queries grouped by them (as SciPy's ``np.unique``, but by a hash of each list, checked:
-  0.06 s instead of 0.52 s for 1e5 lists of 50), then compiled tasks (one per
+  queries grouped by them (as SciPy's ``np.unique``, but by one stable sort of a hash of
+  each list, checked in cache-sized blocks: about 0.04 s instead of 0.52 s for 1e5 lists
+  of 50), then compiled tasks (one per
   neighbourhood for the LU, one per fixed group of 8 for the null-space method) build,
   factor and evaluate the systems (:mod:`fastrbf._jit.local`), in parallel; each task
   writes only its own queries, so the bits do not depend on the thread count.
@@ -112,9 +114,7 @@ class LocalInterpolant:
         k = self.neighbors
         idx, _ = knn(self.X, Xq, k, n_threads=n_threads)
         idx.sort(axis=1)
-        nbr, inv = _distinct_rows(idx)
-        order = np.argsort(inv, kind="stable").astype(np.int64)
-        starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1)).astype(np.int64)
+        nbr, order, starts = neighbourhoods(idx)
         entry = check_kernel(self.kernel)
         spec = entry.spec(np.full(k, self.gamma), self.coef0, 1)
         out = np.empty((m, self.Y.shape[1]))
@@ -122,7 +122,6 @@ class LocalInterpolant:
         # the null-space method needs a kernel conditionally positive definite of an order the tail covers
         solve = _jl.local_solve if self.degree < entry.min_degree or undeclared(entry, Xq.shape[1]) \
             else _jl.local_solve_lanes
-        nbr = np.ascontiguousarray(nbr, dtype=np.int64)
         args = (self.X, self.Y, self.alpha, Xq, self.powers, spec.phi, spec.g, spec.c, spec.degree, out)
         solve.run(n_threads, starts, order, nbr, *args, status)
         redo = np.flatnonzero(status == 2)  # lanes whose factorisation broke down: the LU decides
@@ -151,29 +150,44 @@ class LocalInterpolant:
 _HASH = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.int64) | 1
 
 
-def _distinct_rows(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of the int64 array ``idx`` (m, k) and, for each row, the index of
-    its copy among them: ``idx == nbr[inv]``.  Rows are told apart by a hash (a sum of
-    the entries times fixed odd multipliers, modulo 2**64) and the result checked; a
-    collision falls back on ``np.unique(axis=0)``, about ten times slower.
+#: rows per block of the check that the rows grouped by hash are equal (a block stays in cache)
+_CHECK_ROWS = 2048
+
+
+def neighbourhoods(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows ``nbr`` (U, k) of the int64 array ``idx`` (m, k) (sorted rows:
+    the neighbour lists) and the rows that are copies of each: those of ``nbr[u]`` are
+    ``order[starts[u]:starts[u + 1]]``, ascending.  Rows are told apart by a hash (the
+    entries times fixed odd multipliers, summed modulo 2**64; a matrix-vector product),
+    grouped by one stable sort of the hashes, and the grouping checked row by row; a
+    collision falls back on ``np.unique(axis=0)``, about ten times slower.  The
+    neighbourhoods come in the order of their hashes.
 
     Examples
     --------
     >>> import numpy as np
-    >>> nbr, inv = _distinct_rows(np.array([[1, 2], [0, 3], [1, 2]]))
-    >>> nbr[inv].tolist()
-    [[1, 2], [0, 3], [1, 2]]
-    >>> len(nbr)
-    2
+    >>> nbr, order, starts = neighbourhoods(np.array([[1, 2], [0, 3], [1, 2]]))
+    >>> nbr.tolist(), order.tolist(), starts.tolist()
+    ([[1, 2], [0, 3]], [0, 2, 1], [0, 2, 3])
     """
-    k = idx.shape[1]
+    m, k = idx.shape
     mult = _HASH[:k] if k <= _HASH.shape[0] else np.resize(_HASH, k)
-    h = (idx * mult).sum(axis=1)  # wraps modulo 2**64
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    nbr = idx[first]
-    if not np.array_equal(nbr[inv], idx):
-        nbr, inv = np.unique(idx, axis=0, return_inverse=True)
-    return nbr, inv.reshape(-1)
+    h = idx @ mult  # wraps modulo 2**64
+    order = np.argsort(h, kind="stable")
+    first = np.ones(m, dtype=np.bool_)
+    np.not_equal(h[order[1:]], h[order[:-1]], out=first[1:])
+    starts = np.flatnonzero(np.append(first, True))
+    nbr = np.ascontiguousarray(idx[order[starts[:-1]]])
+    group = np.cumsum(first) - 1
+    for lo in range(0, m, _CHECK_ROWS):
+        if not np.array_equal(idx[order[lo:lo + _CHECK_ROWS]], nbr[group[lo:lo + _CHECK_ROWS]]):
+            nbr, inv = np.unique(idx, axis=0, return_inverse=True)
+            inv = inv.reshape(-1)
+            order = np.argsort(inv, kind="stable")
+            starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1))
+            nbr = np.ascontiguousarray(nbr)
+            break
+    return nbr.astype(np.int64, copy=False), order.astype(np.int64, copy=False), starts.astype(np.int64, copy=False)
 
 
 def local_interpolant(Xd, T, single, dtype, entry, kernel, gamma, degree, alpha, neighbors, powers, coef0):

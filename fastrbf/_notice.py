@@ -1,8 +1,12 @@
 """A one-line notice on stderr while fastrbf's kernels compile for a first call.
 
 numba fires ``numba:compile`` events for real compilations only (loading from the
-on-disk cache fires none).  When the outermost compilation of a fastrbf kernel has
-run for :data:`DELAY` seconds, one line is printed, once per process.  Silenced by
+on-disk cache fires none).  A first call usually compiles several kernels one after
+the other (the distance loop, then the kernel function, ...), each under a second but
+together a visible stall, so the time is summed over a *burst*: outermost compilations
+of fastrbf kernels that start within :data:`GAP` seconds of the previous one's end.
+When a burst has compiled for :data:`DELAY` seconds, one line is printed, once per
+process.  Silenced by
 ``FASTRBF_QUIET=1`` or ``fastrbf.compile.notice(False)``; by default also silent
 under pytest (``PYTEST_CURRENT_TEST``) unless a test turns it on.
 """
@@ -10,12 +14,15 @@ under pytest (``PYTEST_CURRENT_TEST``) unless a test turns it on.
 import os
 import sys
 import threading
+import time
 
 from numba import types
 from numba.core import event
 
 #: seconds of compilation before the notice is printed
 DELAY = 1.0
+#: seconds between two compilations that still count as one stall
+GAP = 0.25
 
 MESSAGE = ('fastrbf: compiling numba kernels for the first call{with_dtype} (cached afterwards; '
            'run "python -m fastrbf.compile" to do this ahead)')
@@ -25,6 +32,9 @@ _local = threading.local()
 _enabled: bool | None = None  # None: automatic (see allowed())
 _printed = False
 _timer: threading.Timer | None = None
+_burst = 0.0  # seconds compiled in the current burst
+_burst_end = -float("inf")  # time.monotonic() when the last outermost compilation ended
+_burst_dtype = ""
 
 
 def set_enabled(enabled):
@@ -70,6 +80,7 @@ def _fire(with_dtype):
 
 class _Listener(event.Listener):
     def on_start(self, ev):
+        global _timer, _burst, _burst_dtype
         disp = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
         module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
         depth = getattr(_local, "depth", 0)
@@ -77,24 +88,30 @@ class _Listener(event.Listener):
             return  # another library's compilation (or the user's own)
         _local.depth = depth + 1
         if depth == 0:
-            global _timer
+            now = time.monotonic()
+            _local.start = now
             with _lock:
                 if _printed or _timer is not None or not allowed():
                     return
-                dt = _dtype_of(ev.data.get("args"))
-                _timer = threading.Timer(DELAY, _fire, (f" with {dt}" if dt else "",))
+                if now - _burst_end > GAP:  # a new stall
+                    dt = _dtype_of(ev.data.get("args"))
+                    _burst, _burst_dtype = 0.0, (f" with {dt}" if dt else "")
+                _timer = threading.Timer(max(DELAY - _burst, 0.0), _fire, (_burst_dtype,))
                 _timer.daemon = True
                 _timer.start()
 
     def on_end(self, ev):
-        global _timer
+        global _timer, _burst, _burst_end
         depth = getattr(_local, "depth", 0)
         if depth == 0:
             return
         _local.depth = depth - 1
         if depth == 1:
+            now = time.monotonic()
             with _lock:
                 t, _timer = _timer, None
+                _burst += now - getattr(_local, "start", now)
+                _burst_end = now
             if t is not None:
                 t.cancel()
 

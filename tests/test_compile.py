@@ -171,3 +171,41 @@ def test_no_cache_to_fill_exits_2(monkeypatch, capsys):
 def test_targets_take_a_dtype():
     for dtype in (np.float32, np.float64):
         assert TARGETS["lloyd_update"](dtype) is None
+
+
+class _Ev:
+    """A stand-in for numba's compile event on a fastrbf kernel taking float32 arrays."""
+
+    def __init__(self):
+        from numba import types
+
+        def kernel():
+            pass
+
+        kernel.__module__ = "fastrbf._jit.fake"
+        self.data = {"dispatcher": type("D", (), {"py_func": staticmethod(kernel)})(),
+                     "args": (types.float32[:, :],)}
+
+
+@pytest.mark.parametrize("pause, expected", [(0.0, 1), (0.6, 0)])
+def test_notice_sums_the_compilations_of_one_stall(monkeypatch, capsys, pause, expected):
+    # two compilations of 0.3 s each, 0.5 s allowed: together they pass the delay when
+    # they follow each other (one stall), not when a pause longer than GAP parts them
+    import time
+
+    monkeypatch.setattr(_notice, "DELAY", 0.5)
+    monkeypatch.setattr(_notice, "GAP", 0.3)
+    monkeypatch.setattr(_notice, "_printed", False)
+    monkeypatch.setattr(_notice, "_burst_end", -float("inf"))
+    prev = _notice.set_enabled(True)
+    listener, ev = _notice._Listener(), _Ev()
+    try:
+        for _ in range(2):
+            listener.on_start(ev)
+            time.sleep(0.3)
+            listener.on_end(ev)
+            time.sleep(pause)
+    finally:
+        _notice.set_enabled(prev)
+    err = capsys.readouterr().err
+    assert err.count(NOTICE) == expected, err

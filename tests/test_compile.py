@@ -209,3 +209,15 @@ def test_notice_sums_the_compilations_of_one_stall(monkeypatch, capsys, pause, e
         _notice.set_enabled(prev)
     err = capsys.readouterr().err
     assert err.count(NOTICE) == expected, err
+
+
+def test_partition_of_unity_compiles_each_helper_once(tmp_path):
+    # a literal argument (0, -1) makes numba compile a helper a second time (seconds of a
+    # cold fit): chunk_row in the patch fit and the kd-tree, _patch_value in the blend
+    res = _python(LISTEN + """
+y = np.sin(X.sum(axis=1))
+fastrbf.partition_of_unity(X, y, patch_points=10).predict(X[:5])
+""", tmp_path, FASTRBF_QUIET="1")
+    names = _compiled(res.stdout)
+    assert "patch_fit" in names and "blend" in names
+    assert all(names.count(h) == 1 for h in ("chunk_row", "_patch_value", "patch_fit", "blend")), names

@@ -201,6 +201,7 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
     xr = np.empty((pm, d))
     w = np.empty(pm)
     nodot = np.bool_(False)
+    zero = np.int64(0)  # not a literal 0: chunk_row would compile a second time for it
     for j in range(lo_, hi_):
         j0 = ptr[j]
         p = ptr[j + 1] - j0
@@ -223,7 +224,7 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
             scale[j, a] = sc if sc != 0.0 else 1.0
         for i in range(p):  # the lower triangle (each kernel value once), then mirrored
             row = A[i, :i + 1]
-            chunk_row(xr, i, xt, 0, i + 1, nodot, row)
+            chunk_row(xr, i, xt, zero, i + 1, nodot, row)
             ai = alpha[members[j0 + i]]
             if ai == 0.0 and status[j] == OK:
                 for b in range(i):
@@ -418,7 +419,7 @@ def blend(lo_, hi_, Xq, order, Pt, Wt, ptr, coef, shift, scale, centers, rho, ce
         S[:] = 0.0
         GS[:] = 0.0
         G0[:] = 0.0
-        best = -1
+        best = np.int64(-1)  # not a literal -1: _patch_value would compile a second time for it
         best_u = np.inf
         for z in range(cell_ptr[cell], cell_ptr[cell + 1]):
             j = patches[z]

@@ -161,7 +161,8 @@ def neighbourhoods(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     entries times fixed odd multipliers, summed modulo 2**64; a matrix-vector product),
     grouped by one stable sort of the hashes, and the grouping checked row by row; a
     collision falls back on ``np.unique(axis=0)``, about ten times slower.  The
-    neighbourhoods come in the order of their hashes.
+    neighbourhoods come in the order of their first row; where every row is distinct,
+    ``nbr`` is ``idx`` itself (int64, C-contiguous) and nothing is copied.
 
     Examples
     --------
@@ -174,20 +175,29 @@ def neighbourhoods(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     mult = _HASH[:k] if k <= _HASH.shape[0] else np.resize(_HASH, k)
     h = idx @ mult  # wraps modulo 2**64
     order = np.argsort(h, kind="stable")
+    hs = h[order]
     first = np.ones(m, dtype=np.bool_)
-    np.not_equal(h[order[1:]], h[order[:-1]], out=first[1:])
+    np.not_equal(hs[1:], hs[:-1], out=first[1:])
     starts = np.flatnonzero(np.append(first, True))
-    nbr = np.ascontiguousarray(idx[order[starts[:-1]]])
-    group = np.cumsum(first) - 1
-    for lo in range(0, m, _CHECK_ROWS):
-        if not np.array_equal(idx[order[lo:lo + _CHECK_ROWS]], nbr[group[lo:lo + _CHECK_ROWS]]):
-            nbr, inv = np.unique(idx, axis=0, return_inverse=True)
-            inv = inv.reshape(-1)
-            order = np.argsort(inv, kind="stable")
-            starts = np.searchsorted(inv[order], np.arange(nbr.shape[0] + 1))
-            nbr = np.ascontiguousarray(nbr)
+    # distinct hashes are distinct rows: only a row whose hash equals its predecessor's is checked
+    dup = np.flatnonzero(~first)
+    if dup.shape[0] == 0:  # every row distinct (the common case): no copy
+        return np.ascontiguousarray(idx, dtype=np.int64), np.arange(m, dtype=np.int64), np.arange(m + 1, dtype=np.int64)
+    # lead[i]: the first row of row i's group
+    lead = np.empty(m, dtype=np.int64)
+    lead[order] = order[starts[np.cumsum(first) - 1]]
+    for lo in range(0, dup.shape[0], _CHECK_ROWS):
+        p = dup[lo:lo + _CHECK_ROWS]
+        if not np.array_equal(idx[order[p]], idx[order[p - 1]]):
+            _, first_row, inv = np.unique(idx, axis=0, return_index=True, return_inverse=True)
+            lead = first_row[inv.reshape(-1)].astype(np.int64, copy=False)
             break
-    return nbr.astype(np.int64, copy=False), order.astype(np.int64, copy=False), starts.astype(np.int64, copy=False)
+    order = np.argsort(lead, kind="stable")
+    leaders = np.flatnonzero(lead == np.arange(m))
+    starts = np.zeros(leaders.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lead, minlength=m)[leaders], out=starts[1:])
+    nbr = np.ascontiguousarray(idx[leaders])
+    return nbr.astype(np.int64, copy=False), order.astype(np.int64, copy=False), starts
 
 
 def local_interpolant(Xd, T, single, dtype, entry, kernel, gamma, degree, alpha, neighbors, powers, coef0):

@@ -127,12 +127,13 @@ def _shift_scale(yl, shift, scale):
 
 
 @jit_inline
-def _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, W, kv, pv, out):
-    # the interpolant of neighbourhood u (data yl (k, d), weights W (k + q, t)) at its queries
+def _evaluate(u, first, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, W, kv, pv, out):
+    # the interpolant of neighbourhood u (data yl (k, d), weights W (k + q, t)) at its
+    # queries order[first:starts[u + 1]]
     k, d = yl.shape
     q = powers.shape[0]
     t = W.shape[1]
-    for i0 in range(starts[u], starts[u + 1]):
+    for i0 in range(first, starts[u + 1]):
         i = order[i0]
         for a in range(k):
             s = 0.0
@@ -222,7 +223,7 @@ def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A,
             for j in range(col + 1, N):
                 acc -= A[col, j] * B[j, s]
             B[col, s] = acc / A[col, col]
-    _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, B, kv, pv, out)
+    _evaluate(u, starts[u], starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, B, kv, pv, out)
     return True
 
 
@@ -349,6 +350,10 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     sc1 = np.empty(d)
     kv = np.empty(k)
     pv = np.empty(max(q, d))
+    xq = np.empty((d, L))  # the first query of every lane
+    kl = np.empty(k * L)  # its kernel values
+    pl = np.empty((q, L))  # its monomials, in the order cp
+    res = np.empty((t, L))  # minus its values
     for grp in range(lo, hi):
         u0 = grp * L
         for lane in range(L):
@@ -502,13 +507,36 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 for p2 in range(p + 1, q):
                     lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
                 lane_mul(C, (p * t + r) * L, Fi, p * L)
+        # the first query of every lane, lane-wise: k(x) . w + p(x) . c
+        for lane in range(L):
+            u = u0 + lane if u0 + lane < U else u0
+            i = order[starts[u]]
+            for j in range(d):
+                xq[j, lane] = Xq[i, j]
+                sh1[j] = sh[j, lane]
+                sc1[j] = sc[j, lane]
+            _monomials(Xq[i], sh1, sc1, powers, pv)
+            for p in range(q):
+                pl[p, lane] = pv[cp[p]]
+        for a in range(k):
+            lane_sqdist(kl, a * L, xq, 0, yl, a * d * L, d)
+        local_kernel(phi, kl, gl, c, degree)
+        for r in range(t):
+            for lane in range(L):
+                res[r, lane] = 0.0
+            lane_dot_sub(res, r * L, kl, 0, L, B, r * L, t * L, k)
+            lane_dot_sub(res, r * L, pl, 0, L, C, r * L, t * L, q)
         for lane in range(min(L, U - u0)):
             u = u0 + lane
             if bad[lane]:  # left to the LU path
                 status[u] = 2
                 continue
             status[u] = 0
-            for a in range(k):
+            for r in range(t):
+                out[order[starts[u]], r] = -res[r, lane]
+            if starts[u + 1] - starts[u] == 1:
+                continue
+            for a in range(k):  # the other queries of the neighbourhood, one at a time
                 for j in range(d):
                     y1[a, j] = yl[a, j, lane]
                 for r in range(t):
@@ -519,4 +547,4 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
             for j in range(d):
                 sh1[j] = sh[j, lane]
                 sc1[j] = sc[j, lane]
-            _evaluate(u, starts, order, Xq, y1, sh1, sc1, powers, phi, g, c, degree, B1, kv, pv, out)
+            _evaluate(u, starts[u] + 1, starts, order, Xq, y1, sh1, sc1, powers, phi, g, c, degree, B1, kv, pv, out)

@@ -127,13 +127,12 @@ def _shift_scale(yl, shift, scale):
 
 
 @jit_inline
-def _evaluate(u, first, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, W, kv, pv, out):
-    # the interpolant of neighbourhood u (data yl (k, d), weights W (k + q, t)) at its
-    # queries order[first:starts[u + 1]]
+def _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, W, kv, pv, out):
+    # the interpolant of neighbourhood u (data yl (k, d), weights W (k + q, t)) at its queries
     k, d = yl.shape
     q = powers.shape[0]
     t = W.shape[1]
-    for i0 in range(first, starts[u + 1]):
+    for i0 in range(starts[u], starts[u + 1]):
         i = order[i0]
         for a in range(k):
             s = 0.0
@@ -223,7 +222,7 @@ def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A,
             for j in range(col + 1, N):
                 acc -= A[col, j] * B[j, s]
             B[col, s] = acc / A[col, col]
-    _evaluate(u, starts[u], starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, B, kv, pv, out)
+    _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree, B, kv, pv, out)
     return True
 
 
@@ -344,16 +343,15 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 cf[nc] = f if deg == 1 else (-1 if deg == 0 else -2)
                 nc += 1
     perm = np.empty(k, dtype=np.int64)
-    B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
     sc1 = np.empty(d)
-    kv = np.empty(k)
     pv = np.empty(max(q, d))
-    xq = np.empty((d, L))  # the first query of every lane
-    kl = np.empty(k * L)  # its kernel values
-    pl = np.empty((q, L))  # its monomials, in the order cp
-    res = np.empty((t, L))  # minus its values
+    xq = np.empty((d, L))  # the queries of a round of evaluation
+    kl = np.empty(k * L)  # their kernel values
+    pl = np.empty((q, L))  # their monomials, in the order cp
+    res = np.empty((t, L))  # minus their values
+    tgt = np.empty(L, dtype=np.int64)  # their rows of `out`, -1 for none
     for grp in range(lo, hi):
         u0 = grp * L
         for lane in range(L):
@@ -507,44 +505,37 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 for p2 in range(p + 1, q):
                     lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
                 lane_mul(C, (p * t + r) * L, Fi, p * L)
-        # the first query of every lane, lane-wise: k(x) . w + p(x) . c
-        for lane in range(L):
-            u = u0 + lane if u0 + lane < U else u0
-            i = order[starts[u]]
-            for j in range(d):
-                xq[j, lane] = Xq[i, j]
-                sh1[j] = sh[j, lane]
-                sc1[j] = sc[j, lane]
-            _monomials(Xq[i], sh1, sc1, powers, pv)
-            for p in range(q):
-                pl[p, lane] = pv[cp[p]]
-        for a in range(k):
-            lane_sqdist(kl, a * L, xq, 0, yl, a * d * L, d)
-        local_kernel(phi, kl, gl, c, degree)
-        for r in range(t):
-            for lane in range(L):
-                res[r, lane] = 0.0
-            lane_dot_sub(res, r * L, kl, 0, L, B, r * L, t * L, k)
-            lane_dot_sub(res, r * L, pl, 0, L, C, r * L, t * L, q)
         for lane in range(min(L, U - u0)):
-            u = u0 + lane
-            if bad[lane]:  # left to the LU path
-                status[u] = 2
-                continue
-            status[u] = 0
-            for r in range(t):
-                out[order[starts[u]], r] = -res[r, lane]
-            if starts[u + 1] - starts[u] == 1:
-                continue
-            for a in range(k):  # the other queries of the neighbourhood, one at a time
+            status[u0 + lane] = 2 if bad[lane] else 0  # 2: left to the LU path
+        # evaluation, lane-wise (k(x) . w + p(x) . c), in rounds: round r takes the r-th
+        # query of every lane (one call site, no copy of a lane's data: compile time); nl is
+        # LANES unknown to LLVM, so that these loops are not unrolled (compile time too)
+        nl = tgt.shape[0]
+        nq = 0
+        for lane in range(min(L, U - u0)):
+            if not bad[lane]:
+                nq = max(nq, starts[u0 + lane + 1] - starts[u0 + lane])
+        for rnd in range(nq):
+            for e in range(nl):
+                u = u0 + e if u0 + e < U else u0
+                cnt = starts[u + 1] - starts[u]
+                i = order[starts[u] + min(rnd, cnt - 1)]
+                tgt[e] = i if u0 + e < U and not bad[e] and rnd < cnt else -1
                 for j in range(d):
-                    y1[a, j] = yl[a, j, lane]
-                for r in range(t):
-                    B1[a, r] = B[a, r, lane]
-            for p in range(q):
-                for r in range(t):
-                    B1[k + cp[p], r] = C[p, r, lane]
-            for j in range(d):
-                sh1[j] = sh[j, lane]
-                sc1[j] = sc[j, lane]
-            _evaluate(u, starts[u] + 1, starts, order, Xq, y1, sh1, sc1, powers, phi, g, c, degree, B1, kv, pv, out)
+                    xq[j, e] = Xq[i, j]
+                    sh1[j] = sh[j, e]
+                    sc1[j] = sc[j, e]
+                _monomials(Xq[i], sh1, sc1, powers, pv)
+                for p in range(q):
+                    pl[p, e] = pv[cp[p]]
+            for a in range(k):
+                lane_sqdist(kl, a * L, xq, 0, yl, a * d * L, d)
+            local_kernel(phi, kl, gl, c, degree)
+            for r in range(t):
+                for e in range(nl):
+                    res[r, e] = 0.0
+                lane_dot_sub(res, r * L, kl, 0, L, B, r * L, t * L, k)
+                lane_dot_sub(res, r * L, pl, 0, L, C, r * L, t * L, q)
+                for e in range(nl):
+                    if tgt[e] >= 0:
+                        out[tgt[e], r] = -res[r, e]

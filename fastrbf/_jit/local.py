@@ -308,7 +308,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     d = X.shape[1]
     t = Y.shape[1]
     m = k - q
-    A = np.empty((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
+    A = np.zeros((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
     Af = A.reshape(k * k * L)
     Et = np.empty((m, q, L))  # E^T = P2 P1^-1
     H = np.empty((q, q, L))  # K11 / 2, both triangles
@@ -428,7 +428,10 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
         for a in range(k):
             for b in range(a + 1):
                 lane_sqdist(Af, (a * k + b) * L, yl, a * d * L, yl, b * d * L, d)
-            local_kernel(phi, Af[a * k * L:(a * k + a + 1) * L], gl[:(a + 1) * L], c, degree)
+            # the kernel on a multiple of four vectors (zeros past the diagonal, phi(0) = 0): a
+            # remainder would run the vectorised loop's scalar epilogue
+            nv = min((a + 4) // 4 * 4, k)
+            local_kernel(phi, Af[a * k * L:(a * k + nv) * L], gl[:nv * L], c, degree)
             for lane in range(L):
                 A[a, a, lane] += al[a, lane]
         # the null space Z = [-E; I] of P^T: Z^T A Z = A22 - V E - E^T V^T with V = A21 - E^T A11 / 2

@@ -40,14 +40,28 @@ entry is bound by the multiply-add latency and two loads per multiply-add, so en
 are computed in tiles of four rows by two columns (eight independent chains, six loads
 per eight multiply-adds).
 
-Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points, 3e4 queries, one
-thread, CPU time on 2 shared cores, base and new in one process, interleaved, medians):
-9.4-11.3 us per neighbourhood with two-sided Householder, 7.5-8.6 us now, of which the
-gathering and the tail's LU about 2.0, the kernel matrix 2.5 (the log: about 1.5 ns per
-entry), the correction 0.2, the Cholesky 1.7, the solves 0.3, evaluation 0.7-1.0.
+Evaluation is lane-wise too, in rounds: round r evaluates the r-th query of every lane
+(``k(x) . w + p(x) . c`` from the factor's weights, lanes without an r-th query masked),
+so most neighbourhoods (one query each) cost one round per 8 and no copy of a lane's
+data: 0.7-1.0 -> 0.1 us per neighbourhood.  A neighbourhood with far more queries than
+the others of its group is evaluated a round at a time (about 8 lanes' work per query:
+queries clustered far more densely than the data are slower to evaluate than one at a
+time).  One call site, no copy loop, and the small per-lane loops bounded by a number
+LLVM does not know (``tgt.shape[0]``, not the constant ``LANES``: fully unrolled, they
+cost about a second of cold compile): the kernel compiles in about the time it did with
+the scalar evaluation.  The kernel is applied to each row of the matrix on a multiple of
+four vectors (the entries past the diagonal are zeros, never read): a row's remainder
+otherwise runs the scalar epilogue of the vectorised loop (kernel matrix 2.6 -> 2.4 us).
+
+Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points and queries, one
+thread, CPU time on 2 shared cores, medians of three, per neighbourhood): 6.5 us, of
+which gathering and the tail's LU 1.7, the kernel matrix 2.4 (the log: about 1.5 ns
+per entry), the correction, Cholesky and solves 2.2, evaluation 0.1-0.2 (before: 8.7
+us with the evaluation one query at a time; 9.4-11.3 us with two-sided Householder).
 The values agree with the Householder ones to about 3e-15 relative there.  Ordering
-the neighbourhoods along a Z-order curve so that consecutive ones share their data was
-measured no faster (1e5 points stay in cache).
+the neighbourhoods along a Z-order curve so that consecutive ones share their data
+saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
+the calling thread.
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog`, which vectorises
 (1.35 ns against 5 ns per entry for ``math.log`` in :func:`~.kernels.apply_kernel`); the

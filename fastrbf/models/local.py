@@ -41,9 +41,11 @@ Decisions:
 
   Per neighbourhood (one thread): gathering and the tail's LU 1.7 us, kernel matrix 2.4
   (the thin-plate log most of it), the null-space correction, Cholesky and solves 2.2,
-  evaluation 0.1 (lane-wise; 0.7-1.0 one query at a time).  The solve was 0.87 s and the
-  whole 1.36 s on one thread before; the k-nearest query is now the part least changed
-  (see :mod:`fastrbf._kdtree` for what was tried there).
+  evaluation 0.1 (lane-wise; 0.7-1.0 one query at a time).  Before: solve 0.87 s,
+  grouping 0.046 s.  ``predict`` as a whole, old and new alternating in one script,
+  min of six: 1.28-1.32 -> 1.21-1.23 s on one thread, 0.70 -> 0.61 s on two (SciPy
+  6.24 s: 8.9x -> 10.3x).  The k-nearest query, untouched, is now 40% of the time (see
+  :mod:`fastrbf._kdtree` for what was tried there).
 - **Memory** ``O((n + m) k)``: the neighbour lists and the outputs, plus per thread one
   ``(k + q)^2`` system, or 8 ``k^2`` ones for the null-space method.
 - The neighbours come from :func:`fastrbf.knn` (ties to the lowest index; SciPy's

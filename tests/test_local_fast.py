@@ -151,3 +151,28 @@ def test_grouping_by_hash_falls_back_on_a_collision(monkeypatch):
     assert groups() == expected
     monkeypatch.setattr(local, "_CHECK_ROWS", 1)  # the check in blocks of one row
     assert groups() == expected
+
+
+def test_lanes_evaluate_neighbourhoods_of_several_queries(rng):
+    # queries repeated unevenly: the lanes evaluate round by round, r-th query of every lane
+    X = rng.random((300, 3))
+    Y = np.column_stack([np.sin(3 * X.sum(axis=1)), np.cos(2 * X[:, 0])])
+    base = rng.random((20, 3))
+    Xq = np.vstack([base, np.repeat(base[:5], [1, 2, 3, 9, 17], axis=0), base[7:8] + 1e-12])
+    (lu, s_lu), (ns, s_ns) = _both(X, Y, Xq, "thin_plate_spline", 1.0, 1, 15)
+    assert not s_lu.any() and not s_ns.any()
+    starts, _, _ = _groups(X, Xq, 15)
+    assert np.diff(starts).max() >= 18  # a neighbourhood with many queries among ones with a single query
+    np.testing.assert_allclose(ns, lu, rtol=1e-10, atol=1e-10 * np.abs(lu).max())
+
+
+def test_neighbourhoods_in_the_order_of_their_first_row():
+    from fastrbf.models import local
+
+    idx = np.array([[4, 5], [1, 2], [0, 3], [1, 2], [0, 3], [1, 2]], dtype=np.int64)
+    nbr, order, starts = local.neighbourhoods(idx)
+    assert nbr.tolist() == [[4, 5], [1, 2], [0, 3]]
+    assert order.tolist() == [0, 1, 3, 5, 2, 4] and starts.tolist() == [0, 1, 4, 6]
+    distinct = np.array([[3, 4], [0, 1], [2, 5]], dtype=np.int64)
+    nbr, order, starts = local.neighbourhoods(distinct)
+    assert nbr is distinct and order.tolist() == [0, 1, 2] and starts.tolist() == [0, 1, 2, 3]

@@ -40,14 +40,32 @@ entry is bound by the multiply-add latency and two loads per multiply-add, so en
 are computed in tiles of four rows by two columns (eight independent chains, six loads
 per eight multiply-adds).
 
-Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points, 3e4 queries, one
-thread, CPU time on 2 shared cores, base and new in one process, interleaved, medians):
-9.4-11.3 us per neighbourhood with two-sided Householder, 7.5-8.6 us now, of which the
-gathering and the tail's LU about 2.0, the kernel matrix 2.5 (the log: about 1.5 ns per
-entry), the correction 0.2, the Cholesky 1.7, the solves 0.3, evaluation 0.7-1.0.
+Evaluation is lane-wise too, in rounds: round r evaluates the r-th query of every lane
+(``k(x) . w + p(x) . c`` from the factor's weights, lanes without an r-th query masked),
+so most neighbourhoods (one query each) cost one round per 8 and no copy of a lane's
+data: 0.7-1.0 -> 0.1 us per neighbourhood.  A neighbourhood with far more queries than
+the others of its group is evaluated a round at a time (about 8 lanes' work per query:
+queries clustered far more densely than the data are slower to evaluate than one at a
+time).  One call site and no copy loop, for compile time (cold first call of
+``interpolate(neighbors=k)``, process CPU, 2 busy cores, five alternating runs, min /
+median: 6.29 / 6.62 s before, 6.61 / 6.75 s now; the first query lane-wise and the
+scalar evaluation kept for the others cost 0.8 s more, and a copy of one lane's data to
+every lane for its other queries 2 s more).  The small loops over the lanes in it are
+bounded by ``tgt.shape[0]``, a number LLVM does not know, rather than the constant.
+
+The kernel is applied to each row of the matrix on a multiple of four vectors (the
+entries past the diagonal are zeros, never read): a row's remainder otherwise runs the
+scalar epilogue of the vectorised loop (kernel matrix 2.6 -> 2.4 us).
+
+Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points and queries, one
+thread, CPU time on 2 shared cores, medians of three, per neighbourhood): 6.5 us, of
+which gathering and the tail's LU 1.7, the kernel matrix 2.4 (the log: about 1.5 ns
+per entry), the correction, Cholesky and solves 2.2, evaluation 0.1-0.2 (before: 8.7
+us with the evaluation one query at a time; 9.4-11.3 us with two-sided Householder).
 The values agree with the Householder ones to about 3e-15 relative there.  Ordering
-the neighbourhoods along a Z-order curve so that consecutive ones share their data was
-measured no faster (1e5 points stay in cache).
+the neighbourhoods along a Z-order curve so that consecutive ones share their data
+saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
+the calling thread.
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog`, which vectorises
 (1.35 ns against 5 ns per entry for ``math.log`` in :func:`~.kernels.apply_kernel`); the
@@ -308,7 +326,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
     d = X.shape[1]
     t = Y.shape[1]
     m = k - q
-    A = np.empty((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
+    A = np.zeros((k, k, L))  # K + diag(alpha); V in its (2, 1) block; L of Z^T A Z in its (2, 2) block
     Af = A.reshape(k * k * L)
     Et = np.empty((m, q, L))  # E^T = P2 P1^-1
     H = np.empty((q, q, L))  # K11 / 2, both triangles
@@ -343,12 +361,15 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 cf[nc] = f if deg == 1 else (-1 if deg == 0 else -2)
                 nc += 1
     perm = np.empty(k, dtype=np.int64)
-    B1 = np.empty((k + q, t))
     y1 = np.empty((k, d))
     sh1 = np.empty(d)
     sc1 = np.empty(d)
-    kv = np.empty(k)
     pv = np.empty(max(q, d))
+    xq = np.empty((d, L))  # the queries of a round of evaluation
+    kl = np.empty(k * L)  # their kernel values
+    pl = np.empty((q, L))  # their monomials, in the order cp
+    res = np.empty((t, L))  # minus their values
+    tgt = np.empty(L, dtype=np.int64)  # their rows of `out`, -1 for none
     for grp in range(lo, hi):
         u0 = grp * L
         for lane in range(L):
@@ -425,7 +446,10 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
         for a in range(k):
             for b in range(a + 1):
                 lane_sqdist(Af, (a * k + b) * L, yl, a * d * L, yl, b * d * L, d)
-            local_kernel(phi, Af[a * k * L:(a * k + a + 1) * L], gl[:(a + 1) * L], c, degree)
+            # the kernel on a multiple of four vectors (zeros past the diagonal, phi(0) = 0): a
+            # remainder would run the vectorised loop's scalar epilogue
+            nv = min((a + 4) // 4 * 4, k)
+            local_kernel(phi, Af[a * k * L:(a * k + nv) * L], gl[:nv * L], c, degree)
             for lane in range(L):
                 A[a, a, lane] += al[a, lane]
         # the null space Z = [-E; I] of P^T: Z^T A Z = A22 - V E - E^T V^T with V = A21 - E^T A11 / 2
@@ -503,20 +527,36 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                     lane_fnma(C, (p * t + r) * L, F, (p * q + p2) * L, C, (p2 * t + r) * L)
                 lane_mul(C, (p * t + r) * L, Fi, p * L)
         for lane in range(min(L, U - u0)):
-            u = u0 + lane
-            if bad[lane]:  # left to the LU path
-                status[u] = 2
-                continue
-            status[u] = 0
-            for a in range(k):
+            status[u0 + lane] = 2 if bad[lane] else 0  # 2: left to the LU path
+        # evaluation, lane-wise (k(x) . w + p(x) . c), in rounds: round r takes the r-th
+        # query of every lane (one call site, no copy of a lane's data: compile time); nl is
+        # LANES unknown to LLVM, so that these loops are not unrolled (compile time too)
+        nl = tgt.shape[0]
+        nq = 0
+        for lane in range(min(L, U - u0)):
+            if not bad[lane]:
+                nq = max(nq, starts[u0 + lane + 1] - starts[u0 + lane])
+        for rnd in range(nq):
+            for e in range(nl):
+                u = u0 + e if u0 + e < U else u0
+                cnt = starts[u + 1] - starts[u]
+                i = order[starts[u] + min(rnd, cnt - 1)]
+                tgt[e] = i if u0 + e < U and not bad[e] and rnd < cnt else -1
                 for j in range(d):
-                    y1[a, j] = yl[a, j, lane]
-                for r in range(t):
-                    B1[a, r] = B[a, r, lane]
-            for p in range(q):
-                for r in range(t):
-                    B1[k + cp[p], r] = C[p, r, lane]
-            for j in range(d):
-                sh1[j] = sh[j, lane]
-                sc1[j] = sc[j, lane]
-            _evaluate(u, starts, order, Xq, y1, sh1, sc1, powers, phi, g, c, degree, B1, kv, pv, out)
+                    xq[j, e] = Xq[i, j]
+                    sh1[j] = sh[j, e]
+                    sc1[j] = sc[j, e]
+                _monomials(Xq[i], sh1, sc1, powers, pv)
+                for p in range(q):
+                    pl[p, e] = pv[cp[p]]
+            for a in range(k):
+                lane_sqdist(kl, a * L, xq, 0, yl, a * d * L, d)
+            local_kernel(phi, kl, gl, c, degree)
+            for r in range(t):
+                for e in range(nl):
+                    res[r, e] = 0.0
+                lane_dot_sub(res, r * L, kl, 0, L, B, r * L, t * L, k)
+                lane_dot_sub(res, r * L, pl, 0, L, C, r * L, t * L, q)
+                for e in range(nl):
+                    if tgt[e] >= 0:
+                        out[tgt[e], r] = -res[r, e]

@@ -221,3 +221,10 @@ fastrbf.partition_of_unity(X, y, patch_points=10).predict(X[:5])
     names = _compiled(res.stdout)
     assert "patch_fit" in names and "blend" in names
     assert all(names.count(h) == 1 for h in ("chunk_row", "_patch_value", "patch_fit", "blend")), names
+
+
+def test_kdtree_compiles_each_helper_once(tmp_path):
+    res = _python(LISTEN + 'fastrbf.knn(X, X[:7], 3, method="tree")\n', tmp_path, FASTRBF_QUIET="1")
+    names = _compiled(res.stdout)
+    assert "build_nodes" in names and "knn_tree" in names
+    assert all(names.count(h) == 1 for h in ("_select", "_partition", "_insert", "chunk_row")), names

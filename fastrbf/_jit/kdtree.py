@@ -102,13 +102,13 @@ def _select(Xt, perm, dim, s, e, mid):
             if y > z:
                 y = z
             pivot = y if y > x else x
-        st = _partition(Xt, perm, key, a, b, pivot, True)  # [a, st) < pivot
+        st = _partition(Xt, perm, key, a, b, pivot, np.bool_(True))  # [a, st) < pivot
         if mid < st:
             b = st
         elif st > a:
             a = st
         else:  # pivot is the least key: split off the keys equal to it (at least one)
-            st = _partition(Xt, perm, key, a, b, pivot, False)
+            st = _partition(Xt, perm, key, a, b, pivot, np.bool_(False))
             if mid < st:
                 return
             a = st
@@ -134,7 +134,7 @@ def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_i
             node = (1 << lev) - 1 + j
             s, e = _range(n, lev, j)
             if lev < leaf_level:
-                dim = 0
+                dim = np.int64(0)  # not literals (here, strict above, c below): each would compile a helper again
                 w = box_hi[node, 0] - box_lo[node, 0]
                 for r in range(1, d):
                     w2 = box_hi[node, r] - box_lo[node, r]
@@ -263,7 +263,7 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
         ii[k - 1] = n
         kd = di[k - 1]
         ki = ii[k - 1]
-        c = 0
+        c = np.int64(0)
         sp = 1
         st_node[0] = 0
         st_lb[0] = q[0] - q[0]

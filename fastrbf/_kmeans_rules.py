@@ -27,6 +27,7 @@ Decisions:
 import numpy as np
 
 from . import _validation as _v
+from ._jit import lloyd as _jl
 
 #: the values of ``empty``
 EMPTY_RULES = ("relocate", "raise")
@@ -112,6 +113,20 @@ def check_weight_total(n_pos):
         raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
 
 
+def check_labels(labels, n, n_clusters):
+    """``labels`` of the ``n`` rows of ``X``: integers in ``[0, n_clusters)``, as a
+    C-contiguous int64 array."""
+    lab = _v.as_array(labels, "labels", ndim=1)
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"`labels` must be an array of integers; got dtype {lab.dtype}.")
+    if lab.shape[0] != n:
+        raise ValueError(f"`labels` must have one value per row of `X` ({n}); got shape {lab.shape}.")
+    if lab.min() < 0 or lab.max() >= n_clusters:
+        bad = lab[(lab < 0) | (lab >= n_clusters)][0]
+        raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
+    return np.ascontiguousarray(lab, dtype=np.int64)
+
+
 def check_weights(sample_weight, n):
     """In-memory ``sample_weight`` checked by the rules above, as a C-contiguous float64
     array (ones when None)."""
@@ -135,6 +150,21 @@ def lloyd_tolerance(tol, variances):
     """The absolute tolerance on the summed squared centre shift: ``tol`` times the mean
     of the column variances of the data (scikit-learn's scaling); 0 for ``tol = 0``."""
     return float(tol) * float(np.mean(variances)) if tol > 0 else 0.0
+
+
+def partial_slots(X, K):
+    """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
+    n, d = X.shape
+    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
+    return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
+
+
+def reduce_slots(part, partw):
+    """(cluster sums, cluster weights): the partial slots added in chunk order."""
+    sums = np.empty(part.shape[1:], dtype=np.float64)
+    wsum = np.empty(part.shape[1], dtype=np.float64)
+    _jl.reduce_partials(part, partw, sums, wsum)
+    return sums, wsum
 
 
 def lloyd_centers(sums, wsum, C, dtype):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
-from .micro import MR
+from .micro import MR, block_cols, sq_argmin_block
 from .tiles import fill_block
 
 
@@ -83,6 +83,62 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
         for r in range(L):
             labels[r0 + r] = lb[r]
             mind[r0 + r] = bl[r]
+
+
+@jit
+def certify_direct(Xt, C, X, lo, hi, gam, eta, gam64, eta64, want_dist, labels, mind):
+    # IN: Xt (d, n) the rows of X as columns, C (K, d) the centres (X's float dtype),
+    #     X (n, d), the rows lo:hi to do, gam/eta: D = r^2 (1 + e) + f with |e| <= gam,
+    #     |f| <= eta for a distance D of the micro-kernels (true distance r), gam64/eta64
+    #     the same for _exact_sq; want_dist as in certify_cols
+    # OUT: labels[lo:hi], mind[lo:hi]
+    # The labels and distances of certify_cols (the argmin of the float64 _exact_sq
+    # distances, ties to the lowest index), from the direct distances in X's dtype: per
+    # block of NB rows the smallest and second smallest distance and the argmin, held in
+    # registers by sq_argmin_block.  A centre j with D_j > lim(D_best) has
+    # _exact_sq_j > _exact_sq_best (lim below); when the second smallest D is above
+    # lim the argmin is the label, otherwise every centre is recomputed by _exact_sq.
+    NB = block_cols(Xt)
+    d = Xt.shape[0]
+    K = C.shape[0]
+    best = np.empty(NB, dtype=Xt.dtype)
+    second = np.empty(NB, dtype=Xt.dtype)
+    lab = np.empty(NB, dtype=np.int32)
+    tail = np.empty((d, NB), dtype=Xt.dtype)
+    # r_b^2 <= (D_b + eta) / (1 - gam), E_b <= r_b^2 (1 + gam64) + eta64, and
+    # E_j >= r_j^2 (1 - gam64) - eta64 > E_b once r_j^2 > R = ((D_b + eta) (1 + gam64) /
+    # (1 - gam) + 2 eta64) / (1 - gam64), which r_j^2 >= (D_j - eta) / (1 + gam) proves
+    # for D_j > R (1 + gam) + eta; the float64 rounding of lim (a few eps64, all terms
+    # positive) is covered by the factor 1 + 1e-12
+    a = (1.0 + gam64) / (1.0 - gam) / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12)
+    b = 2.0 * eta64 / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12) + eta * (1.0 + 1e-12)
+    for j in range(lo, hi, NB):
+        cols = min(NB, hi - j)
+        if cols == NB:
+            sq_argmin_block(C, Xt, j, best, second, lab)
+        else:  # the last columns, padded with copies of the last one
+            for k in range(d):
+                for c in range(NB):
+                    tail[k, c] = Xt[k, j + min(c, cols - 1)]
+            sq_argmin_block(C, tail, 0, best, second, lab)
+        for c in range(cols):
+            i = j + c
+            lim = (np.float64(best[c]) + eta) * a + b
+            if np.float64(second[c]) > lim:
+                lb = lab[c]
+                labels[i] = lb
+                if want_dist:
+                    mind[i] = _exact_sq(X, i, C, lb)
+            else:
+                eb = np.inf
+                ebi = 0
+                for q in range(K):
+                    dq = _exact_sq(X, i, C, q)
+                    if dq < eb:
+                        eb = dq
+                        ebi = q
+                labels[i] = ebi
+                mind[i] = eb
 
 
 @jit

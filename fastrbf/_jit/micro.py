@@ -255,3 +255,99 @@ def block_cols(typingctx, a):
         return ir.Constant(ir.IntType(64), nb)
 
     return types.int64(a), codegen
+
+
+def _emit_argmin(context, builder, sig, args):
+    """The body of :func:`sq_argmin_block` (see its docstring)."""
+    C_t, Xt_t = sig.args[0], sig.args[1]
+    aC, aXt, aj, abest, asecond, alab = args
+    T = context.get_value_type(C_t.dtype)
+    W = lanes(C_t.dtype)
+    align = C_t.dtype.bitwidth // 8
+    VT = ir.VectorType(T, W)
+    i64 = ir.IntType(64)
+    i32 = ir.IntType(32)
+    IT = ir.VectorType(i32, W)
+    cdata, d = _rows(context, builder, C_t, aC)
+    K = cgutils.unpack_tuple(builder, context.make_array(C_t)(context, builder, aC).shape, 2)[0]
+    ydata, m = _rows(context, builder, Xt_t, aXt)
+
+    def c64(v):
+        return ir.Constant(i64, v)
+
+    def vptr(data, idx, vt=VT):
+        return builder.bitcast(builder.gep(data, [idx]), vt.as_pointer())
+
+    def splat(x, vt=VT):
+        v = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.Constant(i32, 0))
+        return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+
+    zero = ir.Constant(VT, [0.0] * W)
+    inf = ir.Constant(VT, [float("inf")] * W)
+    accs = [[cgutils.alloca_once(builder, VT) for _ in range(NR)] for _ in range(MR)]
+    best = [cgutils.alloca_once_value(builder, inf) for _ in range(NR)]
+    second = [cgutils.alloca_once_value(builder, inf) for _ in range(NR)]
+    lab = [cgutils.alloca_once_value(builder, ir.Constant(IT, [0] * W)) for _ in range(NR)]
+    ngroups = builder.udiv(builder.add(K, c64(MR - 1)), c64(MR))
+    last_row = builder.sub(K, c64(1))
+    with cgutils.for_range(builder, ngroups) as grp:
+        g0 = builder.mul(grp.index, c64(MR))
+        for r in range(MR):
+            for n in range(NR):
+                builder.store(zero, accs[r][n])
+        crow = []
+        for r in range(MR):
+            row = builder.add(g0, c64(r))
+            row = builder.select(builder.icmp_signed("<", row, K), row, last_row)  # the last group: clamped
+            crow.append(builder.mul(row, d))
+        with cgutils.for_range(builder, d) as loop:
+            k = loop.index
+            ybase = builder.add(builder.mul(k, m), aj)
+            yv = [builder.load(vptr(ydata, builder.add(ybase, c64(n * W))), align=align) for n in range(NR)]
+            for r in range(MR):
+                cb = splat(builder.load(builder.gep(cdata, [builder.add(crow[r], k)])))
+                for n in range(NR):
+                    t = builder.fsub(cb, yv[n], flags=_FLAGS)
+                    p = builder.fmul(t, t, flags=_FLAGS)
+                    builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
+        for r in range(MR):
+            row = builder.add(g0, c64(r))
+            with builder.if_then(builder.icmp_signed("<", row, K), likely=True):
+                idx = splat(builder.trunc(row, i32), IT)
+                for n in range(NR):
+                    D = builder.load(accs[r][n])
+                    b = builder.load(best[n])
+                    lt = builder.fcmp_ordered("<", D, b)
+                    hi = builder.select(lt, b, D)  # max(b, D)
+                    s = builder.load(second[n])
+                    builder.store(builder.select(builder.fcmp_ordered("<", hi, s), hi, s), second[n])
+                    builder.store(builder.select(lt, D, b), best[n])
+                    builder.store(builder.select(lt, idx, builder.load(lab[n])), lab[n])
+    bdata = context.make_array(sig.args[3])(context, builder, abest).data
+    sdata = context.make_array(sig.args[4])(context, builder, asecond).data
+    ldata = context.make_array(sig.args[5])(context, builder, alab).data
+    for n in range(NR):
+        builder.store(builder.load(best[n]), vptr(bdata, c64(n * W)), align=align)
+        builder.store(builder.load(second[n]), vptr(sdata, c64(n * W)), align=align)
+        builder.store(builder.load(lab[n]), vptr(ldata, c64(n * W), IT), align=4)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def sq_argmin_block(typingctx, C, Xt, j, best, second, lab):
+    """For the ``NB`` columns ``j:j+NB`` of ``Xt`` (points as columns; the block must lie
+    inside ``Xt``): ``best`` = the smallest squared distance to the rows of ``C`` (all
+    ``K`` centres, in index order, the arithmetic of :func:`sq_block`), ``lab`` its
+    row (int32; ties: the lowest), ``second`` the second smallest value of the ``K``
+    distances (``inf`` for ``K = 1``; equal to ``best`` on a tie), each stored as
+    ``best[:NB]``, ``second[:NB]``, ``lab[:NB]``.  The distances never leave the
+    registers: per group of ``MR`` centres the ``MR x NB`` block of :func:`sq_block`,
+    then a running minimum and second minimum of its rows, in centre order."""
+    ok = all(isinstance(a, types.Array) and a.layout == "C" for a in (C, Xt, best, second, lab))
+    if not ok or C.ndim != 2 or Xt.ndim != 2 or best.ndim != 1 or second.ndim != 1 or lab.ndim != 1:
+        return None
+    if C.dtype not in (types.float32, types.float64) or not C.dtype == Xt.dtype == best.dtype == second.dtype:
+        return None
+    if lab.dtype != types.int32:
+        return None
+    return types.void(C, Xt, types.int64, best, second, lab), _emit_argmin

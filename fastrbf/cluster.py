@@ -2,10 +2,12 @@
 
 Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels):
 
-- Assignment is exact: for small ``K * d`` by direct differences (vectorised over
-  rows); otherwise a float32 GEMM on centred data ranks the centres and every centre within the rigorous float32
-  error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
-  distances (ties to the lowest index, as ``np.argmin``).
+- Assignment is exact: for small ``K * d`` by direct differences in the data's dtype;
+  otherwise float32 values rank the centres (float32 data up to ``F32_DIRECT_MAX_D``
+  features: direct float32 distances, else a GEMM on centred data) and every centre
+  within the rigorous error bound of the best is recomputed in float64: the labels are
+  the argmin of the float64 distances (ties to the lowest index, as ``np.argmin``),
+  the same bits on both (measurements: :mod:`fastrbf._jit.lloyd`).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
   order: bitwise the same result for any thread count.  In ``kmeans`` each chunk's
   slot is filled right after its rows are assigned, by the same worker thread, and
@@ -80,9 +82,8 @@ from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 #: crossover with the certified float32 GEMM path, measured on AVX2)
 DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
 
-#: float32 data with more than ``DIRECT_MAX_KD`` products per point and up to this many
-#: features: the certified direct assignment (float32 distances by the micro-kernels,
-#: certified and rechecked in float64: the GEMM path's labels and distances), not the GEMM
+#: float32 data above ``DIRECT_MAX_KD`` with up to this many features: the certified direct
+#: assignment (``certify_direct``; the GEMM path's labels and distances), not the GEMM
 F32_DIRECT_MAX_D = 64
 
 #: rows per GEMM call of the certified assignment (the float32 block stays in L2)
@@ -181,16 +182,15 @@ def _run(assign, X, labels, update, n_threads, align):
 
 class Assigner:
     """Assignment of the rows of X to centres; caches the copies of X it works on (the
-    transposed copy of the direct path, the centred float32 copy of the GEMM path).
+    transposed copy of the direct paths, the centred float32 copy of the GEMM path).
 
     The interface other backends use (the dask k-means keeps one per row block):
     :meth:`prepare` makes the copies an assignment to K centres needs, :meth:`shared`
     gives a new assigner that starts with this one's copies (what it caches later stays
     its own), :meth:`cached` lists the copies (for their size)."""
 
-    def __init__(self, X, n_threads):
-        self.X = X
-        self.n_threads = n_threads
+    def __init__(self, X, n_threads, f32_direct=True):
+        self.X, self.n_threads, self.f32_direct = X, n_threads, f32_direct
         self._centred = None
         self._Xt = None
 
@@ -199,7 +199,7 @@ class Assigner:
         X = self.X
         if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
             return "direct"
-        f32 = X.dtype == dtype == np.float32
+        f32 = X.dtype == dtype == np.float32 and self.f32_direct
         return "direct32" if f32 and X.shape[1] <= F32_DIRECT_MAX_D else "gemm"
 
     def prepare(self, K):
@@ -210,13 +210,12 @@ class Assigner:
             self._transposed()
 
     def _transposed(self):
-        if self._Xt is None:
-            self._Xt = np.ascontiguousarray(self.X.T)
+        self._Xt = np.ascontiguousarray(self.X.T) if self._Xt is None else self._Xt
         return self._Xt
 
     def shared(self):
         """A new assigner of the same rows that starts with this one's copies."""
-        a = Assigner(self.X, self.n_threads)
+        a = Assigner(self.X, self.n_threads, self.f32_direct)
         a._Xt, a._centred = self._Xt, self._centred
         return a
 
@@ -580,7 +579,8 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
+    # the bounded loop recomputes its rows on the GEMM path: its brute-force passes too (one kernel to compile)
+    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads, not bounded)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):

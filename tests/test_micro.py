@@ -151,7 +151,7 @@ print("ok")
 
 @numba.njit
 def _argmin_blocks(C, Xt, best, second, lab):
-    nb = micro.block_cols(Xt)
+    nb = micro.argmin_cols(Xt)
     for b in range(Xt.shape[1] // nb):
         micro.sq_argmin_block(C, Xt, b * nb, best[b], second[b], lab[b])
 
@@ -167,7 +167,7 @@ def argmin_oracle(C, Xt):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 5, 9, 13])
 def test_argmin_block_matches_chunk_row_bitwise(rng, dtype, K):
-    nb = micro.NR * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
+    nb = micro.argmin_nr() * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
     for d in (1, 3, 4, 7, 16, 33):
         C = (rng.standard_normal((K, d)) * 3 + 5).astype(dtype)
         Xt = np.ascontiguousarray((rng.standard_normal((3 * nb, d)) * 3 + 5).astype(dtype).T)
@@ -196,14 +196,14 @@ assert micro.vector_bits() == {width}
 
 @numba.njit
 def run(C, Xt, best, second, lab):
-    nb = micro.block_cols(Xt)
+    nb = micro.argmin_cols(Xt)
     for b in range(Xt.shape[1] // nb):
         micro.sq_argmin_block(C, Xt, b * nb, best[b], second[b], lab[b])
 
 rng = np.random.default_rng(3)
 z = np.int64
 for dt in (np.float64, np.float32):
-    nb = micro.NR * micro.lanes(micro.types.float64 if dt == np.float64 else micro.types.float32)
+    nb = micro.argmin_nr() * micro.lanes(micro.types.float64 if dt == np.float64 else micro.types.float32)
     for d, K in ((1, 1), (3, 5), (5, 2), (18, 9)):
         C = rng.standard_normal((K, d)).astype(dt)
         Xt = np.ascontiguousarray(rng.standard_normal((d, 2 * nb)).astype(dt))

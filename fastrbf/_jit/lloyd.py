@@ -1,6 +1,6 @@
 """Lloyd (k-means) kernels: assignment and update.
 
-Assignment has two paths (chosen by the public wrapper):
+Assignment has three paths (chosen by the public wrapper):
 
 - ``assign_rows``: exact squared distances to every centre by direct differences
   (the distance kernel's arithmetic and bits, by the register-blocked micro-kernels,
@@ -19,7 +19,43 @@ Assignment has two paths (chosen by the public wrapper):
   The int32 arithmetic is written with explicit casts: numba widens int32
   expressions to int64, which halved the vector width of these loops.
 
+- ``certify_direct`` (float32 data, ``DIRECT_MAX_KD < K d`` and ``d <= F32_DIRECT_MAX_D``
+  in :mod:`fastrbf.cluster`): the labels and distances of ``certify_cols`` from the
+  direct float32 distances of the micro-kernels (``sq_argmin_block``: per block of
+  ``NB`` rows the smallest and second smallest distance and the argmin, held in
+  registers; no distance matrix is stored).  Their error is relative (a sum of
+  non-negative terms: ``D = r^2 (1 + e) + f``, ``|e| <= (d + 3) eps32``, ``f`` below
+  the subnormals), far tighter than the GEMM ranking's ``(d + 8) eps32 (|x|^2 +
+  max |c|^2)``, so no GEMM, no centred copy, no pass over a ``K x n`` block.  A row
+  whose second smallest distance is within the bound of the smallest is recomputed
+  against every centre by ``_exact_sq`` (rows of near ties only).
+
 The reported distance to the chosen centre is always the direct-difference value.
+
+Why float32 was no faster than float64 (one Lloyd iteration as the benchmark times it,
+2 threads on the shared 2-core Zen 4, loaded: compare within a row, not with the
+quiet benchmark figures).  Before ``certify_direct`` both dtypes ran the same
+assignment - the float32 GEMM of the centred float32 copy and its certification -
+so the data's dtype only entered the update and the rare rechecks:
+
+================================  ==================  ==================
+part                              200000 x 16, K=64   1e6 x 32, K=256
+================================  ==================  ==================
+float32 GEMM (inner dimension d)  9.4 ms              208 ms
+certification pass over K x n     1.8 ms              60 ms
+update (fused per chunk)          1.2 ms (f64 1.6)    20 ms (f64 26)
+rows rechecked, candidates        0.01 %, 2           0.03 %, 2
+reduce, centres, stopping test    0.3 ms              2.5 ms
+================================  ==================  ==================
+
+The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
+well below its peak (45 GFLOP/s at d = 16 here) and its ``K x n`` output is written and
+read back.  ``certify_direct`` computes the distances at the micro-kernel's rate
+(1 thread, in one script: 37 pair-features per ns at d = 16, K = 960, 41 at d = 32;
+``fill_block`` 33 and 39 there) and, measured against the GEMM path (1 thread,
+float32, ``Assigner`` without the update): d = 16, K = 64: 1.54x faster; d = 32,
+K = 256: 1.33x; d = 64: 1.12x; d = 128: 0.94x; d = 256: 0.80x; d = 32, K = 1024: 1.40x;
+d = 8, K = 128: 3.0x; d = 48, K = 33: 1.0x; hence ``F32_DIRECT_MAX_D = 64``.
 
 Update: per fixed-size chunk of rows a partial (sum, weight) slot; the slots are added
 in chunk order, so the result is bitwise the same for any thread count.
@@ -29,7 +65,7 @@ import numpy as np
 
 from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
-from .micro import MR, block_cols, sq_argmin_block
+from .micro import MR, argmin_cols, sq_argmin_block
 from .tiles import fill_block
 
 
@@ -98,7 +134,7 @@ def certify_direct(Xt, C, X, lo, hi, gam, eta, gam64, eta64, want_dist, labels, 
     # registers by sq_argmin_block.  A centre j with D_j > lim(D_best) has
     # _exact_sq_j > _exact_sq_best (lim below); when the second smallest D is above
     # lim the argmin is the label, otherwise every centre is recomputed by _exact_sq.
-    NB = block_cols(Xt)
+    NB = argmin_cols(Xt)
     d = Xt.shape[0]
     K = C.shape[0]
     best = np.empty(NB, dtype=Xt.dtype)

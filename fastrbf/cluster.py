@@ -84,7 +84,7 @@ DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
 
 #: float32 data above ``DIRECT_MAX_KD`` with up to this many features: the certified direct
 #: assignment (``certify_direct``; the GEMM path's labels and distances), not the GEMM
-F32_DIRECT_MAX_D = 64
+F32_DIRECT_MAX_D = 48
 
 #: rows per GEMM call of the certified assignment (the float32 block stays in L2)
 GEMM_CHUNK_ROWS = 1024

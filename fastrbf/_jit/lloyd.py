@@ -50,15 +50,14 @@ reduce, centres, stopping test    0.3 ms              2.5 ms
 
 The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
 well below its peak (45 GFLOP/s at d = 16 here) and its ``K x n`` output is written and
-read back.  ``certify_direct`` computes the distances at the micro-kernel's rate
-(1 thread, in one script: 37 pair-features per ns at d = 16, K = 960, 41 at d = 32;
-``fill_block`` 33 and 39 there) and, measured against the GEMM path (1 thread,
-float32, ``Assigner`` without the update): d = 16, K = 64: 1.54x faster; d = 32,
-K = 256: 1.33x; d = 64: 1.12x; d = 128: 0.94x; d = 256: 0.80x; d = 32, K = 1024: 1.40x;
-d = 8, K = 128: 3.0x; d = 48, K = 33: 1.0x; hence ``F32_DIRECT_MAX_D = 64``.
-
-Update: per fixed-size chunk of rows a partial (sum, weight) slot; the slots are added
-in chunk order, so the result is bitwise the same for any thread count.
+read back.  ``certify_direct`` computes the distances at the micro-kernel's rate (1
+thread, min of 7, three interleaved rounds, pair-features per ns: d = 16, K = 64: 35-38;
+d = 32, K = 256: 41-43; d = 16, K = 960: 38-41; its first 4 x 3 block: 34-35, 36-40,
+38) and against the GEMM path (1 thread, float32, ``Assigner`` without the update) it
+is faster up to d = 48: d = 16, K = 64: 2.1x; d = 32, K = 256: 1.34x; d = 48, K = 33:
+1.36x; d = 32, K = 1024: 1.49x; d = 8, K = 128: 3.0x; but d = 64, K = 256: 0.94x (the
+64 x 96 block of points no longer stays in L1 beside the centres), d = 128: 0.76x,
+d = 256: 0.68x; hence ``F32_DIRECT_MAX_D = 48``.
 """
 
 import numpy as np

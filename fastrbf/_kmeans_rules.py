@@ -1,5 +1,6 @@
-"""The rules of k-means that do not depend on where the data are: the argument checks,
-Lloyd's centre update and stopping test, and the empty-cluster relocation of gathered
+"""The rules of k-means that do not depend on where the data are: the argument checks
+(``labels`` of :func:`fastrbf.lloyd_update` too), the partial update slots, Lloyd's
+centre update and stopping test, and the empty-cluster relocation of gathered
 candidates.  :func:`fastrbf.kmeans` (in memory) and :func:`fastrbf.dask.kmeans` both
 call them; only their passes over the data differ.
 
@@ -18,6 +19,10 @@ Decisions:
   (stop when no label changed; else when the summed squared float64 centre shift is
   <= ``tol_abs``), summed in index order there and by NumPy's pairwise sum here, so
   the two can differ only when the shift ties ``tol_abs`` to the last bit.
+- The partial update slots (:func:`partial_slots`, :func:`reduce_slots`: one (sum,
+  weight) slot per ``UPDATE_CHUNK`` rows, added in chunk order) are the layout both
+  backends fill; they live here, beside the update that reads them, which keeps
+  :mod:`fastrbf.cluster` within its size.
 - The relocation rule of empty clusters is ``fastrbf._jit.lloyd.relocate_empty`` on
   all rows (in memory); :func:`relocate_candidates` is its twin on the farthest
   candidates gathered from row blocks with the global cluster counts (dask), which is

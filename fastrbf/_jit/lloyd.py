@@ -32,25 +32,30 @@ Assignment has three paths (chosen by the public wrapper):
 
 The reported distance to the chosen centre is always the direct-difference value.
 
-Why float32 was no faster than float64 (one Lloyd iteration as the benchmark times it,
-2 threads on the shared 2-core Zen 4, loaded: compare within a row, not with the
-quiet benchmark figures).  Before ``certify_direct`` both dtypes ran the same
-assignment - the float32 GEMM of the centred float32 copy and its certification -
-so the data's dtype only entered the update and the rare rechecks:
+Why float32 was no faster than float64: before ``certify_direct`` both dtypes ran the
+same assignment - the float32 GEMM of the centred float32 copy and its certification -
+so the data's dtype only entered the update and the rare rechecks.  The split of one
+Lloyd iteration before (the shared 2-core Zen 4 under the load of other jobs, so that a
+second thread found no free core: 2 threads measured as 1; 1e6 x 32 timed on 250000
+rows, times 4; float32 / float64):
 
-================================  ==================  ==================
+================================  ==================  ====================
 part                              200000 x 16, K=64   1e6 x 32, K=256
-================================  ==================  ==================
-float32 GEMM (inner dimension d)  9.4 ms              208 ms
-certification pass over K x n     1.8 ms              60 ms
-update (fused per chunk)          1.2 ms (f64 1.6)    20 ms (f64 26)
+================================  ==================  ====================
+float32 GEMM (inner dimension d)  7.7 / 10.5 ms       270 / 262 ms
+certification pass over K x n     4.8 / 2.0 ms        33 / 36 ms
+update                            1.0 / 1.4 ms        16 / 19 ms
 rows rechecked, candidates        0.01 %, 2           0.03 %, 2
 reduce, centres, stopping test    0.3 ms              2.5 ms
-================================  ==================  ==================
+Python per chunk                  < 0.1 ms            < 1 ms
+================================  ==================  ====================
 
 The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
-well below its peak (45 GFLOP/s at d = 16 here) and its ``K x n`` output is written and
-read back.  ``certify_direct`` computes the distances at the micro-kernel's rate (1
+well below its peak (53 GFLOP/s on one thread at d = 16 here) and its ``K x n`` output
+is written and read back by the certification.  Fusing the update into
+``certify_direct`` block by block (the rows of X prefetched while the block's
+distances are computed) measured 1 - 13 % slower than the separate
+``update_partials`` pass, so the update stays as it was.  ``certify_direct`` computes the distances at the micro-kernel's rate (1
 thread, min of 7, three interleaved rounds, pair-features per ns: d = 16, K = 64: 35-38;
 d = 32, K = 256: 41-43; d = 16, K = 960: 38-41; its first 4 x 3 block: 34-35, 36-40,
 38) and against the GEMM path (1 thread, float32, ``Assigner`` without the update) it

@@ -1,6 +1,7 @@
 """Lloyd (k-means) kernels: assignment and update.
 
-Assignment has three paths (chosen by the public wrapper):
+Assignment has three paths (chosen by the public wrapper): the direct one, the GEMM one
+(two certifications) and the certified direct one of float32 data:
 
 - ``assign_rows``: exact squared distances to every centre by direct differences
   (the distance kernel's arithmetic and bits, by the register-blocked micro-kernels,
@@ -18,7 +19,6 @@ Assignment has three paths (chosen by the public wrapper):
   rows go through the candidate scan of ``certify_cols``.  Same labels and distances.
   The int32 arithmetic is written with explicit casts: numba widens int32
   expressions to int64, which halved the vector width of these loops.
-
 - ``certify_direct`` (float32 data, ``DIRECT_MAX_KD < K d`` and ``d <= F32_DIRECT_MAX_D``
   in :mod:`fastrbf.cluster`): the labels and distances of ``certify_cols`` from the
   direct float32 distances of the micro-kernels (``sq_argmin_block``: per block of
@@ -47,22 +47,21 @@ certification pass over K x n     4.8 / 2.0 ms        33 / 36 ms
 update                            1.0 / 1.4 ms        16 / 19 ms
 rows rechecked, candidates        0.01 %, 2           0.03 %, 2
 reduce, centres, stopping test    0.3 ms              2.5 ms
-Python per chunk                  < 0.1 ms            < 1 ms
 ================================  ==================  ====================
 
 The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
 well below its peak (53 GFLOP/s on one thread at d = 16 here) and its ``K x n`` output
-is written and read back by the certification.  Fusing the update into
-``certify_direct`` block by block (the rows of X prefetched while the block's
-distances are computed) measured 1 - 13 % slower than the separate
-``update_partials`` pass, so the update stays as it was.  ``certify_direct`` computes the distances at the micro-kernel's rate (1
-thread, min of 7, three interleaved rounds, pair-features per ns: d = 16, K = 64: 35-38;
-d = 32, K = 256: 41-43; d = 16, K = 960: 38-41; its first 4 x 3 block: 34-35, 36-40,
-38) and against the GEMM path (1 thread, float32, ``Assigner`` without the update) it
-is faster up to d = 48: d = 16, K = 64: 2.1x; d = 32, K = 256: 1.34x; d = 48, K = 33:
-1.36x; d = 32, K = 1024: 1.49x; d = 8, K = 128: 3.0x; but d = 64, K = 256: 0.94x (the
-64 x 96 block of points no longer stays in L1 beside the centres), d = 128: 0.76x,
-d = 256: 0.68x; hence ``F32_DIRECT_MAX_D = 48``.
+is written and read back by the certification.  ``certify_direct`` computes the
+distances at the micro-kernel's rate (1 thread, min of 7, three interleaved rounds,
+pair-features per ns: d = 16, K = 64: 35-38; d = 32, K = 256: 41-43; d = 16, K = 960:
+38-41; with the 4 x 3 block of ``sq_block``: 34-35, 36-40, 38) and, against the GEMM
+path (1 thread, float32, ``Assigner`` without the update), is faster up to d = 48:
+d = 16, K = 64: 2.1x; d = 32, K = 256: 1.34x; d = 48, K = 33: 1.36x; d = 32,
+K = 1024: 1.49x; d = 8, K = 128: 3.0x; but d = 64, K = 256: 0.94x (the 64 x 96 block
+of points no longer stays in L1 beside the centres), d = 128: 0.76x, d = 256: 0.68x;
+hence ``F32_DIRECT_MAX_D = 48``.  Fusing the update into ``certify_direct`` block by
+block (the rows of X prefetched while the block's distances are computed) measured
+1 - 13 % slower than the separate ``update_partials`` pass, so the update stays.
 """
 
 import numpy as np

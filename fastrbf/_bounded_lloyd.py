@@ -80,7 +80,7 @@ def for_chunks(work, nch, n_threads):
     _threads.map_ranges(worker, min(_threads.resolve(n_threads), nch), n_threads)
 
 
-def _errors(dtype, d):
+def sq_errors(dtype, d):
     """(relative, absolute) error bound of a squared distance of ``d`` features summed in
     ``dtype`` (a fused or unfused chain of non-negative terms; generous margins)."""
     fi = np.finfo(dtype)
@@ -101,8 +101,8 @@ class BoundedAssigner:
         self.direct = direct
         self.acc = X.dtype if direct else np.dtype(np.float64)  # the brute-force arithmetic
         d = X.shape[1]
-        self.gam, self.eta = _errors(self.acc, d)
-        self.gam64, self.eta64 = _errors(np.float64, d)
+        self.gam, self.eta = sq_errors(self.acc, d)
+        self.gam64, self.eta64 = sq_errors(np.float64, d)
         self.U = np.empty(0)
         self.L = np.empty(0)
         self.C_prev: np.ndarray | None = None

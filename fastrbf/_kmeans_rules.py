@@ -1,5 +1,6 @@
-"""The rules of k-means that do not depend on where the data are: the argument checks,
-Lloyd's centre update and stopping test, and the empty-cluster relocation of gathered
+"""The rules of k-means that do not depend on where the data are: the argument checks
+(``labels`` of :func:`fastrbf.lloyd_update` too), the partial update slots, Lloyd's
+centre update and stopping test, and the empty-cluster relocation of gathered
 candidates.  :func:`fastrbf.kmeans` (in memory) and :func:`fastrbf.dask.kmeans` both
 call them; only their passes over the data differ.
 
@@ -18,6 +19,10 @@ Decisions:
   (stop when no label changed; else when the summed squared float64 centre shift is
   <= ``tol_abs``), summed in index order there and by NumPy's pairwise sum here, so
   the two can differ only when the shift ties ``tol_abs`` to the last bit.
+- The partial update slots (:func:`partial_slots`, :func:`reduce_slots`: one (sum,
+  weight) slot per ``UPDATE_CHUNK`` rows, added in chunk order) are the layout both
+  backends fill; they live here, beside the update that reads them, which keeps
+  :mod:`fastrbf.cluster` within its size.
 - The relocation rule of empty clusters is ``fastrbf._jit.lloyd.relocate_empty`` on
   all rows (in memory); :func:`relocate_candidates` is its twin on the farthest
   candidates gathered from row blocks with the global cluster counts (dask), which is
@@ -27,6 +32,7 @@ Decisions:
 import numpy as np
 
 from . import _validation as _v
+from ._jit import lloyd as _jl
 
 #: the values of ``empty``
 EMPTY_RULES = ("relocate", "raise")
@@ -112,6 +118,20 @@ def check_weight_total(n_pos):
         raise ValueError("`sample_weight` must have at least one value > 0; got all zeros.")
 
 
+def check_labels(labels, n, n_clusters):
+    """``labels`` of the ``n`` rows of ``X``: integers in ``[0, n_clusters)``, as a
+    C-contiguous int64 array."""
+    lab = _v.as_array(labels, "labels", ndim=1)
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"`labels` must be an array of integers; got dtype {lab.dtype}.")
+    if lab.shape[0] != n:
+        raise ValueError(f"`labels` must have one value per row of `X` ({n}); got shape {lab.shape}.")
+    if lab.min() < 0 or lab.max() >= n_clusters:
+        bad = lab[(lab < 0) | (lab >= n_clusters)][0]
+        raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
+    return np.ascontiguousarray(lab, dtype=np.int64)
+
+
 def check_weights(sample_weight, n):
     """In-memory ``sample_weight`` checked by the rules above, as a C-contiguous float64
     array (ones when None)."""
@@ -135,6 +155,21 @@ def lloyd_tolerance(tol, variances):
     """The absolute tolerance on the summed squared centre shift: ``tol`` times the mean
     of the column variances of the data (scikit-learn's scaling); 0 for ``tol = 0``."""
     return float(tol) * float(np.mean(variances)) if tol > 0 else 0.0
+
+
+def partial_slots(X, K):
+    """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
+    n, d = X.shape
+    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
+    return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
+
+
+def reduce_slots(part, partw):
+    """(cluster sums, cluster weights): the partial slots added in chunk order."""
+    sums = np.empty(part.shape[1:], dtype=np.float64)
+    wsum = np.empty(part.shape[1], dtype=np.float64)
+    _jl.reduce_partials(part, partw, sums, wsum)
+    return sums, wsum
 
 
 def lloyd_centers(sums, wsum, C, dtype):

@@ -2,10 +2,12 @@
 
 Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels):
 
-- Assignment is exact: for small ``K * d`` by direct differences (vectorised over
-  rows); otherwise a float32 GEMM on centred data ranks the centres and every centre within the rigorous float32
-  error bound of the best is recomputed exactly.  Labels equal the argmin of the exact
-  distances (ties to the lowest index, as ``np.argmin``).
+- Assignment is exact: for small ``K * d`` by direct differences in the data's dtype;
+  otherwise float32 values rank the centres (float32 data up to ``F32_DIRECT_MAX_D``
+  features: direct float32 distances, else a GEMM on centred data) and every centre
+  within the rigorous error bound of the best is recomputed in float64: the labels are
+  the argmin of the float64 distances (ties to the lowest index, as ``np.argmin``),
+  the same bits on both (measurements: :mod:`fastrbf._jit.lloyd`).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
   order: bitwise the same result for any thread count.  In ``kmeans`` each chunk's
   slot is filled right after its rows are assigned, by the same worker thread, and
@@ -52,7 +54,7 @@ import numpy as np
 
 from . import _progress, _threads
 from . import _validation as _v
-from ._bounded_lloyd import BoundedAssigner, bounds_pay, for_chunks
+from ._bounded_lloyd import BoundedAssigner, bounds_pay, for_chunks, sq_errors
 from ._jit import lloyd as _jl
 from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
 from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
@@ -61,12 +63,15 @@ from ._kmeans_rules import (
     check_centers,
     check_enough_points,
     check_init,
+    check_labels,
     check_lloyd_args,
     check_n_clusters,
     check_weights,
     lloyd_centers,
     lloyd_stop,
     lloyd_tolerance,
+    partial_slots,
+    reduce_slots,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
@@ -76,6 +81,10 @@ from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 #: up to this many K * d products per point the exact direct assignment is used (the
 #: crossover with the certified float32 GEMM path, measured on AVX2)
 DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
+
+#: float32 data above ``DIRECT_MAX_KD`` with up to this many features: the certified direct
+#: assignment (``certify_direct``; the GEMM path's labels and distances), not the GEMM
+F32_DIRECT_MAX_D = 48
 
 #: rows per GEMM call of the certified assignment (the float32 block stays in L2)
 GEMM_CHUNK_ROWS = 1024
@@ -99,7 +108,6 @@ def _gemm_tile(K, cols):
     if buf is None or buf.size < size:
         buf = _tiles.buf = np.empty(max(size, min(K * GEMM_CHUNK_ROWS, TILE_CACHE_BYTES // 4)), dtype=np.float32)
     return buf[:size].reshape(K, cols)
-
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
@@ -174,31 +182,40 @@ def _run(assign, X, labels, update, n_threads, align):
 
 class Assigner:
     """Assignment of the rows of X to centres; caches the copies of X it works on (the
-    transposed copy of the direct path, the centred float32 copy of the GEMM path).
+    transposed copy of the direct paths, the centred float32 copy of the GEMM path).
 
     The interface other backends use (the dask k-means keeps one per row block):
     :meth:`prepare` makes the copies an assignment to K centres needs, :meth:`shared`
     gives a new assigner that starts with this one's copies (what it caches later stays
     its own), :meth:`cached` lists the copies (for their size)."""
 
-    def __init__(self, X, n_threads):
-        self.X = X
-        self.n_threads = n_threads
+    def __init__(self, X, n_threads, f32_direct=True):
+        self.X, self.n_threads, self.f32_direct = X, n_threads, f32_direct
         self._centred = None
         self._Xt = None
 
-    def prepare(self, K):
-        """Make now the copies of X that the assignment to ``K`` centres uses."""
+    def path(self, K, dtype):
+        """The assignment to ``K`` centres of ``dtype``: "direct", "direct32" or "gemm"."""
         X = self.X
         if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
-            if self._Xt is None:
-                self._Xt = np.ascontiguousarray(X.T)
-        else:
+            return "direct"
+        f32 = X.dtype == dtype == np.float32 and self.f32_direct
+        return "direct32" if f32 and X.shape[1] <= F32_DIRECT_MAX_D else "gemm"
+
+    def prepare(self, K):
+        """Make now the copies of X that the assignment to ``K`` centres uses."""
+        if self.path(K, self.X.dtype) == "gemm":
             self._prepare_gemm()
+        else:
+            self._transposed()
+
+    def _transposed(self):
+        self._Xt = np.ascontiguousarray(self.X.T) if self._Xt is None else self._Xt
+        return self._Xt
 
     def shared(self):
         """A new assigner of the same rows that starts with this one's copies."""
-        a = Assigner(self.X, self.n_threads)
+        a = Assigner(self.X, self.n_threads, self.f32_direct)
         a._Xt, a._centred = self._Xt, self._centred
         return a
 
@@ -229,15 +246,19 @@ class Assigner:
         :func:`_sums`) of each chunk of ``UPDATE_CHUNK`` rows right after its rows are
         assigned, on the same thread (one parallel step per Lloyd iteration)."""
         X = self.X
-        n, d = X.shape
         K = C.shape[0]
-        if K * d <= DIRECT_MAX_KD[X.dtype]:
-            if self._Xt is None:
-                self._Xt = np.ascontiguousarray(X.T)
-            Xt = self._Xt
+        path = self.path(K, C.dtype)
+        if path == "direct":
+            Xt = self._transposed()
             _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
                  _jl.RB)
             return True
+        if path == "direct32":
+            Xt = self._transposed()
+            errs = (*sq_errors(np.float32, X.shape[1]), *sq_errors(np.float64, X.shape[1]), want_dist)
+            _run(lambda lo, hi: _jl.certify_direct(Xt, C, X, lo, hi, *errs, labels, mind), X, labels, update,
+                 self.n_threads, _jl.RB)
+            return want_dist
         _, Xct32, nx = self._prepare_gemm()
         Cc32, nc32, ncmax, err = self.ranking_centres(C)
         packed = K <= _jl.PACKED_MAX_K
@@ -318,39 +339,12 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     return labels, ldexp(mind, 2 * t, dtype)
 
 
-def partial_slots(X, K):
-    """Empty partial update slots (sums, weights) of X's chunks of ``UPDATE_CHUNK`` rows."""
-    n, d = X.shape
-    nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
-    return np.empty((nch, K, d), dtype=np.float64), np.empty((nch, K), dtype=np.float64)
-
-
-def reduce_slots(part, partw):
-    """(cluster sums, cluster weights): the partial slots added in chunk order."""
-    sums = np.empty(part.shape[1:], dtype=np.float64)
-    wsum = np.empty(part.shape[1], dtype=np.float64)
-    _jl.reduce_partials(part, partw, sums, wsum)
-    return sums, wsum
-
-
 def _sums(X, labels, K, w, n_threads):
     part, partw = partial_slots(X, K)
     nch = part.shape[0]
     _threads.map_ranges(lambda lo, hi: _jl.update_partials(X, labels, w, _jl.UPDATE_CHUNK, lo, hi, part, partw),
                         nch, n_threads)
     return reduce_slots(part, partw)
-
-
-def _check_labels(labels, n, n_clusters):
-    lab = _v.as_array(labels, "labels", ndim=1)
-    if lab.dtype.kind not in "iu":
-        raise TypeError(f"`labels` must be an array of integers; got dtype {lab.dtype}.")
-    if lab.shape[0] != n:
-        raise ValueError(f"`labels` must have one value per row of `X` ({n}); got shape {lab.shape}.")
-    if lab.min() < 0 or lab.max() >= n_clusters:
-        bad = lab[(lab < 0) | (lab >= n_clusters)][0]
-        raise ValueError(f"`labels` must be in [0, n_clusters) = [0, {n_clusters}); got {int(bad)}.")
-    return np.ascontiguousarray(lab, dtype=np.int64)
 
 
 def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_weight: ArrayLike | None = None,
@@ -389,7 +383,7 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape
     K = _v.check_int(n_clusters, "n_clusters", 1)
-    lab = _check_labels(labels, n, K)
+    lab = check_labels(labels, n, K)
     w = check_weights(sample_weight, n)
     _threads.resolve(n_threads)
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
@@ -585,7 +579,8 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
+    # the bounded loop recomputes its rows on the GEMM path: its brute-force passes too (one kernel to compile)
+    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads, not bounded)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):

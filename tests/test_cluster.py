@@ -518,3 +518,78 @@ def test_labels_and_inertia_of_the_final_centres_after_a_relocation(monkeypatch,
     labels, d2 = reference.lloyd_assign(X, res.centers)
     assert_array_equal(res.labels, labels)
     assert res.inertia == float(d2.sum())
+
+
+def _both_float32_paths(monkeypatch, call):
+    """``call()`` on the certified direct float32 assignment and on the GEMM path."""
+    results = []
+    for max_d in (10**9, 0):
+        monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", max_d)
+        results.append(call())
+    return results
+
+
+@pytest.mark.parametrize("n,d,K", [(257, 16, 64), (700, 5, 130), (1000, 33, 20), (50, 48, 11)])
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+def test_certified_direct_float32_equals_gemm_path(rng, monkeypatch, n, d, K, offset):
+    """float32 with K * d above the direct threshold: the certified direct assignment gives
+    the labels and distances of the GEMM path bit for bit, for 1 and 2 threads."""
+    X = (offset + rng.standard_normal((n, d))).astype(np.float32)
+    C = X[rng.choice(n, K, replace=False)].copy()
+    C[K // 2] = C[0]  # duplicate centre: ties go to the lowest index
+    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float32)) == "direct32"
+    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)
+    a, b = _both_float32_paths(monkeypatch, lambda: fastrbf.lloyd_assign(X, C))
+    monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
+    c = fastrbf.lloyd_assign(X, C, n_threads=1)
+    for labels, d2 in (b, c):
+        assert_array_equal(a[0], labels)
+        assert_array_equal(a[1].view(np.uint32), d2.view(np.uint32))
+    ref_labels, _ = reference.lloyd_assign(X.astype(np.float64), C.astype(np.float64))
+    assert_array_equal(a[0], ref_labels)
+
+
+def test_certified_direct_float32_near_ties(rng):
+    """Points nearly equidistant from two centres: their float32 distances tie (or even
+    order the centres the wrong way), the float64 ones do not; the labels are the float64
+    argmin (exact ties: the lowest index), as on the GEMM path."""
+    d, K = 16, 64
+    C = np.zeros((K, d), dtype=np.float32)
+    C[1, 0] = 1.0  # centres 0 and 1; the others far away
+    C[2:] = 1e4 + rng.standard_normal((K - 2, d)).astype(np.float32)
+    e = np.array([-3, -2, -1, 0, 1, 2, 3], dtype=np.float32) * np.float32(2.0**-24)
+    X = np.zeros((7 * 40, d), dtype=np.float32)
+    X[:, 0] = np.tile(np.float32(0.5) + e, 40)  # x0 - 0.5 > 0: closer to centre 1
+    X[:, 1] = np.repeat(np.linspace(300.0, 3000.0, 40, dtype=np.float32), 7)
+    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float32)) == "direct32"
+    D32 = fastrbf.sqdist(X, C[:2])
+    assert (D32[:, 0] == D32[:, 1]).mean() > 0.5  # the float32 distances cannot tell
+    labels, d2 = fastrbf.lloyd_assign(X, C)
+    X64, C64 = X.astype(np.float64), C.astype(np.float64)
+    expect = np.where(X64[:, 0] > 0.5, 1, 0)
+    assert_array_equal(labels, expect)
+    ref_labels, ref_d2 = reference.lloyd_assign(X64, C64)
+    assert_array_equal(labels, ref_labels)
+    assert_array_equal(d2, ref_d2.astype(np.float32))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_kmeans_float32_certified_direct_same_as_gemm_path(rng, monkeypatch, n_threads):
+    """kmeans in float32 (two row chunks, a relocation, K * d above the direct threshold):
+    the same centres, labels, inertia and n_iter on either assignment path and for 1 or 2
+    threads."""
+    X = rng.standard_normal((9000, 16)).astype(np.float32)
+    C0 = X[:40].copy()
+    C0[7] = 1e3  # empty at the first iteration: relocated
+
+    def run(threads=n_threads):
+        return fastrbf.kmeans(X, 40, init=C0, max_iter=30, tol=0, algorithm="lloyd", n_threads=threads)
+
+    a, b = _both_float32_paths(monkeypatch, run)
+    monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
+    c = run(3 - n_threads)
+    for r in (b, c):
+        assert_array_equal(a.centers.view(np.uint32), r.centers.view(np.uint32))
+        assert_array_equal(a.labels, r.labels)
+        assert a.inertia == r.inertia and a.n_iter == r.n_iter
+    assert a.centers.dtype == np.float32

@@ -7,6 +7,7 @@ import platform
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
@@ -141,6 +142,82 @@ for dt in (np.float64, np.float32):
                 o = np.empty(77, dtype=dt)
                 tiles.chunk_row(X, z(i), Yt, z(0), z(77), np.bool_(dot), o)
                 assert (o.view(np.uint8) == out[i].view(np.uint8)).all(), (dt, d, dot, i)
+print("ok")
+"""
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@numba.njit
+def _argmin_blocks(C, Xt, best, second, lab):
+    nb = micro.argmin_cols(Xt)
+    for b in range(Xt.shape[1] // nb):
+        micro.sq_argmin_block(C, Xt, b * nb, best[b], second[b], lab[b])
+
+
+def argmin_oracle(C, Xt):
+    """(smallest, second smallest, argmin with ties to the lowest index) of each column of
+    the chunk_row distances of the rows of C to the columns of Xt."""
+    D = chunk_rows(C, Xt, 0, Xt.shape[1], False)
+    second = np.sort(D, axis=0)[1] if C.shape[0] > 1 else np.full(Xt.shape[1], np.inf, dtype=C.dtype)
+    return D.min(axis=0), second, np.argmin(D, axis=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [1, 2, 3, 4, 5, 9, 13])
+def test_argmin_block_matches_chunk_row_bitwise(rng, dtype, K):
+    nb = micro.argmin_nr() * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
+    for d in (1, 3, 4, 7, 16, 33):
+        C = (rng.standard_normal((K, d)) * 3 + 5).astype(dtype)
+        Xt = np.ascontiguousarray((rng.standard_normal((3 * nb, d)) * 3 + 5).astype(dtype).T)
+        Xt[:, :5] = C[K - 1, :, None]  # distance 0 to the last centre
+        if K > 2:
+            C[K // 2] = C[1]  # a duplicate centre: a tie of the smallest and second smallest
+            Xt[:, 5] = C[1]
+        best, second = np.full((2, 3, nb), np.nan, dtype=dtype)
+        lab = np.full((3, nb), -1, dtype=np.int32)
+        _argmin_blocks(C, Xt, best, second, lab)
+        b, s, lb = argmin_oracle(C, Xt)
+        assert_array_equal(bits(best.ravel()), bits(b), err_msg=f"d={d}")
+        assert_array_equal(bits(second.ravel()), bits(s), err_msg=f"d={d}")
+        assert_array_equal(lab.ravel(), lb, err_msg=f"d={d}")
+
+
+@pytest.mark.parametrize("cpu,features,width", CPUS)
+def test_argmin_block_other_vector_templates(cpu, features, width):
+    # sq_argmin_block on the scalar (no AVX) and 256-bit (AVX2) templates, in a child
+    # process compiled for that CPU: the minimum, second minimum and argmin of chunk_row
+    code = f"""
+import numba
+import numpy as np
+from fastrbf._jit import micro, tiles
+assert micro.vector_bits() == {width}
+
+@numba.njit
+def run(C, Xt, best, second, lab):
+    nb = micro.argmin_cols(Xt)
+    for b in range(Xt.shape[1] // nb):
+        micro.sq_argmin_block(C, Xt, b * nb, best[b], second[b], lab[b])
+
+rng = np.random.default_rng(3)
+z = np.int64
+for dt in (np.float64, np.float32):
+    nb = micro.argmin_nr() * micro.lanes(micro.types.float64 if dt == np.float64 else micro.types.float32)
+    for d, K in ((1, 1), (3, 5), (5, 2), (18, 9)):
+        C = rng.standard_normal((K, d)).astype(dt)
+        Xt = np.ascontiguousarray(rng.standard_normal((d, 2 * nb)).astype(dt))
+        Xt[:, 0] = C[K - 1]
+        best, second = np.empty((2, 2, nb), dtype=dt)
+        lab = np.empty((2, nb), dtype=np.int32)
+        run(C, Xt, best, second, lab)
+        D = np.empty((K, 2 * nb), dtype=dt)
+        for i in range(K):
+            tiles.chunk_row(C, z(i), Xt, z(0), z(2 * nb), np.bool_(False), D[i])
+        s = np.sort(D, axis=0)[1] if K > 1 else np.full(2 * nb, np.inf, dtype=dt)
+        assert (best.ravel().view(np.uint8) == D.min(axis=0).view(np.uint8)).all(), (dt, d, K)
+        assert (second.ravel().view(np.uint8) == s.view(np.uint8)).all(), (dt, d, K)
+        assert (lab.ravel() == np.argmin(D, axis=0)).all(), (dt, d, K)
 print("ok")
 """
     env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)

@@ -1,6 +1,7 @@
 """Lloyd (k-means) kernels: assignment and update.
 
-Assignment has two paths (chosen by the public wrapper):
+Assignment has three paths (chosen by the public wrapper): the direct one, the GEMM one
+(two certifications) and the certified direct one of float32 data:
 
 - ``assign_rows``: exact squared distances to every centre by direct differences
   (the distance kernel's arithmetic and bits, by the register-blocked micro-kernels,
@@ -18,18 +19,64 @@ Assignment has two paths (chosen by the public wrapper):
   rows go through the candidate scan of ``certify_cols``.  Same labels and distances.
   The int32 arithmetic is written with explicit casts: numba widens int32
   expressions to int64, which halved the vector width of these loops.
+- ``certify_direct`` (float32 data, ``DIRECT_MAX_KD < K d`` and ``d <= F32_DIRECT_MAX_D``
+  in :mod:`fastrbf.cluster`): the labels and distances of ``certify_cols`` from the
+  direct float32 distances of the micro-kernels (``sq_argmin_block``: per block of
+  ``NB`` rows the smallest and second smallest distance and the argmin, held in
+  registers; no distance matrix is stored).  Their error is relative (a sum of
+  non-negative terms: ``D = r^2 (1 + e) + f``, ``|e| <= (d + 3) eps32``, ``f`` below
+  the subnormals), far tighter than the GEMM ranking's ``(d + 8) eps32 (|x|^2 +
+  max |c|^2)``, so no GEMM, no centred copy, no pass over a ``K x n`` block.  A row
+  whose second smallest distance is within the bound of the smallest is recomputed
+  against every centre by ``_exact_sq`` (rows of near ties only).
 
 The reported distance to the chosen centre is always the direct-difference value.
 
-Update: per fixed-size chunk of rows a partial (sum, weight) slot; the slots are added
-in chunk order, so the result is bitwise the same for any thread count.
+Why float32 was no faster than float64: before ``certify_direct`` both dtypes ran the
+same assignment - the float32 GEMM of the centred float32 copy and its certification -
+so the data's dtype only entered the update and the rare rechecks.  The split of one
+Lloyd iteration before (the shared 2-core Zen 4 under the load of other jobs, so that a
+second thread found no free core: 2 threads measured as 1; 1e6 x 32 timed on 250000
+rows, times 4; float32 / float64):
+
+================================  ==================  ====================
+part                              200000 x 16, K=64   1e6 x 32, K=256
+================================  ==================  ====================
+float32 GEMM (inner dimension d)  7.7 / 10.5 ms       270 / 262 ms
+certification pass over K x n     4.8 / 2.0 ms        33 / 36 ms
+update                            1.0 / 1.4 ms        16 / 19 ms
+rows rechecked, candidates        0.01 %, 2           0.03 %, 2
+reduce, centres, stopping test    0.3 ms              2.5 ms
+================================  ==================  ====================
+
+The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
+well below its peak (53 GFLOP/s on one thread at d = 16 here) and its ``K x n`` output
+is written and read back by the certification.  ``certify_direct`` computes the
+distances at the micro-kernel's rate (1 thread, min of 7, three interleaved rounds,
+pair-features per ns: d = 16, K = 64: 35-38; d = 32, K = 256: 41-43; d = 16, K = 960:
+38-41; with the 4 x 3 block of ``sq_block``: 34-35, 36-40, 38) and, against the GEMM
+path (1 thread, float32, ``Assigner`` without the update), is faster up to d = 48:
+d = 16, K = 64: 2.1x; d = 32, K = 256: 1.34x; d = 48, K = 33: 1.36x; d = 32,
+K = 1024: 1.49x; d = 8, K = 128: 3.0x; but d = 64, K = 256: 0.94x (the 64 x 96 block
+of points no longer stays in L1 beside the centres), d = 128: 0.76x, d = 256: 0.68x;
+hence ``F32_DIRECT_MAX_D = 48``.  Fusing the update into ``certify_direct`` block by
+block (the rows of X prefetched while the block's distances are computed) measured
+1 - 13 % slower than the separate ``update_partials`` pass, so the update stays.
+
+End to end, one ``kmeans`` iteration as the benchmark times it (its ``PerIteration``),
+2 threads, the code before and after and the peers interleaved in one script on the
+loaded machine, min / median ms: lloyd-small float32 3.95 / 6.49 (before 7.31 / 11.53;
+scikit-learn 7.50 / 17.16: 1.90x / 2.64x; scikit-learn-intelex 16.1 / 17.0: 4.0x);
+lloyd-large float32 110.0 / 178.0 (before 166.6 / 324.5; faiss 161.1 / 320.2: 1.46x /
+1.80x; scikit-learn 207 / 414: 1.89x / 2.32x).  The float64 rows run the same code as
+before (ratios 0.92 - 1.05 over three runs: the noise of the machine).
 """
 
 import numpy as np
 
 from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
-from .micro import MR
+from .micro import MR, argmin_cols, sq_argmin_block
 from .tiles import fill_block
 
 
@@ -83,6 +130,62 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
         for r in range(L):
             labels[r0 + r] = lb[r]
             mind[r0 + r] = bl[r]
+
+
+@jit
+def certify_direct(Xt, C, X, lo, hi, gam, eta, gam64, eta64, want_dist, labels, mind):
+    # IN: Xt (d, n) the rows of X as columns, C (K, d) the centres (X's float dtype),
+    #     X (n, d), the rows lo:hi to do, gam/eta: D = r^2 (1 + e) + f with |e| <= gam,
+    #     |f| <= eta for a distance D of the micro-kernels (true distance r), gam64/eta64
+    #     the same for _exact_sq; want_dist as in certify_cols
+    # OUT: labels[lo:hi], mind[lo:hi]
+    # The labels and distances of certify_cols (the argmin of the float64 _exact_sq
+    # distances, ties to the lowest index), from the direct distances in X's dtype: per
+    # block of NB rows the smallest and second smallest distance and the argmin, held in
+    # registers by sq_argmin_block.  A centre j with D_j > lim(D_best) has
+    # _exact_sq_j > _exact_sq_best (lim below); when the second smallest D is above
+    # lim the argmin is the label, otherwise every centre is recomputed by _exact_sq.
+    NB = argmin_cols(Xt)
+    d = Xt.shape[0]
+    K = C.shape[0]
+    best = np.empty(NB, dtype=Xt.dtype)
+    second = np.empty(NB, dtype=Xt.dtype)
+    lab = np.empty(NB, dtype=np.int32)
+    tail = np.empty((d, NB), dtype=Xt.dtype)
+    # r_b^2 <= (D_b + eta) / (1 - gam), E_b <= r_b^2 (1 + gam64) + eta64, and
+    # E_j >= r_j^2 (1 - gam64) - eta64 > E_b once r_j^2 > R = ((D_b + eta) (1 + gam64) /
+    # (1 - gam) + 2 eta64) / (1 - gam64), which r_j^2 >= (D_j - eta) / (1 + gam) proves
+    # for D_j > R (1 + gam) + eta; the float64 rounding of lim (a few eps64, all terms
+    # positive) is covered by the factor 1 + 1e-12
+    a = (1.0 + gam64) / (1.0 - gam) / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12)
+    b = 2.0 * eta64 / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12) + eta * (1.0 + 1e-12)
+    for j in range(lo, hi, NB):
+        cols = min(NB, hi - j)
+        if cols == NB:
+            sq_argmin_block(C, Xt, j, best, second, lab)
+        else:  # the last columns, padded with copies of the last one
+            for k in range(d):
+                for c in range(NB):
+                    tail[k, c] = Xt[k, j + min(c, cols - 1)]
+            sq_argmin_block(C, tail, 0, best, second, lab)
+        for c in range(cols):
+            i = j + c
+            lim = (np.float64(best[c]) + eta) * a + b
+            if np.float64(second[c]) > lim:
+                lb = lab[c]
+                labels[i] = lb
+                if want_dist:
+                    mind[i] = _exact_sq(X, i, C, lb)
+            else:
+                eb = np.inf
+                ebi = 0
+                for q in range(K):
+                    dq = _exact_sq(X, i, C, q)
+                    if dq < eb:
+                        eb = dq
+                        ebi = q
+                labels[i] = ebi
+                mind[i] = eb
 
 
 @jit

@@ -29,6 +29,30 @@ the arrays) and stores only the valid entries; a partial block loads its columns
 one.  Callers need no second kernel for the edges (calling ``chunk_row`` there cost
 about 0.7 s more of cold compile in each kernel that used it).
 
+:func:`sq_argmin_block` (the float32 Lloyd assignment) runs a block of distances with
+the arithmetic of :func:`sq_block` over every centre and keeps, per column, the smallest
+and second smallest distance and the argmin in registers; only those are stored.  It
+reads whole blocks only (its caller pads the last columns): no edge template.  Its
+block is 2 centres by 6 vectors on AVX-512 (the running state is spilled around the
+feature loop, never inside it), 2 by 3 otherwise.  Measured on the loaded Zen 4, one
+thread, float32, pair-features per ns at d = 16, K = 64 / d = 32, K = 256, each shape
+compiled in its own process, ranges of two or four interleaved rounds (256-bit: the
+AVX2 template run on the same CPU):
+
+==============  =======================  =======================
+shape           512-bit                  256-bit
+==============  =======================  =======================
+4 x 3           30.6-35.6 / 37.5-39.7    21.8-22.6 / 23.0-23.3
+2 x 6           33.8-37.7 / 42.2-43.3    19.7-20.4 / 22.4-22.5
+2 x 3           32.9-34.2 / 38.2-38.4    31.3-32.3 / 34.9-35.9
+2 x 4           32.6-36.1 / 39.8-40.0    29.0-29.1 / 33.6-34.5
+3 x 4           34.7-36.4 / 39.8-40.9
+3 x 3, 5 x 3    28.3-34.7 / 37.1-37.6
+3 x 2                                    29.7 / 33.8
+==============  =======================  =======================
+
+(``fill_block``, the same conditions: 33 / 39 on 512-bit.)
+
 Vector width (:func:`vector_bits`): read when a kernel is compiled from the features numba
 compiles for (``NUMBA_CPU_FEATURES`` when set, else
 ``llvmlite.binding.get_host_cpu_features()``, as numba's own code generator does):
@@ -71,6 +95,7 @@ from numba.extending import intrinsic
 
 MR = 4  # rows of X per block
 NR = 3  # vectors of columns per block
+ARGMIN_MR = 2  # centres per group of sq_argmin_block
 
 _FLAGS = ("contract", "nsz", "arcp")  # numba's fastmath set of fastrbf (see _decorators.FASTMATH)
 
@@ -250,6 +275,122 @@ def block_cols(typingctx, a):
     if not isinstance(a, types.Array):
         return None
     nb = _block_cols(a.dtype)
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.IntType(64), nb)
+
+    return types.int64(a), codegen
+
+
+def argmin_nr():
+    """Vectors of columns per block of :func:`sq_argmin_block`: 6 with 512-bit vectors, 3
+    otherwise (the fastest measured; see the module docstring)."""
+    return 6 if vector_bits() == 512 else 3
+
+
+def _emit_argmin(context, builder, sig, args):
+    """The body of :func:`sq_argmin_block` (see its docstring)."""
+    mr, nr = ARGMIN_MR, argmin_nr()
+    C_t, Xt_t = sig.args[0], sig.args[1]
+    aC, aXt, aj, abest, asecond, alab = args
+    T = context.get_value_type(C_t.dtype)
+    W = lanes(C_t.dtype)
+    align = C_t.dtype.bitwidth // 8
+    VT = ir.VectorType(T, W)
+    i64 = ir.IntType(64)
+    i32 = ir.IntType(32)
+    IT = ir.VectorType(i32, W)
+    cdata, d = _rows(context, builder, C_t, aC)
+    K = cgutils.unpack_tuple(builder, context.make_array(C_t)(context, builder, aC).shape, 2)[0]
+    ydata, m = _rows(context, builder, Xt_t, aXt)
+
+    def c64(v):
+        return ir.Constant(i64, v)
+
+    def vptr(data, idx, vt=VT):
+        return builder.bitcast(builder.gep(data, [idx]), vt.as_pointer())
+
+    def splat(x, vt=VT):
+        v = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.Constant(i32, 0))
+        return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+
+    zero = ir.Constant(VT, [0.0] * W)
+    inf = ir.Constant(VT, [float("inf")] * W)
+    accs = [[cgutils.alloca_once(builder, VT) for _ in range(nr)] for _ in range(mr)]
+    best = [cgutils.alloca_once_value(builder, inf) for _ in range(nr)]
+    second = [cgutils.alloca_once_value(builder, inf) for _ in range(nr)]
+    lab = [cgutils.alloca_once_value(builder, ir.Constant(IT, [0] * W)) for _ in range(nr)]
+    ngroups = builder.udiv(builder.add(K, c64(mr - 1)), c64(mr))
+    last_row = builder.sub(K, c64(1))
+    with cgutils.for_range(builder, ngroups) as grp:
+        g0 = builder.mul(grp.index, c64(mr))
+        for r in range(mr):
+            for n in range(nr):
+                builder.store(zero, accs[r][n])
+        crow = []
+        for r in range(mr):
+            row = builder.add(g0, c64(r))
+            row = builder.select(builder.icmp_signed("<", row, K), row, last_row)  # the last group: clamped
+            crow.append(builder.mul(row, d))
+        with cgutils.for_range(builder, d) as loop:
+            k = loop.index
+            ybase = builder.add(builder.mul(k, m), aj)
+            yv = [builder.load(vptr(ydata, builder.add(ybase, c64(n * W))), align=align) for n in range(nr)]
+            for r in range(mr):
+                cb = splat(builder.load(builder.gep(cdata, [builder.add(crow[r], k)])))
+                for n in range(nr):
+                    t = builder.fsub(cb, yv[n], flags=_FLAGS)
+                    p = builder.fmul(t, t, flags=_FLAGS)
+                    builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
+        for r in range(mr):
+            row = builder.add(g0, c64(r))
+            with builder.if_then(builder.icmp_signed("<", row, K), likely=True):
+                idx = splat(builder.trunc(row, i32), IT)
+                for n in range(nr):
+                    D = builder.load(accs[r][n])
+                    b = builder.load(best[n])
+                    lt = builder.fcmp_ordered("<", D, b)
+                    hi = builder.select(lt, b, D)  # max(b, D)
+                    s = builder.load(second[n])
+                    builder.store(builder.select(builder.fcmp_ordered("<", hi, s), hi, s), second[n])
+                    builder.store(builder.select(lt, D, b), best[n])
+                    builder.store(builder.select(lt, idx, builder.load(lab[n])), lab[n])
+    bdata = context.make_array(sig.args[3])(context, builder, abest).data
+    sdata = context.make_array(sig.args[4])(context, builder, asecond).data
+    ldata = context.make_array(sig.args[5])(context, builder, alab).data
+    for n in range(nr):
+        builder.store(builder.load(best[n]), vptr(bdata, c64(n * W)), align=align)
+        builder.store(builder.load(second[n]), vptr(sdata, c64(n * W)), align=align)
+        builder.store(builder.load(lab[n]), vptr(ldata, c64(n * W), IT), align=4)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def sq_argmin_block(typingctx, C, Xt, j, best, second, lab):
+    """For the ``NB`` (:func:`argmin_cols`) columns ``j:j+NB`` of ``Xt`` (points as
+    columns; the block must lie inside ``Xt``): ``best`` = the smallest squared distance
+    to the rows of ``C`` (all ``K`` centres, in index order, each by the arithmetic of
+    :func:`sq_block`), ``lab`` its row (int32; ties: the lowest), ``second`` the second
+    smallest of the ``K`` distances (``inf`` for ``K = 1``; equal to ``best`` on a tie),
+    stored as ``best[:NB]``, ``second[:NB]``, ``lab[:NB]``.  The distances never leave
+    the registers: per group of ``ARGMIN_MR`` centres an ``ARGMIN_MR x NB`` block, then
+    a running minimum and second minimum of its rows, in centre order."""
+    ok = all(isinstance(a, types.Array) and a.layout == "C" for a in (C, Xt, best, second, lab))
+    if not ok or C.ndim != 2 or Xt.ndim != 2 or best.ndim != 1 or second.ndim != 1 or lab.ndim != 1:
+        return None
+    if C.dtype not in (types.float32, types.float64) or not C.dtype == Xt.dtype == best.dtype == second.dtype:
+        return None
+    if lab.dtype != types.int32:
+        return None
+    return types.void(C, Xt, types.int64, best, second, lab), _emit_argmin
+
+
+@intrinsic
+def argmin_cols(typingctx, a):
+    """The columns of a block of :func:`sq_argmin_block` for the dtype of ``a``."""
+    if not isinstance(a, types.Array):
+        return None
+    nb = argmin_nr() * lanes(a.dtype)
 
     def codegen(context, builder, sig, args):
         return ir.Constant(ir.IntType(64), nb)

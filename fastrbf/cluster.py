@@ -210,7 +210,11 @@ class Assigner:
             self._transposed()
 
     def _transposed(self):
-        self._Xt = np.ascontiguousarray(self.X.T) if self._Xt is None else self._Xt
+        if self._Xt is None:
+            X = self.X
+            self._Xt = np.empty((X.shape[1], X.shape[0]), dtype=X.dtype)
+            nt = _threads.for_work(8 * X.size, self.n_threads)  # a copy: a few flops' worth per entry
+            _threads.map_ranges(lambda lo, hi: _jl.transpose_rows(X, lo, hi, self._Xt), X.shape[0], nt, _jl.TB)
         return self._Xt
 
     def shared(self):

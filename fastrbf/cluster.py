@@ -3,11 +3,12 @@
 Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels):
 
 - Assignment is exact: for small ``K * d`` by direct differences in the data's dtype;
-  otherwise float32 values rank the centres (float32 data up to ``F32_DIRECT_MAX_D``
-  features: direct float32 distances, else a GEMM on centred data) and every centre
-  within the rigorous error bound of the best is recomputed in float64: the labels are
-  the argmin of the float64 distances (ties to the lowest index, as ``np.argmin``),
-  the same bits on both (measurements: :mod:`fastrbf._jit.lloyd`).
+  otherwise float32 values rank the centres (up to ``F32_DIRECT_MAX_D`` features: direct
+  float32 distances of float32 data or of the centred float32 copy of float64 data, else
+  a GEMM on the centred copy) and every centre within the rigorous error bound of the
+  best is recomputed in float64: the labels are the argmin of the float64 distances
+  (ties to the lowest index, as ``np.argmin``), the same bits on every path
+  (measurements: :mod:`fastrbf._jit.lloyd`).
 - The update adds one partial (sum, weight) slot per fixed chunk of rows in chunk
   order: bitwise the same result for any thread count.  In ``kmeans`` each chunk's
   slot is filled right after its rows are assigned, by the same worker thread, and
@@ -82,7 +83,7 @@ from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 #: crossover with the certified float32 GEMM path, measured on AVX2)
 DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
 
-#: float32 data above ``DIRECT_MAX_KD`` with up to this many features: the certified direct
+#: above ``DIRECT_MAX_KD``, up to this many features: the certified direct float32
 #: assignment (``certify_direct``; the GEMM path's labels and distances), not the GEMM
 F32_DIRECT_MAX_D = 48
 
@@ -195,16 +196,18 @@ class Assigner:
         self._Xt = None
 
     def path(self, K, dtype):
-        """The assignment to ``K`` centres of ``dtype``: "direct", "direct32" or "gemm"."""
+        """The assignment to ``K`` centres of ``dtype``: "direct", "direct32" (float32
+        data), "centred32" (float64 data ranked on its centred float32 copy) or "gemm"."""
         X = self.X
         if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
             return "direct"
-        f32 = X.dtype == dtype == np.float32 and self.f32_direct
-        return "direct32" if f32 and X.shape[1] <= F32_DIRECT_MAX_D else "gemm"
+        if not (self.f32_direct and X.dtype == dtype and X.shape[1] <= F32_DIRECT_MAX_D):
+            return "gemm"
+        return "direct32" if X.dtype == np.float32 else "centred32"
 
     def prepare(self, K):
         """Make now the copies of X that the assignment to ``K`` centres uses."""
-        if self.path(K, self.X.dtype) == "gemm":
+        if self.path(K, self.X.dtype) in ("gemm", "centred32"):
             self._prepare_gemm()
         else:
             self._transposed()
@@ -257,11 +260,16 @@ class Assigner:
             _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
                  _jl.RB)
             return True
-        if path == "direct32":
-            Xt = self._transposed()
-            errs = (*sq_errors(np.float32, X.shape[1]), *sq_errors(np.float64, X.shape[1]), want_dist)
-            _run(lambda lo, hi: _jl.certify_direct(Xt, C, X, lo, hi, *errs, labels, mind), X, labels, update,
-                 self.n_threads, _jl.RB)
+        if path in ("direct32", "centred32"):
+            errs = (*sq_errors(np.float32, X.shape[1]), *sq_errors(np.float64, X.shape[1]))
+            if path == "direct32":
+                Xt, Cr, nx, ncmax, unit = self._transposed(), C, np.empty(0), 0.0, 0.0
+            else:  # rounding of x - mu to float64 then float32, with a margin (see certify_direct)
+                _, Xt, nx = self._prepare_gemm()
+                Cr, _, ncmax, _ = self.ranking_centres(C)
+                unit = (2.0**-24 + 2.0**-53) * 1.01
+            _run(lambda lo, hi: _jl.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
+                                                   mind), X, labels, update, self.n_threads, _jl.RB)
             return want_dist
         _, Xct32, nx = self._prepare_gemm()
         Cc32, nc32, ncmax, err = self.ranking_centres(C)

@@ -521,7 +521,8 @@ def test_labels_and_inertia_of_the_final_centres_after_a_relocation(monkeypatch,
 
 
 def _both_float32_paths(monkeypatch, call):
-    """``call()`` on the certified direct float32 assignment and on the GEMM path."""
+    """``call()`` on the certified direct float32 assignment (of float32 data, or of the
+    centred float32 copy of float64 data) and on the GEMM path."""
     results = []
     for max_d in (10**9, 0):
         monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", max_d)
@@ -531,20 +532,22 @@ def _both_float32_paths(monkeypatch, call):
 
 @pytest.mark.parametrize("n,d,K", [(257, 16, 64), (700, 5, 130), (1000, 33, 20), (50, 48, 11)])
 @pytest.mark.parametrize("offset", [0.0, 1e4])
-def test_certified_direct_float32_equals_gemm_path(rng, monkeypatch, n, d, K, offset):
-    """float32 with K * d above the direct threshold: the certified direct assignment gives
-    the labels and distances of the GEMM path bit for bit, for 1 and 2 threads."""
-    X = (offset + rng.standard_normal((n, d))).astype(np.float32)
+@pytest.mark.parametrize("dtype, path", [(np.float32, "direct32"), (np.float64, "centred32")])
+def test_certified_direct_float32_equals_gemm_path(rng, monkeypatch, n, d, K, offset, dtype, path):
+    """K * d above the direct threshold: the certified direct float32 assignment gives the
+    labels and distances of the GEMM path bit for bit, for 1 and 2 threads."""
+    X = (offset + rng.standard_normal((n, d))).astype(dtype)
     C = X[rng.choice(n, K, replace=False)].copy()
     C[K // 2] = C[0]  # duplicate centre: ties go to the lowest index
-    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float32)) == "direct32"
+    assert cluster.Assigner(X, 1).path(K, np.dtype(dtype)) == path
     monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)
     a, b = _both_float32_paths(monkeypatch, lambda: fastrbf.lloyd_assign(X, C))
     monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
     c = fastrbf.lloyd_assign(X, C, n_threads=1)
     for labels, d2 in (b, c):
         assert_array_equal(a[0], labels)
-        assert_array_equal(a[1].view(np.uint32), d2.view(np.uint32))
+        assert_array_equal(a[1], d2)
+        assert a[1].dtype == d2.dtype == dtype
     ref_labels, _ = reference.lloyd_assign(X.astype(np.float64), C.astype(np.float64))
     assert_array_equal(a[0], ref_labels)
 
@@ -573,12 +576,34 @@ def test_certified_direct_float32_near_ties(rng):
     assert_array_equal(d2, ref_d2.astype(np.float32))
 
 
+def test_certified_direct_float64_near_ties(rng):
+    """float64 points nearly equidistant from two centres, closer than float32 can tell
+    (their centred float32 copies tie): the labels are the float64 argmin, as on the GEMM
+    path and in the reference."""
+    d, K = 16, 64
+    C = np.zeros((K, d))
+    C[1, 0] = 1.0  # centres 0 and 1; the others far away
+    C[2:] = 1e4 + rng.standard_normal((K - 2, d))
+    X = np.zeros((7 * 40, d))
+    X[:, 0] = np.tile(0.5 + np.arange(-3, 4) * 2.0**-20, 40)  # x0 > 0.5: closer to centre 1
+    X[:, 1] = np.repeat(np.linspace(300.0, 3000.0, 40), 7)
+    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float64)) == "centred32"
+    D32 = fastrbf.sqdist(X.astype(np.float32), C[:2].astype(np.float32))
+    assert (D32[:, 0] == D32[:, 1]).mean() > 0.5  # float32 distances cannot tell
+    labels, d2 = fastrbf.lloyd_assign(X, C)
+    assert_array_equal(labels, np.where(X[:, 0] > 0.5, 1, 0))
+    ref_labels, ref_d2 = reference.lloyd_assign(X, C)
+    assert_array_equal(labels, ref_labels)
+    np.testing.assert_allclose(d2, ref_d2, rtol=1e-15)  # the reference sums in another order
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_kmeans_float32_certified_direct_same_as_gemm_path(rng, monkeypatch, n_threads):
+def test_kmeans_float32_certified_direct_same_as_gemm_path(rng, monkeypatch, n_threads, dtype):
     """kmeans in float32 (two row chunks, a relocation, K * d above the direct threshold):
     the same centres, labels, inertia and n_iter on either assignment path and for 1 or 2
     threads."""
-    X = rng.standard_normal((9000, 16)).astype(np.float32)
+    X = rng.standard_normal((9000, 16)).astype(dtype)
     C0 = X[:40].copy()
     C0[7] = 1e3  # empty at the first iteration: relocated
 
@@ -589,7 +614,7 @@ def test_kmeans_float32_certified_direct_same_as_gemm_path(rng, monkeypatch, n_t
     monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
     c = run(3 - n_threads)
     for r in (b, c):
-        assert_array_equal(a.centers.view(np.uint32), r.centers.view(np.uint32))
+        assert_array_equal(a.centers, r.centers)
         assert_array_equal(a.labels, r.labels)
         assert a.inertia == r.inertia and a.n_iter == r.n_iter
-    assert a.centers.dtype == np.float32
+    assert a.centers.dtype == dtype

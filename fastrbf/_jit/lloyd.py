@@ -28,7 +28,15 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   the subnormals), far tighter than the GEMM ranking's ``(d + 8) eps32 (|x|^2 +
   max |c|^2)``, so no GEMM, no centred copy, no pass over a ``K x n`` block.  A row
   whose second smallest distance is within the bound of the smallest is recomputed
-  against every centre by ``_exact_sq`` (rows of near ties only).
+  against every centre by ``_exact_sq`` (rows of near ties only).  float64 data (the
+  same sizes) are ranked the same way on the centred float32 copies of the GEMM path
+  (``centre_f32``; the centres centred in float64, then rounded): each entry is within
+  ``unit |x_k - mu_k|`` (``unit`` = 1.01 (2^-24 + 2^-53)) of the float64 value, so a
+  ranked distance is within ``delta = unit (||x - mu|| + max ||c - mu||)`` of the true
+  one, and the bound widens by ``delta`` on either side (a square root per row).
+  lloyd-large float64 (1e6 x 32, K = 256), one iteration, 2 threads under another
+  job's load, min / median: 208 / 232 ms on the GEMM path, 166 / 183 ms now
+  (scikit-learn 352-397 / 488-510 ms, same script).
 
 The reported distance to the chosen centre is always the direct-difference value.
 
@@ -68,8 +76,7 @@ End to end, one ``kmeans`` iteration as the benchmark times it (its ``PerIterati
 loaded machine, min / median ms: lloyd-small float32 3.95 / 6.49 (before 7.31 / 11.53;
 scikit-learn 7.50 / 17.16: 1.90x / 2.64x; scikit-learn-intelex 16.1 / 17.0: 4.0x);
 lloyd-large float32 110.0 / 178.0 (before 166.6 / 324.5; faiss 161.1 / 320.2: 1.46x /
-1.80x; scikit-learn 207 / 414: 1.89x / 2.32x).  The float64 rows run the same code as
-before (ratios 0.92 - 1.05 over three runs: the noise of the machine).
+1.80x; scikit-learn 207 / 414: 1.89x / 2.32x).
 """
 
 import numpy as np
@@ -133,11 +140,16 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
 
 
 @jit
-def certify_direct(Xt, C, X, lo, hi, gam, eta, gam64, eta64, want_dist, labels, mind):
-    # IN: Xt (d, n) the rows of X as columns, C (K, d) the centres (X's float dtype),
-    #     X (n, d), the rows lo:hi to do, gam/eta: D = r^2 (1 + e) + f with |e| <= gam,
-    #     |f| <= eta for a distance D of the micro-kernels (true distance r), gam64/eta64
-    #     the same for _exact_sq; want_dist as in certify_cols
+def certify_direct(Xt, Cr, C, X, lo, hi, gam, eta, gam64, eta64, nx, ncmax, unit, want_dist, labels, mind):
+    # IN: Xt (d, n) and Cr (K, d): the rows of X as columns and the centres, ranked by
+    #     the micro-kernels: float32 data and centres themselves (unit = 0), or the
+    #     centred float32 copies of float64 ones (centre_f32, ranking_centres; unit > 0);
+    #     C (K, d) the centres and X (n, d) the rows in their own dtype; the rows lo:hi
+    #     to do; gam/eta: D = r^2 (1 + e) + f with |e| <= gam, |f| <= eta for a distance
+    #     D of the micro-kernels (true distance r of the ranked values), gam64/eta64 the
+    #     same for _exact_sq; nx (n,) ||x - mu||^2 and ncmax max ||c - mu||^2 of the
+    #     centred copies, whose entries are within unit |x_k - mu_k| of x_k - mu_k;
+    #     want_dist as in certify_cols
     # OUT: labels[lo:hi], mind[lo:hi]
     # The labels and distances of certify_cols (the argmin of the float64 _exact_sq
     # distances, ties to the lowest index), from the direct distances in X's dtype: per
@@ -159,18 +171,33 @@ def certify_direct(Xt, C, X, lo, hi, gam, eta, gam64, eta64, want_dist, labels, 
     # positive) is covered by the factor 1 + 1e-12
     a = (1.0 + gam64) / (1.0 - gam) / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12)
     b = 2.0 * eta64 / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12) + eta * (1.0 + 1e-12)
+    # centred copies: the ranked difference of a row and a centre is within
+    # delta = unit (||x - mu|| + ||c - mu||) (+ float32 underflow) of the true one, so
+    # r <= r~ + delta and r >= r~ - delta for the true distances r and ranked ones r~:
+    # r_b <= sqrt((D_b + eta) / (1 - gam)) + delta, E_j > E_b once r_j^2 > R2 =
+    # (r_b^2 (1 + gam64) + 2 eta64) / (1 - gam64), which D_j > (sqrt(R2) + delta)^2
+    # (1 + gam) + eta proves; the float64 rounding of lim is covered by 1 + 1e-12
+    tiny = 2.0 * np.sqrt(np.float64(d)) * 2.0**-149
+    cmax = np.sqrt(ncmax)
     for j in range(lo, hi, NB):
         cols = min(NB, hi - j)
         if cols == NB:
-            sq_argmin_block(C, Xt, j, best, second, lab)
+            sq_argmin_block(Cr, Xt, j, best, second, lab)
         else:  # the last columns, padded with copies of the last one
             for k in range(d):
                 for c in range(NB):
                     tail[k, c] = Xt[k, j + min(c, cols - 1)]
-            sq_argmin_block(C, tail, 0, best, second, lab)
+            sq_argmin_block(Cr, tail, 0, best, second, lab)
         for c in range(cols):
             i = j + c
-            lim = (np.float64(best[c]) + eta) * a + b
+            if unit > 0.0:
+                delta = unit * (np.sqrt(nx[i]) + cmax) + tiny
+                rb = np.sqrt((np.float64(best[c]) + eta) / (1.0 - gam)) + delta
+                r2 = (rb * rb * (1.0 + gam64) + 2.0 * eta64) / (1.0 - gam64)
+                t = np.sqrt(r2) + delta
+                lim = (t * t * (1.0 + gam) + eta) * (1.0 + 1e-12)
+            else:
+                lim = (np.float64(best[c]) + eta) * a + b
             if np.float64(second[c]) > lim:
                 lb = lab[c]
                 labels[i] = lb

@@ -36,7 +36,8 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   one, and the bound widens by ``delta`` on either side (a square root per row).
   lloyd-large float64 (1e6 x 32, K = 256), one iteration, 2 threads under another
   job's load, min / median: 208 / 232 ms on the GEMM path, 166 / 183 ms now
-  (scikit-learn 352-397 / 488-510 ms, same script).
+  (scikit-learn 352-397 / 488-510 ms, same script); the benchmark on the quiet machine:
+  111 / 116 ms against scikit-learn's 298 / 310 ms (143 / 152 ms before).
 
 The reported distance to the chosen centre is always the direct-difference value.
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import _progress, _threads
 from . import _validation as _v
 from ._jit import seeding as _jseed
-from ._kmeans_rules import check_enough_points, check_n_clusters, check_weights
+from ._kmeans_rules import check_enough_points, check_n_clusters, check_weights, transposed
 from ._scaling import ldexp, max_abs, shift_for, weight_shift
 from ._sparse_lloyd import CSRRows, SparseSeeding, check_csr, distinct_rows, has_distinct_rows, is_sparse
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
@@ -65,7 +65,7 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         update = passes.update
         potentials = passes.potentials
     else:
-        Xt = np.ascontiguousarray(X.T)
+        Xt = transposed(X, n_threads)
 
         def rows(ids):
             return np.ascontiguousarray(X[ids])

@@ -31,6 +31,7 @@ Decisions:
 
 import numpy as np
 
+from . import _threads
 from . import _validation as _v
 from ._jit import lloyd as _jl
 
@@ -155,6 +156,16 @@ def lloyd_tolerance(tol, variances):
     """The absolute tolerance on the summed squared centre shift: ``tol`` times the mean
     of the column variances of the data (scikit-learn's scaling); 0 for ``tol = 0``."""
     return float(tol) * float(np.mean(variances)) if tol > 0 else 0.0
+
+
+def transposed(X, n_threads):
+    """``X.T`` as a C-contiguous copy (the rows as columns: the layout of the direct
+    assignment and of the seeding passes), made on fastrbf's threads; NumPy's copy runs
+    on one thread (210 ms for 1e6 x 32 float32)."""
+    Xt = np.empty((X.shape[1], X.shape[0]), dtype=X.dtype)
+    nt = _threads.for_work(8 * X.size, n_threads)  # a copy: a few flops' worth per entry
+    _threads.map_ranges(lambda lo, hi: _jl.transpose_rows(X, lo, hi, Xt), X.shape[0], nt, _jl.TB)
+    return Xt
 
 
 def partial_slots(X, K):

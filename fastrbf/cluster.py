@@ -73,6 +73,7 @@ from ._kmeans_rules import (
     lloyd_tolerance,
     partial_slots,
     reduce_slots,
+    transposed,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
@@ -213,11 +214,7 @@ class Assigner:
             self._transposed()
 
     def _transposed(self):
-        if self._Xt is None:
-            X = self.X
-            self._Xt = np.empty((X.shape[1], X.shape[0]), dtype=X.dtype)
-            nt = _threads.for_work(8 * X.size, self.n_threads)  # a copy: a few flops' worth per entry
-            _threads.map_ranges(lambda lo, hi: _jl.transpose_rows(X, lo, hi, self._Xt), X.shape[0], nt, _jl.TB)
+        self._Xt = transposed(self.X, self.n_threads) if self._Xt is None else self._Xt
         return self._Xt
 
     def shared(self):

@@ -212,3 +212,44 @@ def test_compare_with_an_older_file_without_the_new_fields(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "peak mem  floor" in out and "floors (" not in out
     assert next(ln for ln in out.splitlines() if ln.startswith("  fastrbf ")).endswith(" -")
+
+
+# ---------------------------------------------------------------- settling between timed calls
+def _busy(seconds):
+    """A thread that keeps a core busy for ``seconds`` without holding the GIL (hashing
+    a large buffer releases it), as a BLAS or OpenMP pool spinning after a call does."""
+    import hashlib
+    import threading
+    import time
+
+    def spin():
+        buf = bytes(1 << 16)
+        t_end = time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            hashlib.sha256(buf).digest()
+
+    t = threading.Thread(target=spin, daemon=True)
+    t.start()
+    return t
+
+
+def test_settle_waits_for_busy_helper_threads():
+    t = _busy(0.15)
+    waited = roofline.settle(max_s=2.0)
+    assert waited >= 0.1  # (the thread was busy for 0.15 s from just before the wait)
+    assert not t.is_alive() or waited >= 0.15 - 0.01
+    t.join()
+
+
+def test_settle_gives_up_after_max_s():
+    t = _busy(1.0)
+    waited = roofline.settle(max_s=0.1)
+    assert 0.1 <= waited < 0.5
+    t.join()
+
+
+def test_timed_calls_settle_first(monkeypatch):
+    calls = []
+    monkeypatch.setattr(harness, "settle", lambda: calls.append("settle"))
+    harness.time_rounds([lambda a: calls.append("a"), lambda a: calls.append("b")], {}, rounds=2, min_rounds=2)
+    assert calls[0::2] == ["settle"] * 4 and sorted(calls[1::2]) == ["a", "a", "b", "b"]

@@ -19,7 +19,11 @@ functional call a scikit-learn wrapper makes, in-memory k-means under dask).
 :data:`WARMUP_QUICK_S` / :data:`WARMUP_S` seconds are spent; the first call compiles
 fastrbf's kernels on a cold cache), then timed in *rounds*: one call of every contender
 per round, in an order shuffled each round (seeded), so a burst of load from other
-processes falls on all contenders alike instead of on whichever was being timed.  Rounds
+processes falls on all contenders alike instead of on whichever was being timed.  Before
+each timed call the harness waits until the process's other threads are idle
+(:func:`settle`): OpenBLAS's threads spin for about 0.1 s after a multi-threaded call,
+and a contender timed right after a BLAS-heavy one (the NumPy reference, the norm
+trick, scikit-learn's GEMM) ran on the cores they left, up to 2x slower.  Rounds
 go on up to :data:`QUICK_ROUNDS` / :data:`FULL_ROUNDS`; a contender sits out the
 remaining rounds once its timed calls add up to its time budget (:data:`QUICK_BUDGET_S`
 / :data:`FULL_BUDGET_S`) and :data:`MIN_ROUNDS` are done (after :data:`SLOW_ROUNDS`
@@ -63,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from .roofline import Cost
+from .roofline import Cost, settle
 
 FASTRBF, NUMPY, PEER, FLOOR, BASELINE = "fastrbf", "numpy", "peer", "floor", "baseline"
 #: what each kind of contender is, in the table's legend and the figure
@@ -128,7 +132,9 @@ FASTER, SLOWER, WITHIN_NOISE = "faster", "slower", "within noise"
 
 
 def _call(fn, data):
-    """Seconds of one call (a ``self_timed`` callable returns its own time)."""
+    """Seconds of one call (a ``self_timed`` callable returns its own time), on a
+    process whose helper threads have gone idle (:func:`settle`)."""
+    settle()
     t0 = time.perf_counter()
     r = fn(data)
     t = time.perf_counter() - t0

@@ -60,11 +60,45 @@ class Cost:
     exps: float = 0.0
 
 
+#: before each timed call, wait (in steps of SETTLE_STEP_S, at most SETTLE_MAX_S) until this
+#: process's other threads use less than SETTLE_IDLE of a core: the helper threads of
+#: the contender before (OpenBLAS's spin for about 0.1 s after a call; OpenMP's and
+#: TBB's for less) would otherwise take cores from the next one.  A step spans at least one
+#: scheduler tick (the CPU time of a thread that runs without a system call is counted
+#: at ticks: every 4 ms at 250 Hz, 10 ms at 100 Hz), so a busy thread shows in every step
+SETTLE_STEP_S, SETTLE_MAX_S, SETTLE_IDLE = 0.01, 0.25, 0.1
+
+
+def settle(max_s: float = SETTLE_MAX_S) -> float:
+    """Wait until this process's other threads are idle; return the seconds waited.
+
+    The calling thread sleeps in steps of :data:`SETTLE_STEP_S`; while it sleeps the
+    process's CPU time (``time.process_time``: all its threads) grows only by what the
+    other threads run.  The wait ends at the first step where that is below
+    :data:`SETTLE_IDLE` of a core, or after ``max_s`` seconds (a thread that never
+    rests, such as another workload's scheduler, costs at most that).
+
+    Examples
+    --------
+    >>> 0.0 < settle() < 1.0
+    True
+    """
+    t_start = time.perf_counter()
+    while True:
+        w0, c0 = time.perf_counter(), time.process_time()
+        time.sleep(SETTLE_STEP_S)
+        w1, c1 = time.perf_counter(), time.process_time()
+        if c1 - c0 < SETTLE_IDLE * (w1 - w0) or w1 - t_start >= max_s:
+            return w1 - t_start
+
+
 def _best(fn: Callable[[], object], calls: int) -> float:
-    """The shortest wall time of ``calls`` calls of ``fn`` (after one untimed call)."""
+    """The shortest wall time of ``calls`` calls of ``fn`` (after one untimed call), each
+    on a process whose helper threads have gone idle (:func:`settle`)."""
     fn()
     best = float("inf")
     for _ in range(calls):
+        settle()
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)

@@ -23,6 +23,16 @@ values are bitwise those of ``chunk_row`` (tests/test_micro.py: every tail of ``
 edges, offsets, the scalar and 256-bit templates), and so those of ``sqdist``, the
 kd-tree's leaves, the Lloyd assignment and certification, and the brute-force ``knn``.
 
+Stores: before its feature loop a full block asks for the output lines of the next block
+(same rows, the next ``NB`` columns) with write-intent prefetches (``llvm.prefetch``,
+``prefetchw`` on x86): the next block's stores then find their lines owned instead of
+each waiting for its line from memory.  Measured on the Zen 4, one thread, float64,
+d = 16, output 2000 x 2000 (not in cache): 14.7-16.6 -> 17.6-19.4 pair-features per ns
+(20.5-21.4 when the output fits in L1, unchanged); ``sqdist`` of 20000 x 2000 x 16 into
+``out=``, 2 threads: 23.2-23.5 -> 18.7-19.0 ms (float32 12.7-13.0 -> 10.3-10.7 ms).  A
+fresh output array gains nothing: the kernel's zeroing of the new pages (about 16 ms
+for these 320 MB on 2 threads) runs on the same cores.
+
 Edges: a block with fewer than ``MR`` rows or ``NB`` columns computes the missing ones
 from copies of the last valid row / column (clamped indices, so every load is inside
 the arrays) and stores only the valid entries; a partial block loads its columns one by
@@ -171,6 +181,21 @@ def _emit_block(context, builder, sig, args, dot):
         v = builder.insert_element(ir.Constant(VT, ir.Undefined), x, ir.Constant(i32, 0))
         return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
 
+    def prefetch_next(r_count):
+        # ask for the output lines of the next block (same rows, NB columns on) for
+        # writing, while this block's features run: its stores then find their lines
+        # owned instead of waiting for them (a prefetch never faults, so the lines past
+        # the end of a row or of the array are harmless)
+        pf = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32]),
+            "llvm.prefetch.p0i8")
+        line = 64 // align
+        for r in range(r_count):
+            obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), builder.add(aoj, c64(NB)))
+            for q in range(0, NB + line, line):  # one line more: the block need not start a line
+                ptr = builder.bitcast(builder.gep(odata, [builder.add(obase, c64(q))]), ir.IntType(8).as_pointer())
+                builder.call(pf, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+
     def body(part_rows, part_cols):
         # part_rows: rows < MR, part_cols: cols < NB; the rows and columns past the edge
         # are computed from copies of the last valid ones (clamped indices: every load
@@ -186,6 +211,8 @@ def _emit_block(context, builder, sig, args, dot):
                 row = builder.select(builder.icmp_signed("<", c64(r), arows), row, last_row)
             xrow.append(builder.mul(row, d))
         last_col = builder.sub(acols, c64(1))
+        if not part_cols:
+            prefetch_next(r_count=MR)
         with cgutils.for_range(builder, d) as loop:
             k = loop.index
             ybase = builder.add(builder.mul(k, m), aj)

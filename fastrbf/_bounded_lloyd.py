@@ -89,7 +89,7 @@ def sq_errors(dtype, d):
 
 class BoundedAssigner:
     """The assigner of the bounded Lloyd loop: wraps a brute-force assigner
-    (:class:`fastrbf.cluster.Assigner`) and has its interface (``__call__``,
+    (:class:`fastrbf._assign.Assigner`) and has its interface (``__call__``,
     ``distances``) plus :meth:`forget`.  Calls with partial update slots are Lloyd
     iterations (the first one brute force, the next ones bounded); calls without are
     brute force."""

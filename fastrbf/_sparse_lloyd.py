@@ -1,5 +1,5 @@
 """k-means on sparse data: the checked CSR rows (:class:`CSRRows`), their Lloyd
-assignment (:class:`SparseAssigner`, the interface of :class:`fastrbf.cluster.Assigner`),
+assignment (:class:`SparseAssigner`, the interface of :class:`fastrbf._assign.Assigner`),
 update, empty-cluster relocation, k-means++ passes, column variances and distinct rows.
 :mod:`fastrbf.cluster` and :mod:`fastrbf._kmeans_init` dispatch here when ``X`` is a
 ``scipy.sparse`` matrix or array; the Lloyd loop and its rules are theirs.
@@ -178,7 +178,7 @@ def _ranges(func, n, work, n_threads):
 
 class SparseAssigner:
     """Assignment of CSR rows to dense centres, with the interface of
-    :class:`fastrbf.cluster.Assigner` that the Lloyd loop uses (``__call__``,
+    :class:`fastrbf._assign.Assigner` that the Lloyd loop uses (``__call__``,
     ``distances``); the squared norms of the rows are computed once."""
 
     def __init__(self, X, n_threads):

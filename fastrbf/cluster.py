@@ -48,14 +48,14 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
 """
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _progress, _threads
+from . import _assign, _progress, _threads
 from . import _validation as _v
-from ._bounded_lloyd import BoundedAssigner, bounds_pay, for_chunks, sq_errors
+from ._assign import Assigner
+from ._bounded_lloyd import BoundedAssigner, bounds_pay
 from ._jit import lloyd as _jl
 from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
 from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
@@ -73,43 +73,11 @@ from ._kmeans_rules import (
     lloyd_tolerance,
     partial_slots,
     reduce_slots,
-    transposed,
 )
 from ._progress import ProgressArg
 from ._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
 from ._sparse_lloyd import CSRRows, SparseAssigner, assign_csr, check_csr, is_sparse, relocate_empty_csr, sparse_sums
 from ._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
-
-#: up to this many K * d products per point the exact direct assignment is used (the
-#: crossover with the certified float32 GEMM path, measured on AVX2)
-DIRECT_MAX_KD = {np.dtype(np.float64): 512, np.dtype(np.float32): 512}
-
-#: above ``DIRECT_MAX_KD``, up to this many features: the certified direct float32
-#: assignment (``certify_direct``; the GEMM path's labels and distances), not the GEMM
-F32_DIRECT_MAX_D = 48
-
-#: rows per GEMM call of the certified assignment (the float32 block stays in L2)
-GEMM_CHUNK_ROWS = 1024
-#: the K x GEMM_CHUNK_ROWS float32 scratch tile of the GEMM assignment is kept per thread
-#: (reused by every chunk and call) up to this size; larger tiles are allocated per call
-TILE_CACHE_BYTES = 1 << 24
-_tiles = threading.local()
-
-
-def _gemm_tile(K, cols):
-    """A (K, cols) float32 scratch tile, C-contiguous, reused by this thread.
-
-    A fresh 1 MB tile per chunk of rows costs page faults whenever the allocator hands
-    large blocks back to the system at once, as dask's worker processes make glibc do
-    (``MALLOC_TRIM_THRESHOLD_``): measured 1.0 s of 4.0 s in 20 Lloyd iterations of
-    1e6 x 32, K = 256 on two workers."""
-    size = K * cols
-    if 4 * size > TILE_CACHE_BYTES:
-        return np.empty((K, cols), dtype=np.float32)
-    buf = getattr(_tiles, "buf", None)
-    if buf is None or buf.size < size:
-        buf = _tiles.buf = np.empty(max(size, min(K * GEMM_CHUNK_ROWS, TILE_CACHE_BYTES // 4)), dtype=np.float32)
-    return buf[:size].reshape(K, cols)
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):
@@ -163,147 +131,6 @@ class KMeansResult:
     converged: bool
 
 
-def _run(assign, X, labels, update, n_threads, align):
-    """``assign(lo, hi)`` over the rows of X on the worker threads; with ``update =
-    (w, part, partw)`` the rows go by chunks of ``UPDATE_CHUNK``, each chunk's partial
-    update slot filled right after its rows are assigned, chunks handed out one at a
-    time to whichever thread is free (the slots do not depend on the split)."""
-    n = X.shape[0]
-    if update is None:
-        _threads.map_ranges(assign, n, n_threads, align=align)
-        return
-    w, part, partw = update
-    chunk = _jl.UPDATE_CHUNK
-
-    def work(c):
-        assign(c * chunk, min(n, (c + 1) * chunk))
-        _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
-
-    for_chunks(work, part.shape[0], n_threads)
-
-
-class Assigner:
-    """Assignment of the rows of X to centres; caches the copies of X it works on (the
-    transposed copy of the direct paths, the centred float32 copy of the GEMM path).
-
-    The interface other backends use (the dask k-means keeps one per row block):
-    :meth:`prepare` makes the copies an assignment to K centres needs, :meth:`shared`
-    gives a new assigner that starts with this one's copies (what it caches later stays
-    its own), :meth:`cached` lists the copies (for their size)."""
-
-    def __init__(self, X, n_threads, f32_direct=True):
-        self.X, self.n_threads, self.f32_direct = X, n_threads, f32_direct
-        self._centred = None
-        self._Xt = None
-
-    def path(self, K, dtype):
-        """The assignment to ``K`` centres of ``dtype``: "direct", "direct32" (float32
-        data), "centred32" (float64 data ranked on its centred float32 copy) or "gemm"."""
-        X = self.X
-        if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
-            return "direct"
-        if not (self.f32_direct and X.dtype == dtype and X.shape[1] <= F32_DIRECT_MAX_D):
-            return "gemm"
-        return "direct32" if X.dtype == np.float32 else "centred32"
-
-    def prepare(self, K):
-        """Make now the copies of X that the assignment to ``K`` centres uses."""
-        if self.path(K, self.X.dtype) in ("gemm", "centred32"):
-            self._prepare_gemm()
-        else:
-            self._transposed()
-
-    def _transposed(self):
-        self._Xt = transposed(self.X, self.n_threads) if self._Xt is None else self._Xt
-        return self._Xt
-
-    def shared(self):
-        """A new assigner of the same rows that starts with this one's copies."""
-        a = Assigner(self.X, self.n_threads, self.f32_direct)
-        a._Xt, a._centred = self._Xt, self._centred
-        return a
-
-    def cached(self):
-        """The copies of X held (arrays)."""
-        return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
-
-    def centred(self):
-        """The copies of the GEMM path: (mean of the rows, the centred rows as float32
-        columns (d, n), their squared norms in float64), made on the first call."""
-        return self._prepare_gemm()
-
-    def _prepare_gemm(self):
-        if self._centred is None:
-            X = self.X
-            mu = X.mean(axis=0, dtype=np.float64)
-            Xct32 = np.empty((X.shape[1], X.shape[0]), dtype=np.float32)
-            nx = np.empty(X.shape[0], dtype=np.float64)
-            _threads.map_ranges(lambda lo, hi: _jl.centre_f32(X, mu, lo, hi, Xct32, nx), X.shape[0], self.n_threads)
-            self._centred = (mu, Xct32, nx)
-        return self._centred
-
-    def __call__(self, C, labels, mind, want_dist=True, update=None):
-        """Fill ``labels``; fill ``mind`` too unless ``want_dist`` is False.  Returns
-        whether ``mind`` holds the distances (the direct path always computes them).
-
-        ``update=(w, part, partw)``: also fill the partial update slots (see
-        :func:`_sums`) of each chunk of ``UPDATE_CHUNK`` rows right after its rows are
-        assigned, on the same thread (one parallel step per Lloyd iteration)."""
-        X = self.X
-        K = C.shape[0]
-        path = self.path(K, C.dtype)
-        if path == "direct":
-            Xt = self._transposed()
-            _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
-                 _jl.RB)
-            return True
-        if path in ("direct32", "centred32"):
-            errs = (*sq_errors(np.float32, X.shape[1]), *sq_errors(np.float64, X.shape[1]))
-            if path == "direct32":
-                Xt, Cr, nx, ncmax, unit = self._transposed(), C, np.empty(0), 0.0, 0.0
-            else:  # rounding of x - mu to float64 then float32, with a margin (see certify_direct)
-                _, Xt, nx = self._prepare_gemm()
-                Cr, _, ncmax, _ = self.ranking_centres(C)
-                unit = (2.0**-24 + 2.0**-53) * 1.01
-            _run(lambda lo, hi: _jl.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
-                                                   mind), X, labels, update, self.n_threads, _jl.RB)
-            return want_dist
-        _, Xct32, nx = self._prepare_gemm()
-        Cc32, nc32, ncmax, err = self.ranking_centres(C)
-        packed = K <= _jl.PACKED_MAX_K
-        nbits = max(1, (K - 1).bit_length())
-
-        def work(lo, hi):
-            for r0 in range(lo, hi, GEMM_CHUNK_ROWS):
-                r1 = min(hi, r0 + GEMM_CHUNK_ROWS)
-                Gb = _gemm_tile(K, r1 - r0)
-                np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
-                if packed:
-                    _jl.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
-                else:
-                    _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
-
-        with _threads.serial_blas():
-            _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
-        return want_dist
-
-    def ranking_centres(self, C):
-        """What the GEMM path ranks the centres ``C`` with: (the centred centres in
-        float32, their squared norms in float32, the largest in float64, the
-        coefficient of the ranking's error bound)."""
-        mu = self._prepare_gemm()[0]
-        Cc = np.subtract(C, mu, dtype=np.float64)
-        nc = np.einsum("ij,ij->i", Cc, Cc)
-        # bound of the float32 ranking error, see fastrbf._jit.lloyd.certify_cols
-        err = (self.X.shape[1] + 8) * float(np.finfo(np.float32).eps) * 1.01
-        return Cc.astype(np.float32), nc.astype(np.float32), float(nc.max()), err
-
-    def distances(self, C, labels, mind):
-        """``mind`` = exact squared distance of each row to its labelled centre."""
-        X = self.X
-        _threads.map_ranges(lambda lo, hi: _jl.assigned_sqdist(X, C, labels, lo, hi, mind), X.shape[0], self.n_threads)
-
-
 def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None) -> tuple[IntArray, FloatArray]:
     """Label each row of ``X`` with its nearest centre.
 
@@ -340,7 +167,7 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
         return assign_csr(Xa, Ca, dtype, n_threads)
     Xc, Cc = _v.to_dtype(Xa, dtype), _v.to_dtype(Ca, dtype)
     n, d = Xc.shape
-    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
+    t = shift_for(max_abs(Xc), dtype, d, f32_ranking=Cc.shape[0] * d > _assign.DIRECT_MAX_KD[dtype], M_other=max_abs(Cc))
     Xc, Cc = ldexp(Xc, -t), ldexp(Cc, -t)
     labels = np.empty(n, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
@@ -424,7 +251,7 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     n = X.shape[0]
     K = C.shape[0]
     rep.start("lloyd", max_iter)
-    direct = K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]
+    direct = K * X.shape[1] <= _assign.DIRECT_MAX_KD[X.dtype]
     sparse = isinstance(X, CSRRows)
     if bounded:
         assigner = BoundedAssigner(assigner, direct)
@@ -570,7 +397,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     dtype = _v.result_dtype(Xa)
     init_arr = check_init(init, K, d, dtype, n_init, ("k-means++", "random"), name)
     # sparse data: Lloyd's brute-force iterations whatever `algorithm` (the same result)
-    gemm = K * d > DIRECT_MAX_KD[dtype] and not sparse
+    gemm = K * d > _assign.DIRECT_MAX_KD[dtype] and not sparse
     bounded = not sparse and (algorithm == "bounded" or (algorithm == "auto" and bounds_pay(not gemm, n, K, max_iter)))
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     data_bytes = 16 * Xa.nnz + 8 * n + 16 * K * d if sparse else n * d * (2 * dtype.itemsize + 4 * gemm)

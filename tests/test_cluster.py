@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 import fastrbf
-from fastrbf import cluster, reference
+from fastrbf import _assign, cluster, reference
 
 DTYPES = [np.float64, np.float32]
 
@@ -17,8 +17,8 @@ DTYPES = [np.float64, np.float32]
 @pytest.fixture(params=["direct", "gemm"])
 def path(request, monkeypatch):
     kd = 10**9 if request.param == "direct" else 0
-    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
-    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)  # several chunks
+    monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
+    monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 100)  # several chunks
     return request.param
 
 
@@ -284,8 +284,8 @@ def test_gemm_path_relocation_and_inertia_match_direct_path(rng, monkeypatch):
     C0[7] = 1e3  # empty at the first iteration: relocated
     results = []
     for kd in (0, 10**9):
-        monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
-        monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 128)
+        monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
+        monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 128)
         results.append(fastrbf.kmeans(X, 20, init=C0, max_iter=60, tol=0))
     a, b = results
     assert_array_equal(a.labels, b.labels)
@@ -307,8 +307,8 @@ def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offse
     X = (offset + rng.standard_normal((700, 9))).astype(dtype)
     C = X[rng.choice(700, K, replace=False)].copy()
     C[K // 2] = C[0]  # duplicate centre: ties go to the lowest index
-    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
-    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 128)
+    monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
+    monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 128)
     results = []
     for max_k in (0, 10**9):
         monkeypatch.setattr(jl, "PACKED_MAX_K", max_k)
@@ -322,16 +322,16 @@ def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offse
 def test_gemm_tile_reused_per_thread():
     import threading
 
-    a = cluster._gemm_tile(256, 1024)
-    b = cluster._gemm_tile(256, 512)
+    a = _assign._gemm_tile(256, 1024)
+    b = _assign._gemm_tile(256, 512)
     assert b.shape == (256, 512) and b.flags.c_contiguous and np.shares_memory(a, b)
     other = []
-    t = threading.Thread(target=lambda: other.append(cluster._gemm_tile(256, 1024)))
+    t = threading.Thread(target=lambda: other.append(_assign._gemm_tile(256, 1024)))
     t.start()
     t.join()
     assert not np.shares_memory(a, other[0])  # one tile per thread
-    big = cluster._gemm_tile(5000, 1024)  # 20 MB: above TILE_CACHE_BYTES, not kept
-    assert big.shape == (5000, 1024) and not np.shares_memory(big, cluster._gemm_tile(5000, 1024))
+    big = _assign._gemm_tile(5000, 1024)  # 20 MB: above TILE_CACHE_BYTES, not kept
+    assert big.shape == (5000, 1024) and not np.shares_memory(big, _assign._gemm_tile(5000, 1024))
 
 
 # --- any magnitude of finite data ------------------------------------------------
@@ -525,7 +525,7 @@ def _both_float32_paths(monkeypatch, call):
     centred float32 copy of float64 data) and on the GEMM path."""
     results = []
     for max_d in (10**9, 0):
-        monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", max_d)
+        monkeypatch.setattr(_assign, "F32_DIRECT_MAX_D", max_d)
         results.append(call())
     return results
 
@@ -539,10 +539,10 @@ def test_certified_direct_float32_equals_gemm_path(rng, monkeypatch, n, d, K, of
     X = (offset + rng.standard_normal((n, d))).astype(dtype)
     C = X[rng.choice(n, K, replace=False)].copy()
     C[K // 2] = C[0]  # duplicate centre: ties go to the lowest index
-    assert cluster.Assigner(X, 1).path(K, np.dtype(dtype)) == path
-    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)
+    assert _assign.Assigner(X, 1).path(K, np.dtype(dtype)) == path
+    monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 100)
     a, b = _both_float32_paths(monkeypatch, lambda: fastrbf.lloyd_assign(X, C))
-    monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
+    monkeypatch.setattr(_assign, "F32_DIRECT_MAX_D", 10**9)
     c = fastrbf.lloyd_assign(X, C, n_threads=1)
     for labels, d2 in (b, c):
         assert_array_equal(a[0], labels)
@@ -564,7 +564,7 @@ def test_certified_direct_float32_near_ties(rng):
     X = np.zeros((7 * 40, d), dtype=np.float32)
     X[:, 0] = np.tile(np.float32(0.5) + e, 40)  # x0 - 0.5 > 0: closer to centre 1
     X[:, 1] = np.repeat(np.linspace(300.0, 3000.0, 40, dtype=np.float32), 7)
-    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float32)) == "direct32"
+    assert _assign.Assigner(X, 1).path(K, np.dtype(np.float32)) == "direct32"
     D32 = fastrbf.sqdist(X, C[:2])
     assert (D32[:, 0] == D32[:, 1]).mean() > 0.5  # the float32 distances cannot tell
     labels, d2 = fastrbf.lloyd_assign(X, C)
@@ -587,7 +587,7 @@ def test_certified_direct_float64_near_ties(rng):
     X = np.zeros((7 * 40, d))
     X[:, 0] = np.tile(0.5 + np.arange(-3, 4) * 2.0**-20, 40)  # x0 > 0.5: closer to centre 1
     X[:, 1] = np.repeat(np.linspace(300.0, 3000.0, 40), 7)
-    assert cluster.Assigner(X, 1).path(K, np.dtype(np.float64)) == "centred32"
+    assert _assign.Assigner(X, 1).path(K, np.dtype(np.float64)) == "centred32"
     D32 = fastrbf.sqdist(X.astype(np.float32), C[:2].astype(np.float32))
     assert (D32[:, 0] == D32[:, 1]).mean() > 0.5  # float32 distances cannot tell
     labels, d2 = fastrbf.lloyd_assign(X, C)
@@ -611,7 +611,7 @@ def test_kmeans_float32_certified_direct_same_as_gemm_path(rng, monkeypatch, n_t
         return fastrbf.kmeans(X, 40, init=C0, max_iter=30, tol=0, algorithm="lloyd", n_threads=threads)
 
     a, b = _both_float32_paths(monkeypatch, run)
-    monkeypatch.setattr(cluster, "F32_DIRECT_MAX_D", 10**9)
+    monkeypatch.setattr(_assign, "F32_DIRECT_MAX_D", 10**9)
     c = run(3 - n_threads)
     for r in (b, c):
         assert_array_equal(a.centers, r.centers)

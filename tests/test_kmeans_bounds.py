@@ -6,7 +6,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastrbf
-from fastrbf import _bounded_lloyd, cluster, reference
+from fastrbf import _assign, _bounded_lloyd, cluster, reference
 from fastrbf._jit import lloyd as jl
 from fastrbf._kmeans_init import greedy_kmeans_plusplus
 
@@ -16,8 +16,8 @@ DTYPES = [np.float64, np.float32]
 @pytest.fixture(params=["direct", "gemm"])
 def path(request, monkeypatch):
     kd = 10**9 if request.param == "direct" else 0
-    monkeypatch.setattr(cluster, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
-    monkeypatch.setattr(cluster, "GEMM_CHUNK_ROWS", 100)
+    monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
+    monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 100)
     monkeypatch.setattr(jl, "UPDATE_CHUNK", 64)  # several update chunks
     return request.param
 

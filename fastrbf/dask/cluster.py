@@ -4,7 +4,7 @@
 Only the passes over the blocks are here: the argument checks, Lloyd's update and
 stopping test and the relocation rule of empty clusters are those of the in-memory
 k-means (:mod:`fastrbf._kmeans_rules`), and each block is assigned by the in-memory
-:class:`fastrbf.cluster.Assigner`, prepared once per run.
+:class:`fastrbf._assign.Assigner`, prepared once per run.
 """
 
 import dask
@@ -13,9 +13,10 @@ import numpy as np
 from dask import delayed
 from numpy.typing import ArrayLike
 
-from .. import _progress
+from .. import _assign, _progress
 from .. import _validation as _v
 from .. import cluster as _cl
+from .._assign import Assigner
 from .._kmeans_rules import (
     check_centers,
     check_enough_points,
@@ -31,7 +32,7 @@ from .._kmeans_rules import (
     weight_problem,
 )
 from .._progress import ProgressArg
-from ..cluster import Assigner, KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
+from ..cluster import KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
 from .common import (
     Data,
     add_parts,
@@ -220,7 +221,7 @@ def _reloc_candidates(blk, out, prev, C, m):
     K = C.shape[0]
     mind = np.empty(n, dtype=np.float64)
     a = blk.assigner()
-    if K * X.shape[1] <= _cl.DIRECT_MAX_KD[X.dtype]:  # as in-memory: distances from the assignment
+    if K * X.shape[1] <= _assign.DIRECT_MAX_KD[X.dtype]:  # as in-memory: distances from the assignment
         a(C, np.empty(n, dtype=np.int64), mind)
     else:
         a.distances(C, labels, mind)

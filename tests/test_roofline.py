@@ -233,7 +233,30 @@ def _busy(seconds):
     return t
 
 
-def test_settle_waits_for_busy_helper_threads():
+@pytest.fixture(params=["thread states", "cpu time"])
+def how(request, monkeypatch):
+    """settle() by the threads' states (/proc), and by the process's CPU time where those
+    cannot be read."""
+    if request.param == "cpu time":
+        monkeypatch.setattr(roofline, "_running_threads", lambda: None)
+    elif roofline._running_threads() is None:
+        pytest.fail("/proc/self/task cannot be read here")
+    return request.param
+
+
+def test_running_threads_sees_a_busy_thread():
+    if roofline._running_threads() is None:
+        pytest.fail("/proc/self/task cannot be read here")
+    t = _busy(0.3)
+    import time
+
+    time.sleep(0.02)
+    seen = max(roofline._running_threads() for _ in range(20))
+    t.join()
+    assert seen >= 1
+
+
+def test_settle_waits_for_busy_helper_threads(how):
     t = _busy(0.15)
     waited = roofline.settle(max_s=2.0)
     assert waited >= 0.1  # (the thread was busy for 0.15 s from just before the wait)
@@ -241,7 +264,7 @@ def test_settle_waits_for_busy_helper_threads():
     t.join()
 
 
-def test_settle_gives_up_after_max_s():
+def test_settle_gives_up_after_max_s(how):
     t = _busy(1.0)
     waited = roofline.settle(max_s=0.1)
     assert 0.1 <= waited < 0.5

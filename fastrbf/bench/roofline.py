@@ -34,6 +34,7 @@ Decisions:
 
 import os
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -60,23 +61,49 @@ class Cost:
     exps: float = 0.0
 
 
-#: before each timed call, wait (in steps of SETTLE_STEP_S, at most SETTLE_MAX_S) until this
-#: process's other threads use less than SETTLE_IDLE of a core: the helper threads of
-#: the contender before (OpenBLAS's spin for about 0.1 s after a call; OpenMP's and
-#: TBB's for less) would otherwise take cores from the next one.  A step spans at least one
-#: scheduler tick (the CPU time of a thread that runs without a system call is counted
-#: at ticks: every 4 ms at 250 Hz, 10 ms at 100 Hz), so a busy thread shows in every step
-SETTLE_STEP_S, SETTLE_MAX_S, SETTLE_IDLE = 0.01, 0.25, 0.1
+#: before each timed call, wait (at most SETTLE_MAX_S) until this process's other threads
+#: rest: the helper threads of the contender before (OpenBLAS's spin for about 0.1 s after
+#: a call; OpenMP's and TBB's for less) would otherwise take cores from the next one.
+#: Where ``/proc/self/task`` lists the threads, "rest" is: none of them running or
+#: runnable in two looks SETTLE_STEP_S apart; elsewhere, using less than SETTLE_IDLE of a
+#: core over a step of SETTLE_CPU_STEP_S (a step of at least one scheduler tick: the CPU
+#: time of a thread that runs without a system call is counted at ticks, every 4 ms at
+#: 250 Hz, 10 ms at 100 Hz)
+SETTLE_STEP_S, SETTLE_CPU_STEP_S, SETTLE_MAX_S, SETTLE_IDLE = 0.001, 0.01, 0.25, 0.1
+
+
+def _running_threads() -> int | None:
+    """How many of this process's other threads are running or runnable (state ``R`` in
+    ``/proc/self/task/*/stat``), or None where that cannot be read."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    me = threading.get_native_id()
+    n = 0
+    for tid in tids:
+        if tid == str(me):
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        end = stat.rfind(b")")  # the name in parentheses may hold spaces
+        n += stat[end + 2:end + 3] == b"R"
+    return n
 
 
 def settle(max_s: float = SETTLE_MAX_S) -> float:
-    """Wait until this process's other threads are idle; return the seconds waited.
+    """Wait until this process's other threads rest; return the seconds waited.
 
-    The calling thread sleeps in steps of :data:`SETTLE_STEP_S`; while it sleeps the
-    process's CPU time (``time.process_time``: all its threads) grows only by what the
-    other threads run.  The wait ends at the first step where that is below
-    :data:`SETTLE_IDLE` of a core, or after ``max_s`` seconds (a thread that never
-    rests, such as another workload's scheduler, costs at most that).
+    Where the threads' states can be read (Linux), the wait ends when none of them is
+    running or runnable in two looks :data:`SETTLE_STEP_S` apart.  Elsewhere the calling
+    thread sleeps in steps of :data:`SETTLE_CPU_STEP_S`; while it sleeps the process's CPU
+    time (``time.process_time``: all its threads) grows only by what the other threads
+    run, and the wait ends at the first step where that is below :data:`SETTLE_IDLE` of
+    a core.  Either way it gives up after ``max_s`` seconds (a thread that never rests
+    costs at most that).
 
     Examples
     --------
@@ -84,11 +111,21 @@ def settle(max_s: float = SETTLE_MAX_S) -> float:
     True
     """
     t_start = time.perf_counter()
+    quiet = 0
     while True:
-        w0, c0 = time.perf_counter(), time.process_time()
-        time.sleep(SETTLE_STEP_S)
-        w1, c1 = time.perf_counter(), time.process_time()
-        if c1 - c0 < SETTLE_IDLE * (w1 - w0) or w1 - t_start >= max_s:
+        running = _running_threads()
+        if running is None:
+            w0, c0 = time.perf_counter(), time.process_time()
+            time.sleep(SETTLE_CPU_STEP_S)
+            w1, c1 = time.perf_counter(), time.process_time()
+            done = c1 - c0 < SETTLE_IDLE * (w1 - w0)
+        else:
+            quiet = quiet + 1 if running == 0 else 0
+            done = quiet >= 2
+            if not done:
+                time.sleep(SETTLE_STEP_S)
+            w1 = time.perf_counter()
+        if done or w1 - t_start >= max_s:
             return w1 - t_start
 
 

@@ -50,6 +50,18 @@ import numpy as np
 
 from . import _progress, _threads
 from . import _validation as _v
+from ._gp_checks import (
+    BOOL,
+    F64,
+    Overflow,
+    asarray_real,
+    check_kernel,
+    check_scale,
+    check_theta,
+    check_xy,
+    public_error,
+    theta_terms,
+)
 from ._jit import gp as _jgp
 from ._lazy import lapack, scipy
 from ._progress import ProgressArg
@@ -58,88 +70,13 @@ from .kernels import gram_matvec
 from .linalg import NotPositiveDefiniteError, factor_in_place
 from .models.common import values_and_grad
 
-_KERNELS = {"prml": 4, "gaussian": 2}
 PREDICT_CHUNK = 1024
-_F64 = np.dtype(np.float64)
-#: the bool rule in this module's words
-_BOOL = "True or False"
-
-
-def check_kernel(kernel):
-    """The number of parameters of a kernel name."""
-    return _KERNELS[_v.check_choice(kernel, "kernel", sorted(_KERNELS))]
-
-
-def _asarray(value, name):
-    """``np.asarray(value)`` of a real dtype; ragged sequences and non-numbers are refused
-    with a message naming ``name`` (never NumPy's own)."""
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"`{name}` must be a rectangular array of real numbers; got a ragged or "
-                         f"unconvertible {type(value).__name__}.") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
-    return arr
-
-
-def _check_theta(theta, kernel, name="theta"):
-    k = check_kernel(kernel)
-    a = _asarray(theta, name)
-    if a.dtype.kind == "b":
-        raise TypeError(f"`{name}` must be {k} real numbers; got booleans {a.tolist()}.")
-    if a.shape != (k,):
-        raise ValueError(f"`{name}` must have {k} values for the {kernel!r} kernel; got shape {a.shape}.")
-    t = a.astype(np.float64)
-    if not np.all(np.isfinite(t)) or np.any(t <= 0):
-        raise ValueError(f"`{name}` must contain only finite values > 0; got {t.tolist()}.")
-    return t
-
-
-class _Overflow(ValueError):
-    """The log marginal likelihood or its gradient is not finite (inside the optimiser: a
-    failed start; at the public functions: a plain ValueError)."""
-
-
-def _public(exc):
-    return ValueError(str(exc))
-
-
-def _check_scale(X, theta, noise, names):
-    """Refuse, before any n x n work, data and parameters whose covariance overflows:
-    every entry of ``C`` is bounded by ``t0 + t2 + t3 max ||x||^2 + noise``."""
-    t0, _, t2, t3, dotk = _params(theta)
-    with np.errstate(over="ignore", invalid="ignore"):
-        xx = float(np.einsum("ij,ij->i", X, X).max()) if dotk else 0.0
-        bound = t0 + t2 + t3 * xx + noise
-    if not bound < 0.5 * float(np.finfo(np.float64).max):
-        xn, tn, nn = names
-        raise ValueError(f"`{xn}`, `{tn}` and `{nn}` make the covariance overflow float64 (its entries are bounded "
-                         f"by t0 + t2 + t3 max ||x||^2 + noise = {bound:.3g}, max ||x||^2 = {xx:.3g}); rescale "
-                         f"`{xn}` or use smaller `{tn}`/`{nn}`.")
-
-
-def _params(theta):
-    """(t0, g = t1 / 2, t2, t3, whether the constant and linear terms are in)."""
-    dotk = len(theta) == 4
-    t2 = float(theta[2]) if dotk else 0.0
-    t3 = float(theta[3]) if dotk else 0.0
-    return float(theta[0]), float(theta[1]) / 2.0, t2, t3, dotk
-
-
-def _check_xy(X, y):
-    """float64 copies (or conversions) of ``X`` and ``y``, and the dtype of the results
-    (float32 when both are float32)."""
-    Xa = _v.check_data(_asarray(X, "X"), "X")
-    _v.check_magnitude(Xa, "X", _F64)  # computed in float64: its squared distances must not overflow
-    ya = _v.check_targets(_asarray(y, "y"), Xa.shape[0], "y", ndims=(1,))
-    return _v.to_dtype(Xa, np.float64), np.ascontiguousarray(ya, dtype=np.float64), _v.result_dtype(Xa, ya)
 
 
 def _factor(X, theta, noise, n_threads):
     """C = K + noise I built as its upper triangle and factored in place."""
     n = X.shape[0]
-    t0, g, t2, t3, dotk = _params(theta)
+    t0, g, t2, t3, dotk = theta_terms(theta)
     _v.check_memory(8 * n * n, f"gp: the {n} x {n} covariance matrix", "use fewer points.")
     B = np.empty((n, n))
     Xt = np.ascontiguousarray(X.T)
@@ -176,7 +113,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     logdet_half = float(np.sum(np.log(np.diag(F))))
     lml = -0.5 * float(np.sum(y * a)) - logdet_half - 0.5 * n * math.log(2 * math.pi)
     if not math.isfinite(lml):
-        raise _Overflow(f"The log marginal likelihood overflows float64 for this `y` and `{names[2]}` "
+        raise Overflow(f"The log marginal likelihood overflows float64 for this `y` and `{names[2]}` "
                         f"(y^T C^-1 y is not finite); {y_hint} or use a larger `{names[2]}`.")
     if not grad:
         return lml, None
@@ -184,7 +121,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
         Ci, info = lapack.dpotri(F, lower=1, overwrite_c=1)  # C^-1 (upper triangle of B)
     if info != 0:  # pragma: no cover - the factor is nonsingular here
         raise RuntimeError(f"LAPACK potri failed with info={info}.")
-    t0, g, t2, t3, dotk = _params(theta)
+    t0, g, t2, t3, dotk = theta_terms(theta)
     part = np.empty((n, 4))
     _threads.map_ranges(lambda lo, hi: _jgp.grad_upper(X, Xt, B, a, lo, hi, t0, g, dotk, part), (n + 1) // 2, n_threads)
     tr = 0.5 * part.sum(axis=0) * np.array([1.0, 1.0, t2, t3])
@@ -192,7 +129,7 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     k = len(theta)
     out = np.r_[tr[:k], gnoise]
     if not np.all(np.isfinite(out)):
-        raise _Overflow(f"The gradient of the log marginal likelihood overflows float64 for this `y` and "
+        raise Overflow(f"The gradient of the log marginal likelihood overflows float64 for this `y` and "
                         f"`{names[2]}` (||C^-1 y||^2 is not finite); {y_hint} or use a larger `{names[2]}`.")
     return lml, out
 
@@ -241,16 +178,16 @@ def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, 
     >>> round(lml, 4), g.shape
     (-2.0677, (5,))
     """
-    Xd, yd, _ = _check_xy(X, y)
-    t = _check_theta(theta, kernel)
+    Xd, yd, _ = check_xy(X, y)
+    t = check_theta(theta, kernel)
     nz = _v.check_real(noise, "noise", low=0, strict=True)
-    want_grad = _v.check_bool(grad, "grad", text=_BOOL)
+    want_grad = _v.check_bool(grad, "grad", text=BOOL)
     _threads.resolve(n_threads)
-    _check_scale(Xd, t, nz, _LML_NAMES)
+    check_scale(Xd, t, nz, _LML_NAMES)
     try:
         lml, g = _lml_grad(Xd, yd, t, nz, want_grad, n_threads)
-    except _Overflow as exc:
-        raise _public(exc) from None
+    except Overflow as exc:
+        raise public_error(exc) from None
     return (lml, g) if want_grad else lml
 
 
@@ -301,7 +238,7 @@ class GPModel:
     y_std: float
     log_marginal_likelihood: float
     restarts: list
-    dtype: np.dtype = _F64
+    dtype: np.dtype = F64
 
     @overload
     def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, return_grad: Literal[False] = False,
@@ -360,16 +297,16 @@ class GPModel:
         >>> grad.shape, bool(abs(grad[0, 0] - 3 * np.cos(1.5)) < 1e-2)
         ((1, 1), True)
         """
-        Xa = _v.check_data(_asarray(X, "X"), "X")
+        Xa = _v.check_data(asarray_real(X, "X"), "X")
         if Xa.shape[1] != self.X_train.shape[1]:
             raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
-        _v.check_magnitude(Xa, "X", _F64)  # refused here in its own name, not in gram_matvec's
-        want_var = _v.check_bool(return_var, "return_var", text=_BOOL)
-        want_grad = _v.check_bool(return_grad, "return_grad", text=_BOOL)
+        _v.check_magnitude(Xa, "X", F64)  # refused here in its own name, not in gram_matvec's
+        want_var = _v.check_bool(return_var, "return_var", text=BOOL)
+        want_grad = _v.check_bool(return_grad, "return_grad", text=BOOL)
         nt = _threads.resolve(n_threads)
         dtype = _v.result_dtype(self.dtype, Xa)
         Xq = _v.to_dtype(Xa, np.float64)
-        t0, g, t2, t3, dotk = _params(self.theta)
+        t0, g, t2, t3, dotk = theta_terms(self.theta)
         if want_grad:
             mean, grad = self._mean_and_grad(Xq, nt)
             if not want_var:
@@ -419,7 +356,7 @@ class GPModel:
 
     def _mean_and_grad(self, Xq, nt):
         """(the predictive mean (m,), its gradient (m, d)) in float64, one fused pass."""
-        t0, g, t2, t3, dotk = _params(self.theta)
+        t0, g, t2, t3, dotk = theta_terms(self.theta)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
             kv, kg = values_and_grad(Xq, self.X_train, self.alpha[:, None], kernel="gaussian", gamma=g, n_threads=nt)
             mean = t0 * kv[:, 0] + t2 * self.alpha.sum()
@@ -478,7 +415,7 @@ class GPPrediction:
 def _check_bounds(bounds, k):
     if bounds is None:
         return np.array([[1e-5, 1e5]] * k)
-    a = _asarray(bounds, "bounds")
+    a = asarray_real(bounds, "bounds")
     if a.dtype.kind == "b":
         raise TypeError(f"`bounds` must be {k} pairs (low, high) of real numbers; got booleans.")
     b = a.astype(np.float64)
@@ -556,13 +493,13 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     >>> [r["iter"] for r in ends] == [row["n_iter"] for row in m.restarts], ends[-1]["message"].split(":")[0]
     (True, 'gp_regression start 4/4')
     """
-    Xd, yd, dtype = _check_xy(X, y)
+    Xd, yd, dtype = check_xy(X, y)
     k = check_kernel(kernel)
-    t0 = _check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
+    t0 = check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
     nz = _v.check_real(noise, "noise", low=0, strict=True)
     b = _check_bounds(bounds, k + 1)
-    do_opt = _v.check_bool(optimize, "optimize", text=_BOOL)
-    norm_y = _v.check_bool(normalize_y, "normalize_y", text=_BOOL)
+    do_opt = _v.check_bool(optimize, "optimize", text=BOOL)
+    norm_y = _v.check_bool(normalize_y, "normalize_y", text=BOOL)
     n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
     rng = _v.check_seed(seed, name="seed")
     _threads.resolve(n_threads)
@@ -571,7 +508,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     if do_opt and (np.any(start < b[:, 0]) or np.any(start > b[:, 1])):
         raise ValueError(f"The start (theta0..., noise) = {start.tolist()} must lie inside `bounds` {b.tolist()}.")
     names = ("X", "theta0", "noise")
-    _check_scale(Xd, t0, nz, names)
+    check_scale(Xd, t0, nz, names)
     if not isinstance(X, (list, tuple)) and np.may_share_memory(Xd, X):
         Xd = Xd.copy()  # the model owns its training data
     y_mean, y_std, yn = 0.0, 1.0, yd
@@ -591,8 +528,8 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     # (column, remedies) rather than an optimiser that silently skips it
     try:
         _lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
-    except _Overflow as exc:
-        raise _public(exc) from None
+    except Overflow as exc:
+        raise public_error(exc) from None
     if do_opt:
         from scipy.optimize import minimize  # here, not at import: it costs 0.2 s to import
 
@@ -601,9 +538,9 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
         def objective(p):
             theta_p, noise_p = np.exp(p[:k]), float(np.exp(p[k]))
             try:
-                _check_scale(Xd, theta_p, noise_p, names)
+                check_scale(Xd, theta_p, noise_p, names)
             except ValueError as exc:
-                raise _Overflow(str(exc)) from None
+                raise Overflow(str(exc)) from None
             val, g = _lml_grad(Xd, yn, theta_p, noise_p, True, n_threads, names, hint)
             return -val, -g
 
@@ -625,7 +562,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
                     res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb,
                                    callback=report if rep else None)
                 val, p, conv, nit = -float(res.fun), res.x, bool(res.success), int(res.nit)
-            except (np.linalg.LinAlgError, _Overflow):  # C numerically singular, or overflow, on the way
+            except (np.linalg.LinAlgError, Overflow):  # C numerically singular, or overflow, on the way
                 val, p, conv, nit = -np.inf, s, False, 0
             rep.finish(nit, lml=val, converged=conv)
             restarts.append(dict(start=np.exp(s), theta=np.exp(p[:k]), noise=float(np.exp(p[k])), lml=val,

@@ -48,13 +48,14 @@ def blocks(X, Yt, i0, i1, j0, j1, dot, oi, oj):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("dot", [False, True])
 def test_blocks_match_chunk_row_bitwise(rng, dtype, dot):
-    nb = micro.NR * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
+    mr, nr = micro.block_shape()
+    nb = nr * micro.lanes(micro.types.float64 if dtype == np.float64 else micro.types.float32)
     for d in range(1, 41):  # every tail of the features taken four at a time
-        n, m = 2 * micro.MR + 3, 3 * nb + 7
+        n, m = 2 * mr + 3, 3 * nb + 7
         X = (rng.standard_normal((n, d)) * 3 + 5).astype(dtype)
         Yt = np.ascontiguousarray((rng.standard_normal((m, d)) * 3 + 5).astype(dtype).T)
         for i0, i1, j0, j1, oi, oj in [(0, n, 0, m, 0, 0), (1, n - 1, 3, m - 2, 2, 1), (2, 3, 5, 5 + nb, 0, 9),
-                                       (0, micro.MR, 1, 1 + nb, 1, 0), (3, n, 0, nb - 1, 0, 0)]:
+                                       (0, mr, 1, 1 + nb, 1, 0), (3, n, 0, nb - 1, 0, 0)]:
             got = blocks(X, Yt, i0, i1, j0, j1, dot, oi, oj)
             assert_array_equal(bits(got), bits(chunk_rows(X[i0:i1], Yt, j0, j1, dot)), err_msg=f"d={d}")
 

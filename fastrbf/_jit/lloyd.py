@@ -84,7 +84,7 @@ import numpy as np
 
 from ._decorators import jit
 from .exp import _bits_to_f32, _f32_to_bits
-from .micro import MR, argmin_cols, sq_argmin_block
+from .micro import argmin_cols, block_rows, sq_argmin_block
 from .tiles import fill_block
 
 
@@ -112,12 +112,13 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
     # IN: Xt (d, n) the rows of X as columns, C (K, d), rows lo:hi to do
     # OUT: labels[lo:hi], mind[lo:hi]
     # Exact direct assignment vectorised over rows (for few centres, where a row of K
-    # distances is too short to vectorise well): for each group of MR centres, the
+    # distances is too short to vectorise well): for each group of MR centres (a block's rows), the
     # distances of a block of RB rows by the micro-kernels, then a running minimum over
     # the centres in index order; ties keep the lower index.  Serial: the caller runs
     # row ranges on its worker threads.
     K = C.shape[0]
-    dist = np.empty((MR, RB), dtype=Xt.dtype)
+    mr = block_rows(C)
+    dist = np.empty((mr, RB), dtype=Xt.dtype)
     best = np.empty(RB, dtype=Xt.dtype)
     lab = np.empty(RB, dtype=np.int64)
     zero = np.int64(0)
@@ -130,8 +131,8 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
         bl[:] = np.inf
         # the distance kernel with the roles swapped: centres as rows, X as columns
         # ((c - x)^2 == (x - c)^2 exactly, so the values are those of sqdist)
-        for j in range(0, K, MR):
-            je = min(K, j + MR)
+        for j in range(0, K, mr):
+            je = min(K, j + mr)
             fill_block(C, j, je, Xt, r0, r1, np.bool_(False), dist, zero, zero)
             for q in range(je - j):
                 _running_min(dist[q, :L], j + q, bl, lb)

@@ -3,11 +3,13 @@ products) held in vector registers, emitted as LLVM vector IR.
 
 :func:`sq_block` / :func:`dot_block` compute rows ``i:i+rows`` of ``X`` against the
 columns ``j:j+cols`` of ``Yt`` (``Y`` transposed; ``rows <= MR``, ``cols <= NB``) and store
-the block at ``out[oi:oi+rows, oj:oj+cols]``.  The block is ``MR`` rows by ``NR`` vectors of ``W`` columns: per feature
-``k`` the ``NR`` vectors of ``Yt[k, j:j+NB]`` are loaded once and serve ``MR`` rows
-(one broadcast of ``X[i+r, k]`` each), and the ``MR * NR`` accumulators stay in
-registers for the whole feature loop: one vector load per ``MR`` pair-features instead of
-the load and store of the output row per feature group of :func:`~.tiles.chunk_row`.
+the block at ``out[oi:oi+rows, oj:oj+cols]``.  The block is ``MR`` rows by ``NR`` vectors
+of ``W`` columns: per feature ``k`` the ``NR`` vectors of ``Yt[k, j:j+NB]`` are loaded once
+and serve ``MR`` rows (one broadcast of ``X[i+r, k]`` each), and the ``MR * NR``
+accumulators stay in registers for the whole feature loop.  The rows come packed
+(:func:`~.tiles.fill_block` copies each row block feature by feature into a ``(d, MR)``
+buffer, the rows past the edge repeating the last one), so the ``MR`` values of a
+feature sit at fixed offsets from one pointer.
 
 Why intrinsics: numba runs LLVM without its SLP vectoriser, so a register-blocked loop
 written in numba (several rows, several accumulators) stays scalar; here the vector
@@ -15,7 +17,10 @@ operations are written out (the template of :mod:`.local`).
 
 Bits: per output entry the operations are exactly those of :func:`~.tiles.chunk_row`:
 features in order, ``t = x - y``, ``s = s + t * t`` (``s = s + x * y`` for dot products)
-from ``s = 0``, as ``fsub`` / ``fmul`` / ``fadd`` with fastrbf's fastmath flags
+from ``s = 0``, as ``fsub`` / ``fmul`` / ``fadd`` with fastrbf's fastmath flags.  The
+kernel computes ``t = y - x``: IEEE subtraction is exactly antisymmetric, so that is
+``-(x - y)`` bit for bit and its square is the same (it lets the broadcast of ``x`` be
+the instruction's memory operand)
 (``contract``, ``nsz``, ``arcp``; numba puts the calling function's flags on every
 floating-point operation anyway), so LLVM contracts them into the same fused multiply-add
 as in ``chunk_row`` on a host with FMA, and leaves both unfused on one without.  The
@@ -73,10 +78,25 @@ compiles for (``NUMBA_CPU_FEATURES`` when set, else
 AVX-512 -> 512-bit vectors, AVX/AVX2 -> 256-bit, otherwise a scalar template (``W = 1``,
 ``<1 x T>`` vectors).
 
-Block shape ``MR = 4`` rows by ``NR = 3`` vectors (12 accumulators, 3 vectors of ``Yt``,
-one broadcast: 16 of the 32 AVX-512 registers; on AVX2 exactly its 16).  Measured on the
+Block shape (:func:`block_shape`): with 512-bit vectors ``MR = 12`` rows by ``NR = 1``
+vector; otherwise ``MR = 4`` by ``NR = 3`` (12 accumulators, 3 vectors of ``Yt``, one
+broadcast: exactly the 16 registers of AVX2).  With one vector per row, each broadcast
+of ``x`` is used once and LLVM folds it into the subtraction (``vsubpd m64{1to8}``, a
+load with no shuffle), where the 4 x 3 shape spent a separate broadcast per row and
+feature, and with the rows packed the twelve loads are offsets of one pointer (with
+``X`` itself LLVM chained twelve address additions per feature).  Measured on the Zen 4,
+one thread, d = 16, pair-features per ns, best of 15, interleaved processes, 4 x 3 ->
+12 x 1: float64 20.9-21.1 -> 24.6-25.1 with the output in L1, 19.3-19.4 -> 22.8-23.0 for
+a 2016 x 2000 output; float32 39.4-39.7 -> 43.7-44.9 and 38.5 -> 42.6-44.2 (8 x 1:
+22.5-25.5 float64; 6 x 2, 8 x 2: 18.3-18.8).  A single masked body for full and edge
+blocks (half the code) was 7% (float64) to 12% (float32) slower: Zen 4's masked loads
+are not free.  Cold compile of ``sqdist`` 0.91-1.04 -> 1.13-1.16 s (process CPU).
+
+The 4 x 3 shape was chosen first, from these (Zen 4 (AVX-512 double-pumped), one thread,
+d = 16, a 960 x 2048 output, shapes compiled in
 Zen 4 (AVX-512 double-pumped), one thread, d = 16, a 960 x 2048 output, shapes compiled in
-turn in one session, minimum time as pair-features per ns (float64 / float32):
+turn in one session, minimum time as pair-features per ns, float64 / float32; every
+shape with a separate broadcast per row):
 
 ====================  =========  =========
 shape, width          float64    float32
@@ -107,8 +127,6 @@ from numba import types
 from numba.core import cgutils, config
 from numba.extending import intrinsic
 
-MR = 4  # rows of X per block
-NR = 3  # vectors of columns per block
 ARGMIN_MR = 2  # centres per group of sq_argmin_block
 
 _FLAGS = ("contract", "nsz", "arcp")  # numba's fastmath set of fastrbf (see _decorators.FASTMATH)
@@ -144,8 +162,15 @@ def lanes(dtype):
     return max(1, bits // dtype.bitwidth) if bits else 1
 
 
+def block_shape():
+    """``(MR, NR)``: rows of X and vectors of columns per block of :func:`sq_block` /
+    :func:`dot_block` (see the module docstring): 12 x 1 with 512-bit vectors, 4 x 3
+    otherwise."""
+    return (12, 1) if vector_bits() == 512 else (4, 3)
+
+
 def _block_cols(dtype):
-    return NR * lanes(dtype)
+    return block_shape()[1] * lanes(dtype)
 
 
 def _check(X, Yt, out):
@@ -159,18 +184,20 @@ def _rows(context, builder, arr_t, arr):
 
 
 def _emit_block(context, builder, sig, args, dot):
-    X_t = sig.args[0]
-    aX, ai, arows, aY, aj, acols, aO, aoi, aoj = args
-    T = context.get_value_type(X_t.dtype)
-    W = lanes(X_t.dtype)
+    Xp_t = sig.args[0]
+    aXp, arows, aY, aj, acols, aO, aoi, aoj = args
+    MR, NR = block_shape()
+    T = context.get_value_type(Xp_t.dtype)
+    W = lanes(Xp_t.dtype)
     NB = NR * W
-    align = X_t.dtype.bitwidth // 8
+    align = Xp_t.dtype.bitwidth // 8
     VT = ir.VectorType(T, W)  # <1 x T> for the scalar template
     i64 = ir.IntType(64)
     i32 = ir.IntType(32)
-    xdata, d = _rows(context, builder, X_t, aX)
-    ydata, m = _rows(context, builder, sig.args[3], aY)
-    odata, mo = _rows(context, builder, sig.args[6], aO)
+    xdata, _ = _rows(context, builder, Xp_t, aXp)
+    d = cgutils.unpack_tuple(builder, context.make_array(Xp_t)(context, builder, aXp).shape, 2)[0]
+    ydata, m = _rows(context, builder, sig.args[2], aY)
+    odata, mo = _rows(context, builder, sig.args[5], aO)
     zero = ir.Constant(VT, [0.0] * W)
     accs = [[cgutils.alloca_once(builder, VT) for _ in range(NR)] for _ in range(MR)]
     IVT = ir.VectorType(i64, W)
@@ -191,7 +218,7 @@ def _emit_block(context, builder, sig, args, dot):
         v = builder.insert_element(ir.Constant(VT, ir.Undefined), x, ir.Constant(i32, 0))
         return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
 
-    def prefetch_next(r_count):
+    def prefetch_next():
         # ask for the output lines of the next block (same rows, NB columns on) for
         # writing, while this block's features run: its stores then find their lines
         # owned instead of waiting for them (a prefetch never faults, so the lines past
@@ -200,36 +227,33 @@ def _emit_block(context, builder, sig, args, dot):
             builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), i32, i32, i32]),
             "llvm.prefetch.p0i8")
         line = 64 // align
-        for r in range(r_count):
-            obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), builder.add(aoj, c64(NB)))
-            for q in range(0, NB + line, line):  # one line more: the block need not start a line
+        # the lines of the next block's last element and every line back from it (the
+        # block need not start a line: its first line may be this block's last)
+        offsets = range(2 * NB - 1, NB - 1, -line)
+        for r in range(MR):
+            obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), aoj)
+            for q in offsets:
                 ptr = builder.bitcast(builder.gep(odata, [builder.add(obase, c64(q))]), ir.IntType(8).as_pointer())
                 builder.call(pf, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
 
-    def body(part_rows, part_cols):
-        # part_rows: rows < MR, part_cols: cols < NB; the rows past the edge are computed
-        # from copies of the last valid one (clamped indices: every load is inside the
-        # arrays), the columns past it are masked off; neither is stored
+    def body(part_cols):
+        # every block computes MR rows (the packed block repeats its last valid row) and
+        # stores the first ``rows``; part_cols: cols < NB, the columns past the edge are
+        # masked off
         for r in range(MR):
             for n in range(NR):
                 builder.store(zero, accs[r][n])
-        last_row = builder.sub(builder.add(ai, arows), c64(1))
-        xrow = []
-        for r in range(MR):
-            row = builder.add(ai, c64(r))
-            if part_rows:
-                row = builder.select(builder.icmp_signed("<", c64(r), arows), row, last_row)
-            xrow.append(builder.mul(row, d))
         if part_cols:
             cols = builder.insert_element(ir.Constant(IVT, ir.Undefined), acols, ir.Constant(i32, 0))
             cols = builder.shuffle_vector(cols, ir.Constant(IVT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
             masks = [builder.icmp_signed("<", ir.Constant(IVT, [n * W + lane for lane in range(W)]), cols)
                      for n in range(NR)]
         else:
-            prefetch_next(r_count=MR)
+            prefetch_next()
         with cgutils.for_range(builder, d) as loop:
             k = loop.index
             ybase = builder.add(builder.mul(k, m), aj)
+            xk = builder.gep(xdata, [builder.mul(k, c64(MR))])  # the MR values of feature k, adjacent
             yv = []
             for n in range(NR):
                 if not part_cols:
@@ -238,52 +262,39 @@ def _emit_block(context, builder, sig, args, dot):
                 yv.append(builder.call(masked_load, [vptr(ydata, builder.add(ybase, c64(n * W))),
                                                      ir.Constant(i32, align), masks[n], zero]))
             for r in range(MR):
-                xb = splat(builder.load(builder.gep(xdata, [builder.add(xrow[r], k)])))
+                xb = splat(builder.load(builder.gep(xk, [c64(r)])))
                 for n in range(NR):
                     if dot:
                         p = builder.fmul(xb, yv[n], flags=_FLAGS)
-                    else:
-                        t = builder.fsub(xb, yv[n], flags=_FLAGS)
+                    else:  # y - x: exactly -(x - y), so the same square (see the module docstring)
+                        t = builder.fsub(yv[n], xb, flags=_FLAGS)
                         p = builder.fmul(t, t, flags=_FLAGS)
                     builder.store(builder.fadd(builder.load(accs[r][n]), p, flags=_FLAGS), accs[r][n])
-        if not part_cols:
-            for r in range(MR):
-                obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), aoj)
-                if part_rows:
-                    with builder.if_then(builder.icmp_signed("<", c64(r), arows)):
-                        for n in range(NR):
-                            builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
-                                          align=align)
-                else:
-                    for n in range(NR):
-                        builder.store(builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
-                                      align=align)
-            return
         for r in range(MR):
             obase = builder.add(builder.mul(builder.add(aoi, c64(r)), mo), aoj)
-            with builder.if_then(builder.icmp_signed("<", c64(r), arows)):
+            with builder.if_then(builder.icmp_signed("<", c64(r), arows), likely=True):
                 for n in range(NR):
-                    builder.call(masked_store, [builder.load(accs[r][n]), vptr(odata, builder.add(obase, c64(n * W))),
-                                                ir.Constant(i32, align), masks[n]])
+                    v = builder.load(accs[r][n])
+                    if part_cols:
+                        builder.call(masked_store, [v, vptr(odata, builder.add(obase, c64(n * W))),
+                                                    ir.Constant(i32, align), masks[n]])
+                    else:
+                        builder.store(v, vptr(odata, builder.add(obase, c64(n * W))), align=align)
 
     with builder.if_else(builder.icmp_signed("==", acols, c64(NB)), likely=True) as (then, otherwise):
         with then:
-            with builder.if_else(builder.icmp_signed("==", arows, c64(MR)), likely=True) as (full, rows_edge):
-                with full:
-                    body(False, False)
-                with rows_edge:
-                    body(True, False)
+            body(False)
         with otherwise:
-            body(True, True)
+            body(True)
     return context.get_dummy_value()
 
 
 def _block_intrinsic(dot):
-    def typer(typingctx, X, i, rows, Yt, j, cols, out, oi, oj):
-        if not _check(X, Yt, out):
+    def typer(typingctx, Xp, rows, Yt, j, cols, out, oi, oj):
+        if not _check(Xp, Yt, out):
             return None
         i64 = types.int64
-        return types.void(X, i64, i64, Yt, i64, i64, out, i64, i64), \
+        return types.void(Xp, i64, Yt, i64, i64, out, i64, i64), \
             lambda context, builder, sig, args: _emit_block(context, builder, sig, args, dot)
 
     typer.__name__ = typer.__qualname__ = "dot_block" if dot else "sq_block"
@@ -291,14 +302,15 @@ def _block_intrinsic(dot):
 
 
 sq_block = intrinsic(_block_intrinsic(False))
-sq_block.__doc__ = """out[oi + r, oj + c] = sum_k (X[i + r, k] - Yt[k, j + c])**2 for r < rows <= MR,
-c < cols <= NB (features in order, the arithmetic of chunk_row); a full block (MR x NB)
-is all vector loads and stores, a partial one (an edge) loads and stores its columns
-under a mask.  The block must lie inside the arrays (C-contiguous, one
-float dtype); prior validation is assumed."""
+sq_block.__doc__ = """out[oi + r, oj + c] = sum_k (Xp[k, r] - Yt[k, j + c])**2 for r < rows <= MR,
+c < cols <= NB (features in order, the arithmetic of chunk_row).  ``Xp`` (d, MR) is the
+row block packed by ``tiles.fill_block`` (feature by feature; rows past ``rows`` repeat
+the last one).  A full block (MR x NB) is all vector loads and stores, a partial one
+(an edge) loads and stores its columns under a mask.  The block must lie inside the
+arrays (C-contiguous, one float dtype); prior validation is assumed."""
 
 dot_block = intrinsic(_block_intrinsic(True))
-dot_block.__doc__ = """As :func:`sq_block` with ``X[i + r, k] * Yt[k, j + c]`` summed."""
+dot_block.__doc__ = """As :func:`sq_block` with ``Xp[k, r] * Yt[k, j + c]`` summed."""
 
 
 @intrinsic
@@ -310,6 +322,19 @@ def block_cols(typingctx, a):
 
     def codegen(context, builder, sig, args):
         return ir.Constant(ir.IntType(64), nb)
+
+    return types.int64(a), codegen
+
+
+@intrinsic
+def block_rows(typingctx, a):
+    """MR, the rows of a block (a compile-time constant; ``a`` is any array)."""
+    if not isinstance(a, types.Array):
+        return None
+    mr = block_shape()[0]
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.IntType(64), mr)
 
     return types.int64(a), codegen
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
-from .micro import MR, block_cols
+from .micro import block_cols, block_rows
 from .tiles import JB, dot64, fill_block, fill_rows
 
 
@@ -70,7 +70,7 @@ def gram_matvec(lo, hi, X, Yt, Vt, dot, phi, g, c, degree, out):
                 out[i, q] = acc[i - i0, q]
 
 
-TR = 16  # rows per task of pairwise_rows and pairwise_upper
+TR = 24  # rows per task of pairwise_rows and pairwise_upper (a multiple of every block's rows: 4, 12)
 
 
 @jit_inline
@@ -79,11 +79,12 @@ def rows_block(X, i0, i1, Yt, j_start, j_end, dot, phi, g, c, degree, out):
     # column chunks that fit in cache (a whole number of micro-kernel blocks), and in
     # each, MR rows at a time, the block then phi while it is in L1
     nb = block_cols(Yt)
+    mr = block_rows(X)
     cw = max(nb, JB // nb * nb)
     for j0 in range(j_start, j_end, cw):
         j1 = min(j_end, j0 + cw)
-        for ib in range(i0, i1, MR):
-            ie = min(i1, ib + MR)
+        for ib in range(i0, i1, mr):
+            ie = min(i1, ib + mr)
             fill_block(X, ib, ie, Yt, j0, j1, dot, out, ib, j0)
             for i in range(ib, ie):
                 apply_kernel(phi, out[i, j0:j1], g[j0:j1], c, degree)

@@ -13,8 +13,8 @@ time; ``phi(-1)`` for plain distances) is applied to the chunk while it is in ca
 (dot-product kernels).
 
 :func:`fill_block` computes a block of rows and columns with the register-blocked
-micro-kernels of :mod:`.micro` (``MR`` rows by ``NB`` columns held in vector registers;
-bitwise the values of :func:`chunk_row`) and :func:`chunk_row` on the edges; the
+micro-kernels of :mod:`.micro` (``MR`` rows by ``NB`` columns held in vector registers,
+the edges as partial blocks; bitwise the values of :func:`chunk_row`); the
 top-level kernels of ``sqdist``, ``gram``, the Lloyd assignment and ``knn`` use it.
 
 The top-level kernels built from them live with their families: :mod:`.pairwise`
@@ -23,9 +23,11 @@ The top-level kernels built from them live with their families: :mod:`.pairwise`
 """
 
 
+import numpy as np
+
 from ._decorators import jit, jit_inline, jit_reduce
 from .kernels import apply_kernel
-from .micro import MR, block_cols, dot_block, sq_block
+from .micro import block_cols, block_rows, dot_block, sq_block
 
 JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
 
@@ -185,15 +187,24 @@ def fill_block(X, i0, i1, Yt, j0, j1, dot, out, oi, oj):
     and column j of Yt, for i in [i0, i1) and j in [j0, j1), in blocks of ``MR`` rows by
     ``NB`` columns by the micro-kernels of :mod:`.micro` (the edges as partial blocks);
     every entry has the bits of :func:`chunk_row`, so the result does not depend on how
-    rows and columns are cut.  Row block by row block, every column block: the columns
-    ``j0:j1`` of Yt should fit in cache."""
+    rows and columns are cut.  Row block by row block (each packed once into a small
+    buffer, see :mod:`.micro`), every column block: the columns ``j0:j1`` of Yt should
+    fit in cache."""
     nb = block_cols(Yt)
-    for i in range(i0, i1, MR):
-        rows = min(MR, i1 - i)
+    mr = block_rows(X)
+    d = X.shape[1]
+    xp = np.empty((d, mr), dtype=X.dtype)
+    for i in range(i0, i1, mr):
+        rows = min(mr, i1 - i)
+        # the row block packed feature by feature (the rows past the edge repeat the
+        # last one): the micro-kernel reads its MR values of a feature at fixed offsets
+        for k in range(d):  # (features outside: the loop over the MR rows unrolls, nothing else)
+            for r in range(mr):
+                xp[k, r] = X[i + min(r, rows - 1), k]
         r0 = oi + i - i0
         for j in range(j0, j1, nb):
             cols = min(nb, j1 - j)
             if dot:
-                dot_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)
+                dot_block(xp, rows, Yt, j, cols, out, r0, oj + j - j0)
             else:
-                sq_block(X, i, rows, Yt, j, cols, out, r0, oj + j - j0)
+                sq_block(xp, rows, Yt, j, cols, out, r0, oj + j - j0)

@@ -190,7 +190,7 @@ def _split(typingctx, y):
     return sig, codegen
 
 
-def _log64(x):
+def _log64_pos(x):
     b = _f64_to_bits(x)
     # a subnormal's bits read as an integer are the normal number x 2**1074
     sub = np.uint64(b) < np.uint64(_MIN_BITS)
@@ -203,13 +203,17 @@ def _log64(x):
     w = z * z
     t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
     t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
-    r = k * _LN2_HI - ((hfsq - (s * (hfsq + t1 + t2) + k * _LN2_LO)) - f)
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + t1 + t2) + k * _LN2_LO)) - f)
+
+
+def _log64(x):
+    r = flog_pos(x)
     # 0 < x < inf in one unsigned comparison of the bits (false for nan)
-    ok = np.uint64(b - 1) < np.uint64(_INF_BITS - 1)
+    ok = np.uint64(_f64_to_bits(x) - 1) < np.uint64(_INF_BITS - 1)
     return r if ok else (-np.inf if x == 0.0 else (np.nan if x < 0.0 else x))
 
 
-def _log32(x):
+def _log32_pos(x):
     b = _f32_to_bits(x)
     sub = np.uint32(b) < np.uint32(_MIN_BITS_F)
     k, m = _split(np.float32(b) if sub else x)
@@ -221,9 +225,29 @@ def _log32(x):
     w = z * z
     t1 = w * (_LG2_F + w * _LG4_F)
     t2 = z * (_LG1_F + w * _LG3_F)
-    r = k * _LN2_HI_LF - ((hfsq - (s * (hfsq + t1 + t2) + k * _LN2_LO_LF)) - f)
-    ok = np.uint32(b - 1) < np.uint32(_INF_BITS_F - 1)
+    return k * _LN2_HI_LF - ((hfsq - (s * (hfsq + t1 + t2) + k * _LN2_LO_LF)) - f)
+
+
+def _log32(x):
+    r = flog_pos(x)
+    ok = np.uint32(_f32_to_bits(x) - 1) < np.uint32(_INF_BITS_F - 1)
     return r if ok else (np.float32(-np.inf) if x == _ZERO_F else (np.float32(np.nan) if x < _ZERO_F else x))
+
+
+def flog_pos(x):
+    """log(x) for a float32 or float64 scalar ``0 < x < inf``, subnormals included (0 and
+    inf give finite numbers, and negatives and nan unspecified ones); pure-Python
+    fallback: ``math.log``."""
+    return type(x)(math.log(x))
+
+
+@overload(flog_pos, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy"), inline="always")
+def _flog_pos_overload(x):
+    if x == types.float64:
+        return _log64_pos
+    if x == types.float32:
+        return _log32_pos
+    return None
 
 
 def flog(x):

@@ -80,7 +80,7 @@ import numpy as np
 from numba.extending import overload
 
 from ._decorators import FASTMATH, jit_inline, pjit
-from .exp import flog
+from .exp import flog_pos
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
 from .lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
 
@@ -98,8 +98,8 @@ def local_kernel(phi, o, g, c, degree):
 
 def _thin_plate(phi, o, g, c, degree):
     for j in range(o.shape[0]):  # the log computed everywhere, then selected: no branch, so it vectorises
-        s = g[j] * o[j]
-        v = 0.5 * s * flog(s)
+        s = g[j] * o[j]  # >= 0, or +inf, whose log is finite here: phi(inf) = inf all the same
+        v = 0.5 * s * flog_pos(s)
         o[j] = v if s > 0.0 else 0.0
 
 

@@ -58,20 +58,27 @@ entries past the diagonal are zeros, never read): a row's remainder otherwise ru
 scalar epilogue of the vectorised loop (kernel matrix 2.6 -> 2.4 us).
 
 Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points and queries, one
-thread, CPU time on 2 shared cores, medians of three, per neighbourhood): 6.5 us, of
-which gathering and the tail's LU 1.7, the kernel matrix 2.4 (the log: about 1.5 ns
-per entry), the correction, Cholesky and solves 2.2, evaluation 0.1-0.2 (before: 8.7
-us with the evaluation one query at a time; 9.4-11.3 us with two-sided Householder).
-The values agree with the Householder ones to about 3e-15 relative there.  Ordering
-the neighbourhoods along a Z-order curve so that consecutive ones share their data
-saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
+thread, CPU time on 2 shared cores, per neighbourhood), with the old log: 6.5 us, of
+which gathering and the tail's LU 1.7, the kernel matrix 2.4, the correction, Cholesky
+and solves 2.2, evaluation 0.1-0.2 (before: 8.7 us with the evaluation one query at a
+time; 9.4-11.3 us with two-sided Householder).  The values agree with the Householder
+ones to about 3e-15 relative there.  With the cheaper reduction of
+:func:`~.exp.flog_pos` (0.80 ns per entry, 1.19 for the old ``flog``) the kernel matrix
+is 1.76 us (2.25 before; alone in a loop, min of seven): 0.46 the squared distances and
+diagonal, 1.3 the 1348 kernel entries of a lane, whose loops run as fast as one loop over
+a flat array (the shape costs nothing measurable; the log is what is left).  The whole
+solve: 6.6 us (7.3 before; old and new alternating, min of four, on busy cores).
+Ordering the neighbourhoods along a Z-order curve so that consecutive ones share their
+data saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
 the calling thread.
 
-The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog`, which vectorises
-(1.35 ns against 5 ns per entry for ``math.log`` in :func:`~.kernels.apply_kernel`); the
-other kernels use :func:`~.kernels.apply_kernel`.  The global ``gram`` keeps
-``math.log``, so its thin-plate bits are unchanged.  Squared distances
-sum the features in order.  Everything is float64 inside.
+The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog_pos`, which
+vectorises (0.8 ns against 5 ns per entry for ``math.log`` in
+:func:`~.kernels.apply_kernel`; ``s = 0`` is selected, and ``s = inf`` still gives
+``phi = inf``: the same bits as :func:`~.exp.flog`); the other kernels use
+:func:`~.kernels.apply_kernel`.  The global ``gram`` keeps ``math.log``, so its
+thin-plate bits are unchanged.  Squared distances sum the features in order.
+Everything is float64 inside.
 """
 
 import math
@@ -80,7 +87,7 @@ import numpy as np
 from numba.extending import overload
 
 from ._decorators import FASTMATH, jit_inline, pjit
-from .exp import flog
+from .exp import flog_pos
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
 from .lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
 
@@ -98,8 +105,8 @@ def local_kernel(phi, o, g, c, degree):
 
 def _thin_plate(phi, o, g, c, degree):
     for j in range(o.shape[0]):  # the log computed everywhere, then selected: no branch, so it vectorises
-        s = g[j] * o[j]
-        v = 0.5 * s * flog(s)
+        s = g[j] * o[j]  # >= 0, or +inf, whose log is finite here: phi(inf) = inf all the same
+        v = 0.5 * s * flog_pos(s)
         o[j] = v if s > 0.0 else 0.0
 
 

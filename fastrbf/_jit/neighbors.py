@@ -15,7 +15,7 @@ from .exp import fexp
 from .micro import block_cols
 from .tiles import JB, chunk_row, dot64, fill_block
 
-QB = 8  # query rows per task
+QB = 12  # query rows per task (a multiple of the micro-kernels' block rows, 4 or 12)
 
 
 @jit

@@ -68,6 +68,12 @@ from ._scaling import ldexp, max_abs, shift_for
 
 #: at most this many points per leaf
 LEAF_SIZE = 32
+#: the list search of a query first gathers the points within this times the previous
+#: query's k-th squared distance
+GUESS = 1.3
+#: the list of a group of queries holds the leaves within this times the previous
+#: query's k-th squared distance of their bounding box
+REACH = 1.6
 #: top levels built one level at a time (one task per node); the subtrees below are one task each
 TOP_LEVELS = 4
 
@@ -148,8 +154,9 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     leaf = np.empty(m, dtype=np.int64)
     _jk.leaf_of.run(n_threads, Qc, tree.split_dim, tree.split_val, tree.leaf_level, leaf)
     order = np.argsort(leaf, kind="stable")
-    _jk.knn_tree.run(n_threads, Qc, order, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level,
-                     shrink, slack, idx, dist)
+    f = Qc.dtype.type
+    _jk.knn_tree.run(n_threads, Qc, order, leaf, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id,
+                     tree.leaf_level, shrink, slack, f(GUESS), f(REACH), idx, dist)
     return idx, dist
 
 

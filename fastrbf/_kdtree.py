@@ -58,6 +58,7 @@ Decisions:
 """
 
 import math
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -74,6 +75,9 @@ GUESS = 1.3
 #: the list of a group of queries holds the leaves within this times the previous
 #: query's k-th squared distance of their bounding box
 REACH = 1.6
+#: the list search for k at least this and at most this many features
+LIST_MIN_K = int(os.environ.get("LMK", 8))
+LIST_MAX_D = int(os.environ.get("LMD", 4))
 #: top levels built one level at a time (one task per node); the subtrees below are one task each
 TOP_LEVELS = 4
 
@@ -155,8 +159,9 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     _jk.leaf_of.run(n_threads, Qc, tree.split_dim, tree.split_val, tree.leaf_level, leaf)
     order = np.argsort(leaf, kind="stable")
     f = Qc.dtype.type
+    reach = REACH if k >= LIST_MIN_K and d <= LIST_MAX_D else 0.0
     _jk.knn_tree.run(n_threads, Qc, order, leaf, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id,
-                     tree.leaf_level, shrink, slack, f(GUESS), f(REACH), idx, dist)
+                     tree.leaf_level, shrink, slack, f(GUESS), f(reach), idx, dist)
     return idx, dist
 
 

@@ -247,10 +247,11 @@ RUN = 8
 
 
 @jit
-def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves):
+def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves, lbox):
     # the leaves (ascending) whose deflated lower bound from the bounding box of the
     # queries order[r0:r1] is <= R: every point of another leaf is farther than R from
-    # each of these queries; their number, or -1 when they do not fit in `leaves`
+    # each of these queries; their number, or -1 when they do not fit in `leaves`.
+    # lbox (2 d, len(leaves)): their boxes, lower corners then upper, a column each
     d = Xq.shape[1]
     for t in range(d):
         glo[t] = Xq[order[r0], t]
@@ -284,16 +285,22 @@ def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, 
             return -1
         else:
             leaves[nl] = node
+            for t in range(d):
+                lbox[t, nl] = box_lo[node, t]
+                lbox[d + t, nl] = box_hi[node, t]
             nl += 1
     return nl
 
 
 @jit
 def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
-    # rows i of dist and idx = the k first of the c candidates (bd, bi) by (distance,
-    # index); every bd <= g.  Distributed into c buckets of [0, g] (a monotone map, so
-    # a bucket's entries are below the next one's), then an insertion sort that moves
-    # entries within their bucket only.
+    # rows i of dist and idx = the k first of the c >= k candidates (bd, bi) by
+    # (distance, index); every bd <= g.  Distributed into c buckets of [0, g] (a
+    # monotone map, so a bucket's entries are below the next one's), those up to the
+    # bucket of the k-th only, then an insertion sort that moves entries within their
+    # bucket only.
+    k = idx.shape[1]
+    h = c
     scale = c / g
     if scale < np.inf:
         for b in range(c + 1):
@@ -303,18 +310,25 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
             b = b if b < c - 1 else c - 1
             bk[j] = b
             cb[b + 1] += 1
+        last = c - 1
         for b in range(c):
             cb[b + 1] += cb[b]
+            if cb[b + 1] >= k:
+                last = b
+                break
+        h = cb[last + 1]
         for j in range(c):
-            p = cb[bk[j]]
-            cb[bk[j]] = p + 1
-            td[p] = bd[j]
-            ti[p] = bi[j]
+            b = bk[j]
+            if b <= last:
+                p = cb[b]
+                cb[b] = p + 1
+                td[p] = bd[j]
+                ti[p] = bi[j]
     else:
         for j in range(c):
             td[j] = bd[j]
             ti[j] = bi[j]
-    for j in range(1, c):
+    for j in range(1, h):
         v = td[j]
         pid = ti[j]
         p = j
@@ -324,9 +338,47 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
             p -= 1
         td[p] = v
         ti[p] = pid
-    for t in range(idx.shape[1]):
+    for t in range(k):
         dist[i, t] = td[t]
         idx[i, t] = ti[t]
+
+
+@jit
+def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td, ti, dist,
+                 idx):
+    # the list search of query i: the points of the leaves leaves[:nl] (lbv: the lower
+    # bounds of their distances) with squared distance <= g, gathered unsorted; when
+    # there are k or more they hold the k nearest (every point within g is there):
+    # their number, rows i of dist and idx written; otherwise fewer than k (-1: more
+    # than bd holds)
+    n = Xt.shape[1]
+    first_leaf = (1 << leaf_level) - 1
+    c = np.int64(0)
+    t = 0
+    while t < nl:
+        node = leaves[t]
+        t += 1
+        if lbv[t - 1] * shrink - slack > g:
+            continue
+        s, e = _range(n, leaf_level, node - first_leaf)
+        first = node
+        while t < nl and leaves[t] == node + 1 and node + 1 - first < RUN:  # consecutive leaves: one call
+            if lbv[t] * shrink - slack > g:
+                break
+            node = leaves[t]
+            e = _range(n, leaf_level, node - first_leaf)[1]
+            t += 1
+        if c + (e - s) > bd.shape[0]:
+            return np.int64(-1)
+        chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+        for p in range(e - s):
+            v = o[p]
+            bd[c] = v
+            bi[c] = perm[s + p]
+            c += v <= g
+    if c >= idx.shape[1]:
+        _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i)
+    return c
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
@@ -337,16 +389,14 @@ def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_lev
     # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, leaf
     #     (m,) the leaf of each (`order` sorts it), the tree (build_nodes) with leaves
     #     at `leaf_level`, the deflation of the bounds lb * shrink - slack, the factors
-    #     guess and reach of the bounds of the list search
+    #     guess and reach of the list search (reach 0: none)
     # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
     #
     # The queries of a leaf (a group) share a list: the leaves within R = reach * (the
     # previous query's k-th distance) of their bounding box.  A query of the group
-    # gathers, unsorted, the points of those leaves with distance <= g = min(R, guess *
-    # the previous k-th) (then g = R), and when there are k or more they hold its k
-    # nearest (every point within g is there), sorted at the end.  Otherwise, and for
-    # a query alone in its leaf, the tree search: a depth-first descent, nearer child
-    # first, keeping the sorted list of the k nearest so far.
+    # takes the list search within g = min(R, guess * the previous k-th), then within
+    # R.  Otherwise, and for a query alone in its leaf, the tree search: a depth-first
+    # descent, nearer child first, keeping the sorted list of the k nearest so far.
     m = Xq.shape[0]
     n = Xt.shape[1]
     k = idx.shape[1]
@@ -355,7 +405,7 @@ def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_lev
     o = np.empty(RUN * lmax, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
     st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
-    di = np.empty(k, dtype=Xt.dtype)  # the sorted list, in cache, copied to the query's row at the end
+    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
     ii = np.empty(k, dtype=np.int64)
     cap = 4 * k + RUN * lmax  # candidates of the list search (more: the tree search)
     bd = np.empty(cap, dtype=Xt.dtype)
@@ -365,134 +415,105 @@ def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_lev
     bk = np.empty(cap, dtype=np.int64)
     cb = np.empty(cap + 1, dtype=np.int64)
     leaves = np.empty(MAX_LIST, dtype=np.int64)
+    lbox = np.empty((2 * Xq.shape[1], MAX_LIST), dtype=Xt.dtype)
+    lbv = np.empty(MAX_LIST, dtype=Xt.dtype)
     glo = np.empty(Xq.shape[1], dtype=Xt.dtype)
     ghi = np.empty(Xq.shape[1], dtype=Xt.dtype)
-    zero = shrink - shrink
-    gp = zero  # the previous query's k-th squared distance (0: none)
-    R = zero
-    g = zero
-    kd = zero
-    ki = np.int64(n)
+    gp = shrink - shrink  # the previous query's k-th squared distance (0: none)
+    R = gp
     g_end = lo * QB
     nl = -1
     built = 0
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
         q = Xq[i]
-        if r == g_end:
-            g_end = r + 1
-            while g_end < m and g_end < hi * QB and leaf[order[g_end]] == leaf[i]:
-                g_end += 1
-            nl = -1
-            built = 0
-        if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
-            R = reach * gp
-            nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node,
-                               leaves)
-            built += 1
-        att = 0 if nl >= 0 else 2  # 0: list search within guess * gp, 1: within R, 2: tree search
-        while True:
-            c = np.int64(0)
-            if att < 2:
+        if reach > 0:
+            if r == g_end:  # a new group
+                g_end = r + 1
+                while g_end < m and g_end < hi * QB and leaf[order[g_end]] == leaf[i]:
+                    g_end += 1
+                nl = -1
+                built = 0
+            if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
+                R = reach * gp
+                nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi,
+                                   st_node, leaves, lbox)
+                built += 1
+            if nl >= 0:
+                d = Xq.shape[1]
+                for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
+                    lbv[t] = R - R
+                for u in range(d):
+                    x = q[u]
+                    for t in range(nl):
+                        a = lbox[u, t] - x
+                        b = x - lbox[d + u, t]
+                        a = b if b > a else a
+                        a = a if a > 0 else a - a
+                        lbv[t] += a * a
                 g = guess * gp
-                if att == 1 or not g < R:
-                    att = 1
-                    g = R
-                t = 0
-            else:
-                di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
-                ii[k - 1] = n
-                sp = 1
-                st_node[0] = 0
-                st_lb[0] = zero
-                kd = di[k - 1]
-                ki = ii[k - 1]
-            while True:  # the leaves (runs of consecutive leaves) to compute
-                s = np.int64(-1)
-                e = s
-                if att < 2:
-                    prev = s
-                    first = s
-                    while t < nl:
-                        node = leaves[t]
-                        t += 1
-                        if _prunable(_box_lb(q, box_lo, box_hi, node), shrink, slack, node, min_id, g, n):
-                            if s >= 0:
-                                break
-                            continue
-                        if s < 0:
-                            s, e = _range(n, leaf_level, node - first_leaf)
-                            first = node
-                        elif node == prev + 1 and node - first < RUN:
-                            e = _range(n, leaf_level, node - first_leaf)[1]
-                        else:
-                            t -= 1
-                            break
-                        prev = node
-                else:
-                    while sp > 0:
-                        sp -= 1
-                        node = st_node[sp]
-                        lb = st_lb[sp]
-                        if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
-                                box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi,
-                                                                                       min_id, node, n, o, kd, ki)):
-                            continue
-                        while node < first_leaf:
-                            a = 2 * node + 1
-                            la = _box_lb(q, box_lo, box_hi, a)
-                            lb_b = _box_lb(q, box_lo, box_hi, a + 1)
-                            near = a
-                            far = a + 1
-                            if lb_b < la:
-                                near = a + 1
-                                far = a
-                                la, lb_b = lb_b, la
-                            if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
-                                st_node[sp] = far
-                                st_lb[sp] = lb_b
-                                sp += 1
-                            if _prunable(la, shrink, slack, near, min_id, kd, ki):
-                                node = -1
-                                break
-                            node = near
-                        if node >= 0:
-                            s, e = _range(n, leaf_level, node - first_leaf)
-                            break
-                if s < 0:
-                    break
-                chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
-                if att < 2:
-                    if c + (e - s) > cap:  # far more than k within g: the tree search
-                        c = -1
-                        break
-                    for p in range(e - s):
-                        v = o[p]
-                        bd[c] = v
-                        bi[c] = perm[s + p]
-                        c += v <= g
+                c = np.int64(0)
+                if g < R:
+                    c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb,
+                                     td, ti, dist, idx)
+                if 0 <= c < k:
+                    c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, R, o, bd, bi, bk, cb,
+                                     td, ti, dist, idx)
+                if c >= k:
+                    gp = dist[i, k - 1]
                     continue
-                for p in range(e - s):
-                    v = o[p]
-                    if v <= kd:
-                        pid = perm[s + p]
-                        if v < kd or pid < ki:
-                            _insert(v, pid, c, di, ii)
-                            c += 1
-                            kd = di[k - 1]
-                            ki = ii[k - 1]
-            if att == 2:
-                for t in range(k):
-                    dist[i, t] = di[t]
-                    idx[i, t] = ii[t]
-                if nl >= 0:  # the list failed this query: a new one from its k-th distance
-                    nl = -1
-                break
-            if c >= k:
-                _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i)
-                break
-            att = att + 1 if c >= 0 else 2
-        gp = dist[i, k - 1]
+                nl = -1  # the list failed this query: a new one from its k-th distance
+        di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
+        ii[k - 1] = n
+        kd = di[k - 1]
+        ki = ii[k - 1]
+        c = np.int64(0)
+        sp = 1
+        st_node[0] = 0
+        st_lb[0] = q[0] - q[0]
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            lb = st_lb[sp]
+            if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                    box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+                                                                           n, o, kd, ki)):
+                continue
+            while node < first_leaf:
+                a = 2 * node + 1
+                la = _box_lb(q, box_lo, box_hi, a)
+                lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+                near = a
+                far = a + 1
+                if lb_b < la:
+                    near = a + 1
+                    far = a
+                    la, lb_b = lb_b, la
+                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                    st_node[sp] = far
+                    st_lb[sp] = lb_b
+                    sp += 1
+                if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                    node = -1
+                    break
+                node = near
+            if node < 0:
+                continue
+            s, e = _range(n, leaf_level, node - first_leaf)
+            chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+            for p in range(e - s):
+                v = o[p]
+                if v <= kd:
+                    pid = perm[s + p]
+                    if v < kd or pid < ki:
+                        _insert(v, pid, c, di, ii)
+                        c += 1
+                        kd = di[k - 1]
+                        ki = ii[k - 1]
+        for t in range(k):
+            dist[i, t] = di[t]
+            idx[i, t] = ii[t]
+        gp = di[k - 1]
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

@@ -58,7 +58,6 @@ Decisions:
 """
 
 import math
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -75,9 +74,10 @@ GUESS = 1.3
 #: the list of a group of queries holds the leaves within this times the previous
 #: query's k-th squared distance of their bounding box
 REACH = 1.6
-#: the list search for k at least this and at most this many features
-LIST_MIN_K = int(os.environ.get("LMK", 8))
-LIST_MAX_D = int(os.environ.get("LMD", 4))
+#: the list search for k at least this (below, the tree search is as fast)...
+LIST_MIN_K = 8
+#: ... and at most this many features (beyond, the lists outgrow MAX_LIST)
+LIST_MAX_D = 4
 #: top levels built one level at a time (one task per node); the subtrees below are one task each
 TOP_LEVELS = 4
 

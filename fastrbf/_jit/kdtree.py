@@ -35,7 +35,7 @@ arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 
 import numpy as np
 
-from ._decorators import jit, pjit
+from ._decorators import jit, jit_inline, pjit
 from .tiles import chunk_row
 
 QB = 16  # query rows per task
@@ -246,7 +246,7 @@ MAX_LIST = 128
 RUN = 8
 
 
-@jit
+@jit_inline
 def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves, lbox):
     # the leaves (ascending) whose deflated lower bound from the bounding box of the
     # queries order[r0:r1] is <= R: every point of another leaf is farther than R from
@@ -292,7 +292,7 @@ def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, 
     return nl
 
 
-@jit
+@jit_inline
 def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
     # rows i of dist and idx = the k first of the c >= k candidates (bd, bi) by
     # (distance, index); every bd <= g.  Distributed into c buckets of [0, g] (a
@@ -343,7 +343,7 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
         idx[i, t] = ti[t]
 
 
-@jit
+@jit_inline
 def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td, ti, dist,
                  idx):
     # the list search of query i: the points of the leaves leaves[:nl] (lbv: the lower
@@ -452,13 +452,13 @@ def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_lev
                         a = a if a > 0 else a - a
                         lbv[t] += a * a
                 g = guess * gp
-                c = np.int64(0)
-                if g < R:
+                g = g if g < R else R
+                while True:  # within g, then within R
                     c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb,
                                      td, ti, dist, idx)
-                if 0 <= c < k:
-                    c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, R, o, bd, bi, bk, cb,
-                                     td, ti, dist, idx)
+                    if c >= k or c < 0 or g == R:
+                        break
+                    g = R
                 if c >= k:
                     gp = dist[i, k - 1]
                     continue

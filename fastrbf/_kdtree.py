@@ -158,10 +158,12 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     leaf = np.empty(m, dtype=np.int64)
     _jk.leaf_of.run(n_threads, Qc, tree.split_dim, tree.split_val, tree.leaf_level, leaf)
     order = np.argsort(leaf, kind="stable")
-    f = Qc.dtype.type
-    reach = REACH if k >= LIST_MIN_K and d <= LIST_MAX_D else 0.0
-    _jk.knn_tree.run(n_threads, Qc, order, leaf, tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id,
-                     tree.leaf_level, shrink, slack, f(GUESS), f(reach), idx, dist)
+    args = (tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level, shrink, slack)
+    if k >= LIST_MIN_K and d <= LIST_MAX_D:
+        f = Qc.dtype.type
+        _jk.knn_groups.run(n_threads, Qc, order, leaf, *args, f(GUESS), f(REACH), idx, dist)
+    else:
+        _jk.knn_tree.run(n_threads, Qc, order, *args, idx, dist)
     return idx, dist
 
 

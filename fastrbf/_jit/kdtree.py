@@ -381,31 +381,108 @@ def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g,
     return c
 
 
+@jit_inline
+def _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii):
+    # the k nearest of query i (k = len(di)) in di, ii, sorted by (distance, index):
+    # a depth-first descent, nearer child first, keeping the sorted list of the k
+    # nearest so far (it grows from empty)
+    q = Xq[i]
+    n = Xt.shape[1]
+    k = di.shape[0]
+    first_leaf = (1 << leaf_level) - 1
+    di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
+    ii[k - 1] = n
+    kd = di[k - 1]
+    ki = ii[k - 1]
+    c = np.int64(0)
+    sp = 1
+    st_node[0] = 0
+    st_lb[0] = q[0] - q[0]
+    while sp > 0:
+        sp -= 1
+        node = st_node[sp]
+        lb = st_lb[sp]
+        if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+                                                                       n, o, kd, ki)):
+            continue
+        while node < first_leaf:
+            a = 2 * node + 1
+            la = _box_lb(q, box_lo, box_hi, a)
+            lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+            near = a
+            far = a + 1
+            if lb_b < la:
+                near = a + 1
+                far = a
+                la, lb_b = lb_b, la
+            if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                st_node[sp] = far
+                st_lb[sp] = lb_b
+                sp += 1
+            if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                node = -1
+                break
+            node = near
+        if node < 0:
+            continue
+        s, e = _range(n, leaf_level, node - first_leaf)
+        chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+        for p in range(e - s):
+            v = o[p]
+            if v <= kd:
+                pid = perm[s + p]
+                if v < kd or pid < ki:
+                    _insert(v, pid, c, di, ii)
+                    c += 1
+                    kd = di[k - 1]
+                    ki = ii[k - 1]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64 * max(1, box_lo.shape[0].bit_length()))
+def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, idx, dist):
+    # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, the
+    #     tree (build_nodes) with leaves at `leaf_level`, the deflation of the bounds
+    #     lb * shrink - slack
+    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    k = idx.shape[1]
+    o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
+    st_node = np.empty(leaf_level + 2, dtype=np.int64)
+    st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
+    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
+    ii = np.empty(k, dtype=np.int64)
+    for r in range(lo * QB, min(m, hi * QB)):
+        i = order[r]
+        _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii)
+        for t in range(k):
+            dist[i, t] = di[t]
+            idx[i, t] = ii[t]
+
+
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
       work=lambda Xq, order, leaf, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64
       * max(1, box_lo.shape[0].bit_length()))
-def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, guess, reach,
-             idx, dist):
-    # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, leaf
-    #     (m,) the leaf of each (`order` sorts it), the tree (build_nodes) with leaves
-    #     at `leaf_level`, the deflation of the bounds lb * shrink - slack, the factors
-    #     guess and reach of the list search (reach 0: none)
-    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, guess, reach,
+               idx, dist):
+    # As knn_tree, with leaf (m,) the leaf of each query (`order` sorts it) and the
+    # factors guess and reach of the list search.
     #
     # The queries of a leaf (a group) share a list: the leaves within R = reach * (the
     # previous query's k-th distance) of their bounding box.  A query of the group
     # takes the list search within g = min(R, guess * the previous k-th), then within
-    # R.  Otherwise, and for a query alone in its leaf, the tree search: a depth-first
-    # descent, nearer child first, keeping the sorted list of the k nearest so far.
+    # R; the tree search when that finds fewer than k, and for a query alone in its
+    # leaf.
     m = Xq.shape[0]
     n = Xt.shape[1]
     k = idx.shape[1]
-    first_leaf = (1 << leaf_level) - 1
     lmax = ((n - 1) >> leaf_level) + 2
     o = np.empty(RUN * lmax, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
     st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
-    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
+    di = np.empty(k, dtype=Xt.dtype)
     ii = np.empty(k, dtype=np.int64)
     cap = 4 * k + RUN * lmax  # candidates of the list search (more: the tree search)
     bd = np.empty(cap, dtype=Xt.dtype)
@@ -427,89 +504,42 @@ def knn_tree(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_lev
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
         q = Xq[i]
-        if reach > 0:
-            if r == g_end:  # a new group
-                g_end = r + 1
-                while g_end < m and g_end < hi * QB and leaf[order[g_end]] == leaf[i]:
-                    g_end += 1
-                nl = -1
-                built = 0
-            if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
-                R = reach * gp
-                nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi,
-                                   st_node, leaves, lbox)
-                built += 1
-            if nl >= 0:
-                d = Xq.shape[1]
-                for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
-                    lbv[t] = R - R
-                for u in range(d):
-                    x = q[u]
-                    for t in range(nl):
-                        a = lbox[u, t] - x
-                        b = x - lbox[d + u, t]
-                        a = b if b > a else a
-                        a = a if a > 0 else a - a
-                        lbv[t] += a * a
-                g = guess * gp
-                g = g if g < R else R
-                while True:  # within g, then within R
-                    c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb,
-                                     td, ti, dist, idx)
-                    if c >= k or c < 0 or g == R:
-                        break
-                    g = R
-                if c >= k:
-                    gp = dist[i, k - 1]
-                    continue
-                nl = -1  # the list failed this query: a new one from its k-th distance
-        di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
-        ii[k - 1] = n
-        kd = di[k - 1]
-        ki = ii[k - 1]
-        c = np.int64(0)
-        sp = 1
-        st_node[0] = 0
-        st_lb[0] = q[0] - q[0]
-        while sp > 0:
-            sp -= 1
-            node = st_node[sp]
-            lb = st_lb[sp]
-            if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
-                    box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
-                                                                           n, o, kd, ki)):
-                continue
-            while node < first_leaf:
-                a = 2 * node + 1
-                la = _box_lb(q, box_lo, box_hi, a)
-                lb_b = _box_lb(q, box_lo, box_hi, a + 1)
-                near = a
-                far = a + 1
-                if lb_b < la:
-                    near = a + 1
-                    far = a
-                    la, lb_b = lb_b, la
-                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
-                    st_node[sp] = far
-                    st_lb[sp] = lb_b
-                    sp += 1
-                if _prunable(la, shrink, slack, near, min_id, kd, ki):
-                    node = -1
+        if r == g_end:  # a new group
+            g_end = r + 1
+            while g_end < m and g_end < hi * QB and leaf[order[g_end]] == leaf[i]:
+                g_end += 1
+            nl = -1
+            built = 0
+        if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
+            R = reach * gp
+            nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node,
+                               leaves, lbox)
+            built += 1
+        if nl >= 0:
+            d = Xq.shape[1]
+            for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
+                lbv[t] = R - R
+            for u in range(d):
+                x = q[u]
+                for t in range(nl):
+                    a = lbox[u, t] - x
+                    b = x - lbox[d + u, t]
+                    a = b if b > a else a
+                    a = a if a > 0 else a - a
+                    lbv[t] += a * a
+            g = guess * gp
+            g = g if g < R else R
+            while True:  # within g, then within R
+                c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb,
+                                 td, ti, dist, idx)
+                if c >= k or c < 0 or g == R:
                     break
-                node = near
-            if node < 0:
+                g = R
+            if c >= k:
+                gp = dist[i, k - 1]
                 continue
-            s, e = _range(n, leaf_level, node - first_leaf)
-            chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
-            for p in range(e - s):
-                v = o[p]
-                if v <= kd:
-                    pid = perm[s + p]
-                    if v < kd or pid < ki:
-                        _insert(v, pid, c, di, ii)
-                        c += 1
-                        kd = di[k - 1]
-                        ki = ii[k - 1]
+            nl = -1  # the list failed this query: a new one from its k-th distance
+        _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii)
         for t in range(k):
             dist[i, t] = di[t]
             idx[i, t] = ii[t]

@@ -247,11 +247,10 @@ RUN = 8
 
 
 @jit_inline
-def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves, lbox):
+def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves):
     # the leaves (ascending) whose deflated lower bound from the bounding box of the
     # queries order[r0:r1] is <= R: every point of another leaf is farther than R from
-    # each of these queries; their number, or -1 when they do not fit in `leaves`.
-    # lbox (2 d, len(leaves)): their boxes, lower corners then upper, a column each
+    # each of these queries; their number, or -1 when they do not fit in `leaves`
     d = Xq.shape[1]
     for t in range(d):
         glo[t] = Xq[order[r0], t]
@@ -285,72 +284,55 @@ def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, 
             return -1
         else:
             leaves[nl] = node
-            for t in range(d):
-                lbox[t, nl] = box_lo[node, t]
-                lbox[d + t, nl] = box_hi[node, t]
             nl += 1
     return nl
 
 
 @jit_inline
-def _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i):
-    # rows i of dist and idx = the k first of the c >= k candidates (bd, bi) by
-    # (distance, index); every bd <= g.  Distributed into c buckets of [0, g] (a
-    # monotone map, so a bucket's entries are below the next one's), those up to the
-    # bucket of the k-th only, then an insertion sort that moves entries within their
-    # bucket only.
-    k = idx.shape[1]
-    h = c
+def _sort_into(bd, bi, c, g, bk, cb, td, ti, drow, irow):
+    # drow, irow (k,) = the k first of the c >= k candidates (bd, bi) by (distance,
+    # index); every bd <= g.  Distributed into c buckets of [0, g] (a monotone map, so
+    # a bucket's entries are below the next one's), those up to the bucket of the k-th
+    # only, then inserted in that order (each moves within its bucket only).
+    k = drow.shape[0]
     scale = c / g
-    if scale < np.inf:
-        for b in range(c + 1):
-            cb[b] = 0
-        for j in range(c):
-            b = np.int64(bd[j] * scale)
-            b = b if b < c - 1 else c - 1
-            bk[j] = b
-            cb[b + 1] += 1
-        last = c - 1
-        for b in range(c):
-            cb[b + 1] += cb[b]
-            if cb[b + 1] >= k:
-                last = b
-                break
-        h = cb[last + 1]
-        for j in range(c):
-            b = bk[j]
-            if b <= last:
-                p = cb[b]
-                cb[b] = p + 1
-                td[p] = bd[j]
-                ti[p] = bi[j]
-    else:
-        for j in range(c):
-            td[j] = bd[j]
-            ti[j] = bi[j]
-    for j in range(1, h):
+    if not scale < np.inf:  # g subnormal: one bucket
+        scale = 0.0
+    for b in range(c + 1):
+        cb[b] = 0
+    for j in range(c):
+        b = np.int64(bd[j] * scale)
+        b = b if b < c - 1 else c - 1
+        bk[j] = b
+        cb[b + 1] += 1
+    last = c - 1
+    for b in range(c):
+        cb[b + 1] += cb[b]
+        if cb[b + 1] >= k:
+            last = b
+            break
+    for j in range(c):
+        b = bk[j]
+        if b <= last:
+            p = cb[b]
+            cb[b] = p + 1
+            td[p] = bd[j]
+            ti[p] = bi[j]
+    for j in range(cb[last]):
         v = td[j]
-        pid = ti[j]
-        p = j
-        while p > 0 and (td[p - 1] > v or (td[p - 1] == v and ti[p - 1] > pid)):
-            td[p] = td[p - 1]
-            ti[p] = ti[p - 1]
-            p -= 1
-        td[p] = v
-        ti[p] = pid
-    for t in range(k):
-        dist[i, t] = td[t]
-        idx[i, t] = ti[t]
+        if j < k or v < drow[k - 1] or (v == drow[k - 1] and ti[j] < irow[k - 1]):
+            _insert(v, ti[j], j, drow, irow)
 
 
 @jit_inline
-def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td, ti, dist,
-                 idx):
-    # the list search of query i: the points of the leaves leaves[:nl] (lbv: the lower
-    # bounds of their distances) with squared distance <= g, gathered unsorted; when
+def _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, leaves, nl, g, o, bd, bi, bk, cb, td,
+                 ti, dist, idx):
+    # the list search of query i: the points of the leaves leaves[:nl] with squared
+    # distance <= g, gathered unsorted; when
     # there are k or more they hold the k nearest (every point within g is there):
     # their number, rows i of dist and idx written; otherwise fewer than k (-1: more
     # than bd holds)
+    q = Xq[i]
     n = Xt.shape[1]
     first_leaf = (1 << leaf_level) - 1
     c = np.int64(0)
@@ -358,12 +340,12 @@ def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g,
     while t < nl:
         node = leaves[t]
         t += 1
-        if lbv[t - 1] * shrink - slack > g:
+        if _box_lb(q, box_lo, box_hi, node) * shrink - slack > g:
             continue
         s, e = _range(n, leaf_level, node - first_leaf)
         first = node
         while t < nl and leaves[t] == node + 1 and node + 1 - first < RUN:  # consecutive leaves: one call
-            if lbv[t] * shrink - slack > g:
+            if _box_lb(q, box_lo, box_hi, leaves[t]) * shrink - slack > g:
                 break
             node = leaves[t]
             e = _range(n, leaf_level, node - first_leaf)[1]
@@ -377,7 +359,7 @@ def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g,
             bi[c] = perm[s + p]
             c += v <= g
     if c >= idx.shape[1]:
-        _sort_into(bd, bi, c, g, bk, cb, td, ti, dist, idx, i)
+        _sort_into(bd, bi, c, g, bk, cb, td, ti, dist[i], idx[i])
     return c
 
 
@@ -492,8 +474,6 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
     bk = np.empty(cap, dtype=np.int64)
     cb = np.empty(cap + 1, dtype=np.int64)
     leaves = np.empty(MAX_LIST, dtype=np.int64)
-    lbox = np.empty((2 * Xq.shape[1], MAX_LIST), dtype=Xt.dtype)
-    lbv = np.empty(MAX_LIST, dtype=Xt.dtype)
     glo = np.empty(Xq.shape[1], dtype=Xt.dtype)
     ghi = np.empty(Xq.shape[1], dtype=Xt.dtype)
     gp = shrink - shrink  # the previous query's k-th squared distance (0: none)
@@ -513,25 +493,14 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
         if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
             R = reach * gp
             nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node,
-                               leaves, lbox)
+                               leaves)
             built += 1
         if nl >= 0:
-            d = Xq.shape[1]
-            for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
-                lbv[t] = R - R
-            for u in range(d):
-                x = q[u]
-                for t in range(nl):
-                    a = lbox[u, t] - x
-                    b = x - lbox[d + u, t]
-                    a = b if b > a else a
-                    a = a if a > 0 else a - a
-                    lbv[t] += a * a
             g = guess * gp
             g = g if g < R else R
             while True:  # within g, then within R
-                c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb,
-                                 td, ti, dist, idx)
+                c = _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, leaves, nl, g, o, bd, bi,
+                                 bk, cb, td, ti, dist, idx)
                 if c >= k or c < 0 or g == R:
                     break
                 g = R

@@ -31,6 +31,21 @@ copies of a point tied with the k-th are pruned too (one call site: each copy of
 brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queries: 1.3 ->
 0.3 s).  The radius query keeps the points whose squared distance (the same
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
+
+The list search (``knn_groups``, for k >= 8 at low dimension; see
+:mod:`fastrbf._kdtree`) answers the queries that share a leaf (a group: they are
+consecutive in leaf order) from one list of leaves: those whose deflated lower bound
+from the bounding box of the group is ``<= R`` (a bound from the previous query's
+k-th distance).  Each query scans the leaves of the list whose deflated bound from it
+is ``<= g`` (``g <= R``), and gathers, unsorted, every point with distance ``<= g``
+(no point of another leaf can be that near: its bound from the group's box exceeds
+``R``).  With k or more of them, its k nearest are among them (any other point is
+farther than g), so the result is the brute force's; they are ordered by buckets of
+``[0, g]`` and an insertion that moves entries within their bucket only.  With fewer,
+the search is done again within R, then by the tree.  The bound is a guess: a wrong
+one costs time, never exactness.  Separate kernel, so that the queries with small k
+compile and run exactly the tree search (``knn_tree``); the tree search is one
+inlined helper of both.
 """
 
 import numpy as np
@@ -247,7 +262,7 @@ RUN = 8
 
 
 @jit_inline
-def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves):
+def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node, leaves, lbox):
     # the leaves (ascending) whose deflated lower bound from the bounding box of the
     # queries order[r0:r1] is <= R: every point of another leaf is farther than R from
     # each of these queries; their number, or -1 when they do not fit in `leaves`
@@ -284,6 +299,9 @@ def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, 
             return -1
         else:
             leaves[nl] = node
+            for t in range(d):
+                lbox[t, nl] = box_lo[node, t]
+                lbox[d + t, nl] = box_hi[node, t]
             nl += 1
     return nl
 
@@ -325,14 +343,13 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, drow, irow):
 
 
 @jit_inline
-def _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, leaves, nl, g, o, bd, bi, bk, cb, td,
-                 ti, dist, idx):
+def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td, ti, dist,
+                 idx):
     # the list search of query i: the points of the leaves leaves[:nl] with squared
     # distance <= g, gathered unsorted; when
     # there are k or more they hold the k nearest (every point within g is there):
     # their number, rows i of dist and idx written; otherwise fewer than k (-1: more
     # than bd holds)
-    q = Xq[i]
     n = Xt.shape[1]
     first_leaf = (1 << leaf_level) - 1
     c = np.int64(0)
@@ -340,12 +357,12 @@ def _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, lea
     while t < nl:
         node = leaves[t]
         t += 1
-        if _box_lb(q, box_lo, box_hi, node) * shrink - slack > g:
+        if lbv[t - 1] * shrink - slack > g:
             continue
         s, e = _range(n, leaf_level, node - first_leaf)
         first = node
         while t < nl and leaves[t] == node + 1 and node + 1 - first < RUN:  # consecutive leaves: one call
-            if _box_lb(q, box_lo, box_hi, leaves[t]) * shrink - slack > g:
+            if lbv[t] * shrink - slack > g:
                 break
             node = leaves[t]
             e = _range(n, leaf_level, node - first_leaf)[1]
@@ -367,7 +384,8 @@ def _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, lea
 def _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii):
     # the k nearest of query i (k = len(di)) in di, ii, sorted by (distance, index):
     # a depth-first descent, nearer child first, keeping the sorted list of the k
-    # nearest so far (it grows from empty)
+    # nearest so far (it grows from empty).  The search of knn_tree, which keeps its
+    # own copy inline (as a helper there it ran k = 1 about 5% slower)
     q = Xq[i]
     n = Xt.shape[1]
     k = di.shape[0]
@@ -431,6 +449,7 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
     m = Xq.shape[0]
     n = Xt.shape[1]
     k = idx.shape[1]
+    first_leaf = (1 << leaf_level) - 1
     o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
     st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
@@ -438,7 +457,54 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
     ii = np.empty(k, dtype=np.int64)
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
-        _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii)
+        q = Xq[i]
+        di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
+        ii[k - 1] = n
+        kd = di[k - 1]
+        ki = ii[k - 1]
+        c = np.int64(0)
+        sp = 1
+        st_node[0] = 0
+        st_lb[0] = q[0] - q[0]
+        while sp > 0:
+            sp -= 1
+            node = st_node[sp]
+            lb = st_lb[sp]
+            if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                    box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+                                                                           n, o, kd, ki)):
+                continue
+            while node < first_leaf:
+                a = 2 * node + 1
+                la = _box_lb(q, box_lo, box_hi, a)
+                lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+                near = a
+                far = a + 1
+                if lb_b < la:
+                    near = a + 1
+                    far = a
+                    la, lb_b = lb_b, la
+                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                    st_node[sp] = far
+                    st_lb[sp] = lb_b
+                    sp += 1
+                if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                    node = -1
+                    break
+                node = near
+            if node < 0:
+                continue
+            s, e = _range(n, leaf_level, node - first_leaf)
+            chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
+            for p in range(e - s):
+                v = o[p]
+                if v <= kd:
+                    pid = perm[s + p]
+                    if v < kd or pid < ki:
+                        _insert(v, pid, c, di, ii)
+                        c += 1
+                        kd = di[k - 1]
+                        ki = ii[k - 1]
         for t in range(k):
             dist[i, t] = di[t]
             idx[i, t] = ii[t]
@@ -474,6 +540,8 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
     bk = np.empty(cap, dtype=np.int64)
     cb = np.empty(cap + 1, dtype=np.int64)
     leaves = np.empty(MAX_LIST, dtype=np.int64)
+    lbox = np.empty((2 * Xq.shape[1], MAX_LIST), dtype=Xt.dtype)
+    lbv = np.empty(MAX_LIST, dtype=Xt.dtype)
     glo = np.empty(Xq.shape[1], dtype=Xt.dtype)
     ghi = np.empty(Xq.shape[1], dtype=Xt.dtype)
     gp = shrink - shrink  # the previous query's k-th squared distance (0: none)
@@ -483,7 +551,6 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
     built = 0
     for r in range(lo * QB, min(m, hi * QB)):
         i = order[r]
-        q = Xq[i]
         if r == g_end:  # a new group
             g_end = r + 1
             while g_end < m and g_end < hi * QB and leaf[order[g_end]] == leaf[i]:
@@ -493,14 +560,26 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
         if nl < 0 and built < 2 and g_end - r >= 2 and gp > 0 and reach * gp < np.inf:
             R = reach * gp
             nl = _group_leaves(Xq, order, r, g_end, box_lo, box_hi, leaf_level, shrink, slack, R, glo, ghi, st_node,
-                               leaves)
+                               leaves, lbox)
             built += 1
         if nl >= 0:
+            q = Xq[i]
+            d = Xq.shape[1]
+            for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
+                lbv[t] = R - R
+            for u in range(d):
+                x = q[u]
+                for t in range(nl):
+                    a = lbox[u, t] - x
+                    b = x - lbox[d + u, t]
+                    a = b if b > a else a
+                    a = a if a > 0 else a - a
+                    lbv[t] += a * a
             g = guess * gp
             g = g if g < R else R
             while True:  # within g, then within R
-                c = _list_search(Xq, i, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack, leaves, nl, g, o, bd, bi,
-                                 bk, cb, td, ti, dist, idx)
+                c = _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td,
+                                 ti, dist, idx)
                 if c >= k or c < 0 or g == R:
                     break
                 g = R

@@ -345,11 +345,11 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, drow, irow):
 @jit_inline
 def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g, o, bd, bi, bk, cb, td, ti, dist,
                  idx):
-    # the list search of query i: the points of the leaves leaves[:nl] with squared
-    # distance <= g, gathered unsorted; when
-    # there are k or more they hold the k nearest (every point within g is there):
-    # their number, rows i of dist and idx written; otherwise fewer than k (-1: more
-    # than bd holds)
+    # the list search of query i: the points of the leaves leaves[:nl] (lbv: the
+    # lower bounds of their distances) with squared distance <= g, gathered unsorted;
+    # when there are k or more they hold the k nearest (every point within g is
+    # there): their number, rows i of dist and idx written; otherwise fewer than k
+    # (-1: more than bd holds)
     n = Xt.shape[1]
     first_leaf = (1 << leaf_level) - 1
     c = np.int64(0)

@@ -258,6 +258,7 @@ def _count_runs(monkeypatch, kernel):
 @pytest.mark.parametrize("d", [1, 2, 3, 4])
 def test_list_search_equals_brute_force(rng, monkeypatch, leaf_size, dtype, kind, d):
     # more queries than points: the queries of a leaf share a list of leaves
+    monkeypatch.setattr(_kdtree, "LIST_MIN_M", 1)
     X, Q = _data(rng, kind, 500, 1500, d, dtype)
     calls = _count_runs(monkeypatch, _kdtree._jk.knn_groups)
     for k in (8, 21, 50):
@@ -276,16 +277,18 @@ def test_list_search_any_bounds(rng, monkeypatch, guess, reach, kind):
     monkeypatch.setattr(_kdtree, "GUESS", guess)
     monkeypatch.setattr(_kdtree, "REACH", reach)
     monkeypatch.setattr(_kdtree, "LIST_MIN_K", 1)
+    monkeypatch.setattr(_kdtree, "LIST_MIN_M", 1)
     X, Q = _data(rng, kind, 5000, 4000, 3, np.float64)
     for k in (1, 9, 64):
         _same(knn(X, Q, k, method="tree", n_threads=2), knn(X, Q, k, method="brute", n_threads=1))
 
 
 def test_list_search_only_where_it_pays(rng, monkeypatch):
-    X, Q = _data(rng, "random", 2000, 2000, 3, np.float64)
+    X, Q = _data(rng, "random", 2000, _kdtree.LIST_MIN_M, 3, np.float64)
     groups = _count_runs(monkeypatch, _kdtree._jk.knn_groups)
     tree = _count_runs(monkeypatch, _kdtree._jk.knn_tree)
     knn(X, Q, _kdtree.LIST_MIN_K - 1, method="tree")
     knn(X[:, :2], Q[:, :2], _kdtree.LIST_MIN_K, method="tree")
     knn(np.hstack([X, X]), np.hstack([Q, Q]), 50, method="tree")
-    assert (len(groups), len(tree)) == (1, 2)
+    knn(X, Q[1:], 50, method="tree")
+    assert (len(groups), len(tree)) == (1, 3)

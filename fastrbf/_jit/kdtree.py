@@ -32,7 +32,7 @@ brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queri
 0.3 s).  The radius query keeps the points whose squared distance (the same
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 
-The list search (``knn_groups``, for k >= 8 at low dimension; see
+The list search (``knn_groups``, for k >= 8 at low dimension with many queries; see
 :mod:`fastrbf._kdtree`) answers the queries that share a leaf (a group: they are
 consecutive in leaf order) from one list of leaves: those whose deflated lower bound
 from the bounding box of the group is ``<= R`` (a bound from the previous query's

@@ -33,7 +33,7 @@ Decisions:
   k neighbours themselves (a few us per query) bound what the list can gain.
 - **The queries of a leaf share a list of leaves** (k >= :data:`LIST_MIN_K`, d <=
   :data:`LIST_MAX_D`, m >= :data:`LIST_MIN_M`; ``knn_groups`` in
-  :mod:`fastrbf._jit.kdtree`): the leaves within ``REACH`` times the previous query's
+  :mod:`fastrbf._jit.kdgroups`): the leaves within ``REACH`` times the previous query's
   k-th squared distance of the group's bounding box, found by one descent per group.
   Each query then gathers, unsorted, the points within ``GUESS`` times that k-th
   distance from the leaves of the list its own bound does not exclude, and orders them
@@ -93,6 +93,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _validation as _v
+from ._jit import kdgroups as _jg
 from ._jit import kdtree as _jk
 from ._scaling import ldexp, max_abs, shift_for
 
@@ -194,7 +195,7 @@ def knn(tree: Tree, Qc: np.ndarray, k: int, n_threads) -> tuple[np.ndarray, np.n
     args = (tree.Xt, tree.perm, tree.box_lo, tree.box_hi, tree.min_id, tree.leaf_level, shrink, slack)
     if k >= LIST_MIN_K and d <= LIST_MAX_D and m >= LIST_MIN_M:
         f = Qc.dtype.type
-        _jk.knn_groups.run(n_threads, Qc, order, leaf, *args, f(GUESS), f(REACH), idx, dist)
+        _jg.knn_groups.run(n_threads, Qc, order, leaf, *args, f(GUESS), f(REACH), idx, dist)
     else:
         _jk.knn_tree.run(n_threads, Qc, order, *args, idx, dist)
     return idx, dist

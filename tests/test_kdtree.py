@@ -8,6 +8,7 @@ from scipy.spatial import cKDTree
 from sklearn.neighbors import KDTree
 
 from fastrbf import _kdtree, knn, radius_neighbors
+from fastrbf._jit import kdgroups, kdtree
 
 
 def _data(rng, kind, n, m, d, dtype):
@@ -260,7 +261,7 @@ def test_list_search_equals_brute_force(rng, monkeypatch, leaf_size, dtype, kind
     # more queries than points: the queries of a leaf share a list of leaves
     monkeypatch.setattr(_kdtree, "LIST_MIN_M", 1)
     X, Q = _data(rng, kind, 500, 1500, d, dtype)
-    calls = _count_runs(monkeypatch, _kdtree._jk.knn_groups)
+    calls = _count_runs(monkeypatch, kdgroups.knn_groups)
     for k in (8, 21, 50):
         ref = knn(X, Q, k, method="brute", n_threads=1)
         for nt in (1, 2):
@@ -285,8 +286,8 @@ def test_list_search_any_bounds(rng, monkeypatch, guess, reach, kind):
 
 def test_list_search_only_where_it_pays(rng, monkeypatch):
     X, Q = _data(rng, "random", 2000, _kdtree.LIST_MIN_M, 3, np.float64)
-    groups = _count_runs(monkeypatch, _kdtree._jk.knn_groups)
-    tree = _count_runs(monkeypatch, _kdtree._jk.knn_tree)
+    groups = _count_runs(monkeypatch, kdgroups.knn_groups)
+    tree = _count_runs(monkeypatch, kdtree.knn_tree)
     knn(X, Q, _kdtree.LIST_MIN_K - 1, method="tree")
     knn(X[:, :2], Q[:, :2], _kdtree.LIST_MIN_K, method="tree")
     knn(np.hstack([X, X]), np.hstack([Q, Q]), 50, method="tree")

@@ -8,6 +8,7 @@ from scipy.spatial import cKDTree
 from sklearn.neighbors import KDTree
 
 from fastrbf import _kdtree, knn, radius_neighbors
+from fastrbf._jit import kdgroups, kdtree
 
 
 def _data(rng, kind, n, m, d, dtype):
@@ -243,3 +244,52 @@ def test_auto_takes_the_tree_at_large_k_and_low_dimension():
     assert _kdtree.use_tree(100_000, 100_000, 3, 100)
     assert not _kdtree.use_tree(10_000, 10_000, 8, 8)  # the tree prunes too little there
     assert not _kdtree.use_tree(100_000, 10_000, 16, 10)
+
+
+def _count_runs(monkeypatch, kernel):
+    """A list that gets one entry per run of ``kernel``."""
+    calls = []
+    run = kernel.run
+    monkeypatch.setattr(kernel, "run", lambda *a: calls.append(1) or run(*a))
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["random", "clustered", "duplicated", "grid", "equal"])
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_list_search_equals_brute_force(rng, monkeypatch, leaf_size, dtype, kind, d):
+    # more queries than points: the queries of a leaf share a list of leaves
+    monkeypatch.setattr(_kdtree, "LIST_MIN_M", 1)
+    X, Q = _data(rng, kind, 500, 1500, d, dtype)
+    calls = _count_runs(monkeypatch, kdgroups.knn_groups)
+    for k in (8, 21, 50):
+        ref = knn(X, Q, k, method="brute", n_threads=1)
+        for nt in (1, 2):
+            _same(knn(X, Q, k, method="tree", n_threads=nt), ref)
+    assert len(calls) == 6
+
+
+@pytest.mark.parametrize("guess, reach", [(1.3, 1.6), (0.5, 0.8), (1.0, 1.0), (3.0, 1.2), (1e6, 1e8)])
+@pytest.mark.parametrize("kind", ["random", "duplicated", "grid"])
+def test_list_search_any_bounds(rng, monkeypatch, guess, reach, kind):
+    # bounds that find too few points (the search within R, then the tree search),
+    # far too many (more candidates than the buffer, lists longer than MAX_LIST): the
+    # result is exact whatever they are
+    monkeypatch.setattr(_kdtree, "GUESS", guess)
+    monkeypatch.setattr(_kdtree, "REACH", reach)
+    monkeypatch.setattr(_kdtree, "LIST_MIN_K", 1)
+    monkeypatch.setattr(_kdtree, "LIST_MIN_M", 1)
+    X, Q = _data(rng, kind, 5000, 4000, 3, np.float64)
+    for k in (1, 9, 64):
+        _same(knn(X, Q, k, method="tree", n_threads=2), knn(X, Q, k, method="brute", n_threads=1))
+
+
+def test_list_search_only_where_it_pays(rng, monkeypatch):
+    X, Q = _data(rng, "random", 2000, _kdtree.LIST_MIN_M, 3, np.float64)
+    groups = _count_runs(monkeypatch, kdgroups.knn_groups)
+    tree = _count_runs(monkeypatch, kdtree.knn_tree)
+    knn(X, Q, _kdtree.LIST_MIN_K - 1, method="tree")
+    knn(X[:, :2], Q[:, :2], _kdtree.LIST_MIN_K, method="tree")
+    knn(np.hstack([X, X]), np.hstack([Q, Q]), 50, method="tree")
+    knn(X, Q[1:], 50, method="tree")
+    assert (len(groups), len(tree)) == (1, 3)

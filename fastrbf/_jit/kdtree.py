@@ -31,6 +31,9 @@ copies of a point tied with the k-th are pruned too (one call site: each copy of
 brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queries: 1.3 ->
 0.3 s).  The radius query keeps the points whose squared distance (the same
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
+
+The list search of the queries that share a leaf, for k >= 8 at low dimension with
+many queries, is :mod:`.kdgroups`.
 """
 
 import numpy as np

@@ -203,6 +203,15 @@ def _knn_tree(dtype):
     fastrbf.knn(X, X[:5], 3, method="tree")
 
 
+def _knn_tree_many(dtype):
+    import fastrbf
+    from fastrbf._kdtree import LIST_MIN_K, LIST_MIN_M
+
+    # many queries at a larger k in low dimension: the kd-tree's list search
+    X, _ = _data(dtype, n=LIST_MIN_M)
+    fastrbf.knn(X, X, LIST_MIN_K, method="tree")
+
+
 def _radius_neighbors(dtype):
     import fastrbf
 
@@ -284,6 +293,7 @@ TARGETS = {
     "kmeans[csr]": _kmeans_csr,
     "knn": _knn,
     "knn[tree]": _knn_tree,
+    "knn[tree, many queries]": _knn_tree_many,
     "knn_predict": _knn_predict,
     "lloyd_assign": _lloyd_assign,
     "lloyd_update": _lloyd_update,

@@ -6,7 +6,8 @@ register-blocked micro-kernels (several rows by several vectors of columns held 
 vector registers, emitted as LLVM vector IR for the host's vector width); ``pairwise``
 the kernels of the pairwise engine (``sqdist``, ``gram``, ``gram_matvec``); ``lloyd``,
 ``seeding``, ``bounds`` and ``sparse_lloyd`` (CSR data) k-means; ``neighbors``;
-``kdtree`` the kd-tree; ``local`` and ``lanes`` local interpolation over 8
+``kdtree`` the kd-tree and ``kdgroups`` its list search (the queries of a leaf
+sharing a list of nearby leaves); ``local`` and ``lanes`` local interpolation over 8
 neighbourhoods in vector lanes; ``pou`` partition of unity; ``linalg`` the solves;
 ``network`` the RBF network and ``forward`` its forward selection; ``falkon`` Nystroem
 kernel ridge; ``gp``; ``features`` random Fourier features; ``kernels``, ``exp``,

@@ -32,15 +32,20 @@ Decisions:
   ================  ========  =========  ============================
   step              1 thread  2 threads  note
   ================  ========  =========  ============================
-  ``knn``           0.50      0.26       kd-tree build 0.013
+  ``knn``           0.23      0.125      kd-tree build 0.013 (0.50 / 0.26 before
+                                         the list search of :mod:`fastrbf._kdtree`)
   sort the lists    0.008     0.008      serial
   grouping          0.018     0.018      serial (0.046 before)
-  solve             0.67      0.40       per neighbourhood 6.5 us
+  solve             0.59      0.27       per neighbourhood about 6 us
   rest of predict   0.03      0.03       checks, output, Python
   ================  ========  =========  ============================
 
-  Per neighbourhood (one thread): gathering and the tail's LU 1.7 us, kernel matrix 2.4
-  (the thin-plate log most of it), the null-space correction, Cholesky and solves 2.2,
+  (``predict`` as a whole, the same conditions on a quiet machine: 0.87 s on one thread,
+  0.45 s on two; the benchmark row: 442 / 453 ms, min / median, against SciPy's 6.22 /
+  6.40 s, 12.2x.  The solve row is ``predict`` less the other rows.)
+
+  Per neighbourhood (one thread): gathering and the tail's LU 1.7 us, kernel matrix 1.8
+  (2.4 before the faster log of :mod:`fastrbf._jit.exp`), the null-space correction, Cholesky and solves 2.2,
   evaluation 0.1 (lane-wise; 0.7-1.0 one query at a time).  Before: solve 0.87 s,
   grouping 0.046 s.  ``predict`` as a whole, old and new alternating in one script,
   min of six: 1.28-1.32 -> 1.21-1.23 s on one thread, 0.70 -> 0.61 s on two (SciPy

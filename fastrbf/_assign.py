@@ -163,7 +163,7 @@ class Assigner:
             else:  # rounding of x - mu to float64 then float32, with a margin (see certify_direct)
                 _, Xt, nx = self._prepare_gemm()
                 Cr, _, ncmax, _ = self.ranking_centres(C)
-                unit = (2.0**-24 + 2.0**-53) * 1.01
+                unit = _jl.CENTRED_UNIT
             _run(lambda lo, hi: _jl.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
                                                    mind), X, labels, update, self.n_threads, _jl.RB)
             return want_dist

@@ -20,11 +20,13 @@ Decisions:
   rounded outward after each operation.  A row that fails the test gets its upper
   bound tightened (its float64 distance to its centre) and, failing again, all its
   distances recomputed with the brute-force arithmetic (direct path: the data's dtype
-  and the FMA chain of the distance kernel; GEMM path: the float64 distances its
-  certification compares), argmin with ties to the lowest index.  The GEMM path's
-  label is the argmin of those float64 distances over all centres: its candidates
-  include every centre within its certified margin (a float32 rounding of the norms)
-  of the nearest, far above the float64 rounding of the distances.  So the labels are
+  and the FMA chain of the distance kernel; the ranked and GEMM paths: the float64
+  distances their certifications compare), argmin with ties to the lowest index.  The
+  label of those paths is the argmin of those float64 distances over all centres: the
+  float32 ranking (the micro-kernel's direct distances up to ``F32_DIRECT_MAX_D``
+  features, else the GEMM) keeps every centre within its certified margin of the
+  nearest, far above the float64 rounding of the distances.  A row the ranking settles
+  gets ``L`` from its second smallest ranked distance less the ranking's error.  So the labels are
   those of the brute-force assignment, ties included (a tie is never proved, it is
   recomputed), and the centres, built from the same labels by the same fixed-chunk
   partial sums, are bitwise the same for any thread count.
@@ -34,7 +36,17 @@ Decisions:
   brute-force loop.
 - Assignment and update are fused per chunk of ``UPDATE_CHUNK`` rows (the chunk's
   partial sums are filled right after its rows are assigned, by the same thread):
-  a skipped row costs its ``d`` adds of the update and no more.
+  a skipped row costs its ``d`` adds of the update and no more.  On the ranked path
+  one kernel does a chunk by steps of ``STEP_ROWS`` rows (bounds, recomputation,
+  update: each row of ``X`` read from memory once).
+- Speed on the ranked path (2 cores, float64, normal data, medians of 3 interleaved
+  runs, to convergence with ``tol=0``): 50000 x 16, K = 64, 241 iterations: 0.35-0.46 s
+  when the recomputed rows went through the GEMM, 0.24-0.28 s now (the brute-force
+  loop 0.28-0.31 s, scikit-learn 0.65-0.75 s).  The bounds leave 70 % of the rows to
+  recompute in the first iterations and still 15 % after 100 on such data (Hamerly's
+  one lower bound moves by the largest shift of any other centre), so a settled
+  iteration costs about 0.8 ms against 1.1-1.3 ms brute force: the bound pass, the
+  recomputed rows and the update each read ``X``, and this machine reads about 34 GB/s.
 """
 
 import itertools
@@ -46,14 +58,13 @@ from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
 
 #: ``algorithm="auto"`` uses the bounds from this many clusters, rows and iterations on,
-#: on the GEMM path.  Measured on 2 cores (median of 5 interleaved runs, tol=1e-4):
-#: 50000 x 16, K = 64, standard normal data: 0.64 s bounded, 0.88 s brute force to
-#: convergence (257 iterations), about even over the first 20; 64 separated clusters:
-#: 0.059 s against 0.094 s (23 iterations).  25000 x 32, K = 256 (normal): even to
-#: convergence (60 iterations), up to 1.6x slower over the first 20 (nearly every row
-#: recomputed), hence the minimum ``max_iter``.  The direct path (K * d <= 512): a
-#: brute-force iteration costs about what the bookkeeping and recomputations do, no gain
-#: (50000 x 16, K = 32: 0.74x to convergence).
+#: on the ranked and GEMM paths.  Measured on 2 cores (median of 3 interleaved runs,
+#: tol=0, normal data unless named), bounded / brute-force speed: 50000 x 16, K = 64:
+#: 0.81 over 20 iterations, 1.08 to convergence (173); 25000 x 32, K = 256: 0.82, 1.03
+#: (51); 100000 x 8, K = 128: 0.96, 1.55 (347); 64 separated clusters, 50000 x 16: 1.27,
+#: 1.35 (31) - hence the minimum ``max_iter``.  The direct path (K * d <= 512): a
+#: brute-force iteration costs about what the bookkeeping and recomputations do (20000
+#: x 16, K = 32: 0.40 over 20 iterations, 0.67 to convergence).
 BOUNDED_MIN_K = 32
 BOUNDED_MIN_ROWS = 16384
 BOUNDED_MIN_ITER = 50
@@ -61,7 +72,7 @@ BOUNDED_MIN_ITER = 50
 
 def bounds_pay(direct, n, K, max_iter):
     """Whether ``algorithm="auto"`` runs the bounded Lloyd loop for n rows, K clusters, up
-    to ``max_iter`` iterations, on the direct (``direct``) or the GEMM assignment path."""
+    to ``max_iter`` iterations, on the direct (``direct``) or another assignment path."""
     return not direct and K >= BOUNDED_MIN_K and n >= BOUNDED_MIN_ROWS and max_iter >= BOUNDED_MIN_ITER
 
 
@@ -96,7 +107,7 @@ class BoundedAssigner:
 
     def __init__(self, inner, direct):
         self.inner = inner
-        self.X = X = inner.X
+        self.X = X = np.ascontiguousarray(inner.X)  # the kernels read rows by flat offsets
         self.n_threads = inner.n_threads
         self.direct = direct
         self.acc = X.dtype if direct else np.dtype(np.float64)  # the brute-force arithmetic
@@ -129,6 +140,7 @@ class BoundedAssigner:
             _threads.map_ranges(lambda lo, hi: _jb.init_upper(mind, self.gam, self.eta, lo, hi, self.U, self.L), n, nt)
             self.C_prev = C.copy()
             return True
+        C = np.ascontiguousarray(C)
         K = C.shape[0]
         shift = np.empty(K)
         half_gap = np.empty(K)
@@ -136,8 +148,18 @@ class BoundedAssigner:
         far_j = int(np.argmax(shift))
         far1 = float(shift[far_j])
         far2 = float(np.max(np.delete(shift, far_j))) if K > 1 else 0.0
+        path = "direct" if self.direct else self.inner.path(K, C.dtype)
         if self.direct:
             Ct = self._ct(C)
+        elif path in ("direct32", "centred32"):
+            # the failing rows ranked by the micro-kernel, as the brute-force passes
+            if path == "centred32":
+                mu, _, nx = self.inner.centred()
+                Cr, _, ncmax, _ = self.inner.ranking_centres(C)
+                unit = _jl.CENTRED_UNIT
+            else:
+                mu, nx, Cr, ncmax, unit = np.empty(0), np.empty(0), C, 0.0, 0.0
+            rank_err = sq_errors(np.float32, X.shape[1])
         else:
             _, Xct32, nx = self.inner.centred()
             Cc32, nc32, ncmax, err = self.inner.ranking_centres(C)
@@ -152,6 +174,10 @@ class BoundedAssigner:
 
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
+            if path in ("direct32", "centred32"):
+                n_full[c] = _jb.bounded_chunk_direct(X, Cr, C, mu, nx, ncmax, unit, shift, far1, far_j, far2, half_gap,
+                                                     *args, *rank_err, w, lo, hi, labels, U, L, part[c], partw[c])
+                return
             fail = np.empty(hi - lo, dtype=np.int64)
             m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
             rows = fail[:m]

@@ -21,7 +21,8 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   both.
 - ``kmeans(..., algorithm="bounded")`` skips the rows whose label Hamerly's bounds
   prove unchanged (:mod:`fastrbf._bounded_lloyd`): the same labels, centres, ``n_iter``
-  and inertia, bit for bit; "auto" uses it for many clusters on the GEMM path.
+  and inertia, bit for bit; "auto" uses it for many clusters (``K * d`` above the
+  direct path's limit) and at least 50 iterations allowed.
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
@@ -415,8 +416,7 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     if init_arr is not None:
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
-    # the bounded loop recomputes its rows on the GEMM path: its brute-force passes too (one kernel to compile)
-    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads, not bounded)
+    assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
     best: tuple | None = None
     rep.runs(n_init)
     for run in range(n_init):

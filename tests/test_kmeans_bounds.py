@@ -13,10 +13,15 @@ from fastrbf._kmeans_init import greedy_kmeans_plusplus
 DTYPES = [np.float64, np.float32]
 
 
-@pytest.fixture(params=["direct", "gemm"])
+@pytest.fixture(params=["direct", "ranked", "gemm"])
 def path(request, monkeypatch):
+    """The assignment path of the brute-force passes and of the rows the bounds do not
+    settle: direct differences, the float32 ranking of the micro-kernel (direct32 /
+    centred32), the certified float32 GEMM."""
     kd = 10**9 if request.param == "direct" else 0
     monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): kd, np.dtype(np.float32): kd})
+    if request.param == "gemm":
+        monkeypatch.setattr(_assign, "F32_DIRECT_MAX_D", 0)
     monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 100)
     monkeypatch.setattr(jl, "UPDATE_CHUNK", 64)  # several update chunks
     return request.param
@@ -70,6 +75,18 @@ def test_bounded_equals_brute_force_with_tol_and_unpacked_certification(rng, mon
     ref = fastrbf.kmeans(X, 70, init=C, algorithm="lloyd")
     monkeypatch.setattr(jl, "PACKED_MAX_K", 0)  # the row-wise certification of the recomputed rows
     _same(fastrbf.kmeans(X, 70, init=C, algorithm="bounded", n_threads=2), ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bounded_equals_brute_force_over_several_steps(rng, dtype):
+    """Chunks of the default size, each done in several steps (bounds, recomputation and
+    update of STEP_ROWS rows at a time): the bits of the brute-force loop."""
+    assert _assign.Assigner(np.zeros((10, 16), dtype=dtype), 1).path(64, np.dtype(dtype)) in ("direct32", "centred32")
+    X, C = _blob_data(rng, 3 * jl.UPDATE_CHUNK // 2, 16, 64, dtype)
+    X[::7] = X[1::7][: X[::7].shape[0]]  # duplicate rows: exact ties between points
+    brute = fastrbf.kmeans(X, 64, init=C, algorithm="lloyd", max_iter=40, tol=0)
+    bounded = fastrbf.kmeans(X, 64, init=C, algorithm="bounded", max_iter=40, tol=0)
+    _same(bounded, brute)
 
 
 def test_bounded_relocates_empty_clusters_as_brute_force(rng, path):

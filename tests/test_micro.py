@@ -224,3 +224,93 @@ print("ok")
     env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+@numba.njit(fastmath={"contract", "nsz", "arcp"}, error_model="numpy")
+def _axpy_loop(s, lab, X, i, wi):
+    # the numba loop axpy_row replaces (the Lloyd update of one row)
+    for k in range(X.shape[1]):
+        s[lab, k] += wi * X[i, k]
+
+
+@numba.njit(fastmath={"contract", "nsz", "arcp"}, error_model="numpy")
+def _axpy_intrinsic(s, lab, X, i, wi):
+    micro.axpy_row(s, lab * s.shape[1], X, i * X.shape[1], wi, X.shape[1])
+
+
+@numba.njit
+def _sq_row(X, i, C, j):
+    return micro.sq_row(X, i * X.shape[1], C, j * C.shape[1], X.shape[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_axpy_row_is_the_loop_bitwise(rng, dtype):
+    # every tail of the vector width, float32 rows into float64 sums included; the
+    # elements around the row stay untouched
+    for d in (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33):
+        X = (rng.standard_normal((5, d)) * 3).astype(dtype)
+        s0 = rng.standard_normal((4, d))
+        a, b = s0.copy(), s0.copy()
+        for i, lab, wi in ((0, 1, 0.7), (3, 3, 1.0), (4, 0, 1e-3), (2, 1, 2.5)):
+            _axpy_loop(a, lab, X, i, wi)
+            _axpy_intrinsic(b, lab, X, i, wi)
+        assert_array_equal(bits(a), bits(b), err_msg=f"d={d}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sq_row_is_the_squared_distance(rng, dtype):
+    # any summation order: within the error bound of a sum of d non-negative terms of
+    # the exact float64 differences (float32 inputs convert exactly)
+    for d in (1, 2, 3, 7, 8, 9, 16, 17, 33):
+        X = (rng.standard_normal((3, d)) * 3).astype(dtype)
+        C = (rng.standard_normal((2, d)) * 3).astype(dtype)
+        for i in range(3):
+            for j in range(2):
+                t = X[i].astype(np.float64) - C[j].astype(np.float64)
+                exact = float(np.sum(t * t))
+                got = _sq_row(X, i, C, j)
+                assert abs(got - exact) <= (d + 2) * np.finfo(np.float64).eps * exact, (d, i, j)
+        assert _sq_row(X, 0, X, 0) == 0.0
+
+
+@pytest.mark.parametrize("cpu,features,width", CPUS)
+def test_axpy_and_sq_row_other_vector_templates(cpu, features, width):
+    # axpy_row gives the bits of the loop compiled for the same CPU, sq_row the squared
+    # distance, on the scalar (no AVX) and 256-bit (AVX2) templates
+    code = f"""
+import numba
+import numpy as np
+from fastrbf._jit import micro
+assert micro.vector_bits() == {width}
+FM = {{"contract", "nsz", "arcp"}}
+
+@numba.njit(fastmath=FM, error_model="numpy")
+def loop(s, lab, X, i, wi):
+    for k in range(X.shape[1]):
+        s[lab, k] += wi * X[i, k]
+
+@numba.njit(fastmath=FM, error_model="numpy")
+def vec(s, lab, X, i, wi):
+    micro.axpy_row(s, lab * s.shape[1], X, i * X.shape[1], wi, X.shape[1])
+
+@numba.njit
+def sq(X, i, C, j):
+    return micro.sq_row(X, i * X.shape[1], C, j * C.shape[1], X.shape[1])
+
+rng = np.random.default_rng(3)
+for dt in (np.float64, np.float32):
+    for d in (1, 3, 4, 5, 9, 16, 18):
+        X = rng.standard_normal((3, d)).astype(dt)
+        a = rng.standard_normal((2, d))
+        b = a.copy()
+        loop(a, 1, X, 2, 0.3)
+        vec(b, 1, X, 2, 0.3)
+        assert (a.view(np.uint8) == b.view(np.uint8)).all(), (dt, d)
+        t = X[0].astype(np.float64) - X[1].astype(np.float64)
+        e = float(np.sum(t * t))
+        assert abs(sq(X, 0, X, 1) - e) <= (d + 2) * 2.3e-16 * e, (dt, d)
+print("ok")
+"""
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, FASTRBF_CACHE="0", PYTHONPATH=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

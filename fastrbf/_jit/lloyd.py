@@ -81,10 +81,12 @@ lloyd-large float32 110.0 / 178.0 (before 166.6 / 324.5; faiss 161.1 / 320.2: 1.
 """
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
-from ._decorators import jit, jit_inline
+from ._decorators import FASTMATH, jit, jit_inline
 from .exp import _bits_to_f32, _f32_to_bits
-from .micro import argmin_cols, block_rows, sq_argmin_block
+from .micro import argmin_cols, axpy_row, block_rows, sq_argmin_block
 from .tiles import fill_block
 
 
@@ -94,6 +96,10 @@ def assigned_sqdist(X, C, labels, lo, hi, mind):
     for i in range(lo, hi):
         mind[i] = _exact_sq(X, i, C, labels[i])
 
+
+#: each entry of the centred float32 copies (centre_f32) is within this times
+#: ``|x_k - mu_k|`` of the float64 value (a float64 then a float32 rounding, and a margin)
+CENTRED_UNIT = (2.0**-24 + 2.0**-53) * 1.01
 
 RB = 240  # rows per task of assign_rows (a whole number of micro-kernel blocks)
 
@@ -436,19 +442,41 @@ def update_partials(X, labels, w, chunk, c_lo, c_hi, sums, wsum):
     #     c_lo:c_hi to fill (serial: the caller runs slot ranges on its worker threads)
     # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
     n = X.shape[0]
-    d = X.shape[1]
     for c in range(c_lo, c_hi):
         s = sums[c]
         ws = wsum[c]
         s[:] = 0.0
         ws[:] = 0.0
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            lab = labels[i]
-            wi = w[i]
-            ws[lab] += wi
-            row = s[lab]
-            for k in range(d):
-                row[k] += wi * X[i, k]
+        add_rows(X, labels, w, c * chunk, min(n, (c + 1) * chunk), s, ws)
+
+
+@jit
+def add_rows(X, labels, w, lo, hi, s, ws):
+    # IN/OUT: s (K, d), ws (K,) one partial slot: the rows lo:hi added in order (a
+    # slot's rows added by consecutive calls in row order give the bits of one call)
+    d = X.shape[1]
+    for i in range(lo, hi):
+        lab = labels[i]
+        wi = w[i]
+        ws[lab] += wi
+        _add_row(s, lab, X, i, wi, d)
+
+
+def _add_row(s, lab, X, i, wi, d):
+    """``s[lab, :d] += wi * X[i, :d]`` (compiled through the overload below)."""
+    for k in range(d):
+        s[lab, k] += wi * X[i, k]
+
+
+@overload(_add_row, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True), inline="always")
+def _add_row_impl(s, lab, X, i, wi, d):
+    # C-contiguous rows: by whole vectors (axpy_row, the same bits; numba's own loop ran a
+    # row of 16 float64 as its scalar tail); any other layout: the loop
+    if isinstance(X, types.Array) and X.layout == "C" and s.layout == "C":
+        def vec(s, lab, X, i, wi, d):
+            axpy_row(s, lab * s.shape[1], X, i * X.shape[1], wi, d)
+        return vec
+    return _add_row
 
 
 @jit

@@ -453,3 +453,149 @@ def argmin_cols(typingctx, a):
         return ir.Constant(ir.IntType(64), nb)
 
     return types.int64(a), codegen
+
+
+def _emit_sq_row(context, builder, sig, args):
+    """The body of :func:`sq_row` (see its docstring)."""
+    x_t, c_t = sig.args[0], sig.args[2]
+    ax, axoff, ac, acoff, an = args
+    W = lanes(types.float64)
+    D = ir.DoubleType()
+    VD = ir.VectorType(D, W)
+    i64, i32 = ir.IntType(64), ir.IntType(32)
+    MVT = ir.VectorType(ir.IntType(1), W)
+
+    def c64(v):
+        return ir.Constant(i64, v)
+
+    def operand(arr_t, arr, off, at, mask):
+        # W elements of arr from flat offset off + at, as float64 (masked: the rest 0)
+        T = context.get_value_type(arr_t.dtype)
+        VT = ir.VectorType(T, W)
+        size = arr_t.dtype.bitwidth // 8
+        data = context.make_array(arr_t)(context, builder, arr).data
+        p = builder.bitcast(builder.gep(data, [builder.add(off, at)]), VT.as_pointer())
+        if mask is None:
+            v = builder.load(p, align=size)
+        else:
+            name = f"llvm.masked.load.v{W}{'f64' if size == 8 else 'f32'}.p0"
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(VT, [VT.as_pointer(), i32, MVT, VT]),
+                                                name)
+            v = builder.call(fn, [p, ir.Constant(i32, size), mask, ir.Constant(VT, [0.0] * W)])
+        return v if T == D else builder.fpext(v, VD)
+
+    acc = cgutils.alloca_once_value(builder, ir.Constant(VD, [0.0] * W))
+
+    def step(at, mask=None):
+        t = builder.fsub(operand(x_t, ax, axoff, at, mask), operand(c_t, ac, acoff, at, mask), flags=_FLAGS)
+        builder.store(builder.fadd(builder.load(acc), builder.fmul(t, t, flags=_FLAGS), flags=_FLAGS), acc)
+
+    nfull = builder.udiv(an, c64(W))
+    with cgutils.for_range(builder, nfull) as loop:
+        step(builder.mul(loop.index, c64(W)))
+    if W > 1:
+        done = builder.mul(nfull, c64(W))
+        rest = builder.sub(an, done)
+        with builder.if_then(builder.icmp_signed(">", rest, c64(0)), likely=False):
+            IVT = ir.VectorType(i64, W)
+            r = builder.insert_element(ir.Constant(IVT, ir.Undefined), rest, ir.Constant(i32, 0))
+            r = builder.shuffle_vector(r, ir.Constant(IVT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+            step(done, builder.icmp_signed("<", ir.Constant(IVT, list(range(W))), r))
+    v = builder.load(acc)
+    parts = [builder.extract_element(v, ir.Constant(i32, q)) for q in range(W)]
+    while len(parts) > 1:  # a pairwise sum of the lanes
+        parts = [builder.fadd(parts[q], parts[q + 1], flags=_FLAGS) for q in range(0, len(parts), 2)]
+    return parts[0]
+
+
+@intrinsic
+def sq_row(typingctx, x, xoff, c, coff, n):
+    """``sum_k (x.flat[xoff + k] - c.flat[coff + k])**2`` for ``k < n`` in float64, summed
+    in any order (lane-wise partial sums, then pairwise): a distance used only for a
+    bound, whose error bound does not depend on the order.  ``x`` and ``c``
+    C-contiguous, float32 or float64 (converted exactly); the elements must lie inside
+    the arrays.  Why: numba's loop vectoriser takes 32 or more float64 elements per
+    iteration, so a row of 16 ran as a scalar chain of fused multiply-adds."""
+    ok = all(isinstance(t, types.Array) and t.layout == "C" and t.dtype in (types.float32, types.float64)
+             for t in (x, c))
+    if not ok or not all(isinstance(t, types.Integer) for t in (xoff, coff, n)):
+        return None
+    return types.float64(x, types.int64, c, types.int64, types.int64), _emit_sq_row
+
+
+def _emit_axpy(context, builder, sig, args):
+    """The body of :func:`axpy_row` (see its docstring)."""
+    dst_t, src_t = sig.args[0], sig.args[2]
+    adst, adoff, asrc, asoff, aa, an = args
+    W = lanes(types.float64)
+    D = ir.DoubleType()
+    S = context.get_value_type(src_t.dtype)
+    VD, VS = ir.VectorType(D, W), ir.VectorType(S, W)
+    i64, i32 = ir.IntType(64), ir.IntType(32)
+    sal = src_t.dtype.bitwidth // 8
+    ddata = context.make_array(dst_t)(context, builder, adst).data
+    sdata = context.make_array(src_t)(context, builder, asrc).data
+
+    def c64(v):
+        return ir.Constant(i64, v)
+
+    def ptrs(off):
+        pd = builder.bitcast(builder.gep(ddata, [builder.add(adoff, off)]), VD.as_pointer())
+        ps = builder.bitcast(builder.gep(sdata, [builder.add(asoff, off)]), VS.as_pointer())
+        return pd, ps
+
+    a = builder.insert_element(ir.Constant(VD, ir.Undefined), aa, ir.Constant(i32, 0))
+    a = builder.shuffle_vector(a, ir.Constant(VD, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+
+    def step(y, x):  # y + a * x as numba writes ``y += a * x``: LLVM contracts it as it does there
+        if S != D:
+            x = builder.fpext(x, VD)
+        return builder.fadd(y, builder.fmul(a, x, flags=_FLAGS), flags=_FLAGS)
+
+    nfull = builder.udiv(an, c64(W))
+    with cgutils.for_range(builder, nfull) as loop:
+        pd, ps = ptrs(builder.mul(loop.index, c64(W)))
+        builder.store(step(builder.load(pd, align=8), builder.load(ps, align=sal)), pd, align=8)
+    if W == 1:
+        return context.get_dummy_value()
+    done = builder.mul(nfull, c64(W))
+    rest = builder.sub(an, done)
+    with builder.if_then(builder.icmp_signed(">", rest, c64(0)), likely=False):
+        IVT = ir.VectorType(i64, W)
+        MVT = ir.VectorType(ir.IntType(1), W)
+        r = builder.insert_element(ir.Constant(IVT, ir.Undefined), rest, ir.Constant(i32, 0))
+        r = builder.shuffle_vector(r, ir.Constant(IVT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
+        mask = builder.icmp_signed("<", ir.Constant(IVT, list(range(W))), r)
+
+        def mfun(VT, name):
+            ld = cgutils.get_or_insert_function(builder.module, ir.FunctionType(VT, [VT.as_pointer(), i32, MVT, VT]),
+                                                f"llvm.masked.load.{name}.p0")
+            return ld
+
+        sname = f"v{W}{'f64' if sal == 8 else 'f32'}"
+        st = cgutils.get_or_insert_function(builder.module,
+                                            ir.FunctionType(ir.VoidType(), [VD, VD.as_pointer(), i32, MVT]),
+                                            f"llvm.masked.store.v{W}f64.p0")
+        pd, ps = ptrs(done)
+        x = builder.call(mfun(VS, sname), [ps, ir.Constant(i32, sal), mask, ir.Constant(VS, [0.0] * W)])
+        y = builder.call(mfun(VD, f"v{W}f64"), [pd, ir.Constant(i32, 8), mask, ir.Constant(VD, [0.0] * W)])
+        builder.call(st, [step(y, x), pd, ir.Constant(i32, 8), mask])
+    return context.get_dummy_value()
+
+
+@intrinsic
+def axpy_row(typingctx, dst, doff, src, soff, a, n):
+    """``dst.flat[doff + k] += a * src.flat[soff + k]`` for ``k < n`` (float64 ``dst``,
+    float32 or float64 ``src``, both C-contiguous; ``a`` float64): each element as numba
+    compiles ``y += a * x`` (the same bits: one fused multiply-add where the host has FMA),
+    by whole vectors and one masked vector for the tail.  The elements must lie inside
+    the arrays.  Why: numba's loop vectoriser takes 32 or more float64 elements per
+    iteration (four vectors), so a row of 16 ran its scalar tail; the Lloyd update adds
+    one row of ``X`` into a row of cluster sums per point (float64, d = 16, one thread,
+    in cache: about 18 cycles per row by the loop, see :mod:`.lloyd`)."""
+    ok = all(isinstance(t, types.Array) and t.layout == "C" for t in (dst, src))
+    if not ok or dst.dtype != types.float64 or src.dtype not in (types.float32, types.float64):
+        return None
+    if not all(isinstance(t, types.Integer) for t in (doff, soff, n)) or not isinstance(a, types.Float):
+        return None
+    return types.void(dst, types.int64, src, types.int64, types.float64, types.int64), _emit_axpy

@@ -147,7 +147,7 @@ class BoundedAssigner:
         _jb.centre_bounds(self.C_prev, C, self.gam64, self.eta64, shift, half_gap)
         far_j = int(np.argmax(shift))
         far1 = float(shift[far_j])
-        far2 = float(np.max(np.delete(shift, far_j))) if K > 1 else 0.0
+        far2 = float(np.partition(shift, K - 2)[K - 2]) if K > 1 else 0.0  # the second largest
         path = "direct" if self.direct else self.inner.path(K, C.dtype)
         if self.direct:
             Ct = self._ct(C)

@@ -34,22 +34,17 @@ def centre_bounds(C_old, C, gam, eta, shift, half_gap):
     #     and absolute error of a float64 sum of d squares
     # OUT: shift (K,) >= ||C_j - C_old_j||, half_gap (K,) <= min_{l != j} ||C_j - C_l|| / 2
     #      (inf for K = 1)
+    # The squared distances are summed in any order (sq_row, whole vectors): the error
+    # bound of a sum of non-negative terms does not depend on it (the scalar loops took
+    # 29 us of a 0.5 ms iteration at K = 64, d = 16).
     K = C.shape[0]
     d = C.shape[1]
     for j in range(K):
-        acc = 0.0
-        for k in range(d):
-            t = np.float64(C[j, k]) - np.float64(C_old[j, k])
-            acc += t * t
-        shift[j] = np.sqrt((acc + eta) / (1.0 - gam)) * UP
+        shift[j] = np.sqrt((sq_row(C, j * d, C_old, j * d, d) + eta) / (1.0 - gam)) * UP
         half_gap[j] = np.inf
     for j in range(K):
         for m in range(j + 1, K):
-            acc = 0.0
-            for k in range(d):
-                t = np.float64(C[j, k]) - np.float64(C[m, k])
-                acc += t * t
-            g = 0.5 * np.sqrt(max(acc - eta, 0.0) / (1.0 + gam)) * DOWN
+            g = 0.5 * np.sqrt(max(sq_row(C, j * d, C, m * d, d) - eta, 0.0) / (1.0 + gam)) * DOWN
             if g < half_gap[j]:
                 half_gap[j] = g
             if g < half_gap[m]:

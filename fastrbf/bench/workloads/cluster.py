@@ -1,7 +1,7 @@
 """k-means workloads: one Lloyd iteration (small and large K, float64 and float32)
 against the NumPy reference, scikit-learn, scikit-learn-intelex and faiss, and a
-20-iteration ``kmeans`` run (brute force and Hamerly's bounds, against scikit-learn's
-Lloyd and Elkan, on the same initial centres), and one Lloyd iteration on a sparse
+20-iteration ``kmeans`` run and a run to convergence (brute force and Hamerly's bounds,
+against scikit-learn's Lloyd and Elkan, on the same initial centres), and one Lloyd iteration on a sparse
 text-like CSR matrix (against scikit-learn and scikit-learn-intelex; the NumPy
 reference would densify it).  The essential cost of an iteration is the GEMM form of the
 point-centre distances (2 N K d flops) and one read of the points.
@@ -32,6 +32,7 @@ def workloads() -> list[Workload]:
         _lloyd_workload("lloyd-large/float32", (25000, 160000, 1000000), 32, 256, np.float32),
         _lloyd_sparse_workload(),
         _kmeans_run_workload(),
+        _kmeans_converge_workload(),
     ]
 
 
@@ -181,3 +182,46 @@ def _kmeans_run_workload():
     return Workload("kmeans-20-iterations", setup, lambda a: 20 * a["X"].shape[0] * 64, "point-centres/s", cs,
                     lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations", sizes=(50000, 100000, 200000),
                     cost=lambda a: lloyd_cost(a["X"], 64, 20))
+
+
+def _kmeans_converge_workload():
+    """``kmeans`` to convergence (``tol=0``: until no label changes) from the same initial
+    centres as scikit-learn: both run the same iterations (the count is in the row's
+    description), so the ratio is that of whole fits, the bounds' savings in the late
+    iterations included.  Normal data: clusters that are not separated, where the
+    bounds settle the fewest rows."""
+    K, d = 64, 16
+
+    def setup(n):
+        rng = seeded_rng()
+        X = rng.standard_normal((n, d))
+        C = X[rng.choice(n, K, replace=False)].copy()
+        it = kmeans(X, K, init=C, max_iter=MAX_ITER, tol=0).n_iter
+        return {"X": X, "C": C, "iters": it}
+
+    def ours(a, algorithm="auto"):
+        return kmeans(a["X"], K, init=a["C"], max_iter=MAX_ITER, tol=0, algorithm=algorithm)
+
+    def sk(a, algorithm):
+        import warnings
+
+        from sklearn.cluster import KMeans
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            KMeans(K, init=a["C"], n_init=1, max_iter=MAX_ITER, tol=0, algorithm=algorithm).fit(a["X"])
+
+    cs = [Contender("fastrbf", FASTRBF, ours),
+          Contender("fastrbf algorithm='lloyd'", FASTRBF, lambda a: ours(a, "lloyd")),
+          Contender("fastrbf algorithm='bounded' (Hamerly)", FASTRBF, lambda a: ours(a, "bounded"))]
+    if try_import("sklearn.cluster") is not None:
+        cs.append(Contender("scikit-learn", PEER, lambda a: sk(a, "lloyd")))
+        cs.append(Contender("scikit-learn algorithm='elkan'", PEER, lambda a: sk(a, "elkan")))
+    return Workload("kmeans-converge", setup, lambda a: a["iters"] * a["X"].shape[0] * K, "point-centres/s", cs,
+                    lambda a: f"{a['X'].shape[0]}x{d}, K={K}, same init, to convergence: {a['iters']} iterations",
+                    sizes=(20000, 50000, 100000), cost=lambda a: lloyd_cost(a["X"], K, a["iters"]))
+
+
+#: the iteration cap of the run to convergence (normal data of these sizes converge in
+#: a few hundred)
+MAX_ITER = 3000

@@ -112,6 +112,11 @@ class Assigner:
         else:
             self._transposed()
 
+    def transposed(self):
+        """The copy of the direct paths: the rows of X as columns (d, n), made on the first
+        call."""
+        return self._transposed()
+
     def _transposed(self):
         self._Xt = transposed(self.X, self.n_threads) if self._Xt is None else self._Xt
         return self._Xt

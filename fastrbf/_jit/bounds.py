@@ -287,22 +287,24 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
 
 
 @jit
-def certify_rows_direct(X, Cr, C, rows, mu, nx, ncmax, unit, gam, eta, gam64, eta64, labels, U, L):
-    # IN: X (n, d), C (K, d) the centres in X's dtype, rows (m,) the rows to recompute;
-    #     Cr (K, d) float32 the ranking centres of fastrbf._jit.lloyd.certify_direct:
-    #     the centres themselves for float32 X (unit = 0), else centred by mu and
-    #     rounded (unit > 0, with nx, ncmax and the error bounds as there)
-    # OUT: for each row i in rows: labels[i] those of certify_direct (the argmin of the
+def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta, gam64, eta64, labels, U, L):
+    # IN: X (n, d), C (K, d) the centres in X's dtype; the m rows to recompute: rows[:m]
+    #     (Xt empty), or lo:lo+m ranked on Xt (d, n), the ranking copy of X (the
+    #     transposed float32 X, or centre_f32's copy); Cr (K, d) float32 the ranking
+    #     centres of fastrbf._jit.lloyd.certify_direct: the centres themselves for
+    #     float32 X (unit = 0), else centred by mu and rounded (unit > 0, with nx, ncmax
+    #     and the error bounds as there)
+    # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
     #      _exact_sq distances, ties to the lowest index), U[i] from that distance, L[i]
     #      from the second smallest ranked distance (every other centre's is at least
     #      that), less the ranking's error
-    # The rows' ranking values are made from X as certify_direct's copies were
+    # Listed rows: their ranking values are made from X as certify_direct's copies were
     # (centre_f32's arithmetic: the same float32 values), NB rows at a time into a tile
     # that the micro-kernel ranks.
     NB = argmin_cols(Cr)
     d = X.shape[1]
     K = C.shape[0]
-    m = rows.shape[0]
+    listed = Xt.shape[1] == 0
     tile = np.empty((d, NB), dtype=Cr.dtype)
     best = np.empty(NB, dtype=Cr.dtype)
     second = np.empty(NB, dtype=Cr.dtype)
@@ -315,19 +317,27 @@ def certify_rows_direct(X, Cr, C, rows, mu, nx, ncmax, unit, gam, eta, gam64, et
     lw = np.empty(NB)
     for j in range(0, m, NB):
         cols = min(NB, m - j)
-        for c in range(NB):  # the last columns: copies of the last row
-            i = rows[j + min(c, cols - 1)]
-            if unit > 0.0:
-                for k in range(d):
-                    tile[k, c] = np.float32(np.float64(X[i, k]) - mu[k])
-            else:
-                for k in range(d):
-                    tile[k, c] = X[i, k]
-        sq_argmin_block(Cr, tile, 0, best, second, lab)
+        if not listed and cols == NB:
+            sq_argmin_block(Cr, Xt, lo + j, best, second, lab)
+        elif not listed:  # the last columns, padded with copies of the last one
+            for k in range(d):
+                for c in range(NB):
+                    tile[k, c] = Xt[k, lo + j + min(c, cols - 1)]
+            sq_argmin_block(Cr, tile, 0, best, second, lab)
+        else:
+            for c in range(NB):  # the last columns: copies of the last row
+                i = rows[j + min(c, cols - 1)]
+                if unit > 0.0:
+                    for k in range(d):
+                        tile[k, c] = np.float32(np.float64(X[i, k]) - mu[k])
+                else:
+                    for k in range(d):
+                        tile[k, c] = X[i, k]
+            sq_argmin_block(Cr, tile, 0, best, second, lab)
         # the bounds of every column first, in loops without branches (the second one
         # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)
         for c in range(cols):
-            i = rows[j + c]
+            i = rows[j + c] if listed else lo + j + c
             Dl[c] = sq_any_order(X, i, C, lab[c])
             nxs[c] = nx[i] if unit > 0.0 else 0.0
         for c in range(cols):
@@ -336,7 +346,7 @@ def certify_rows_direct(X, Cr, C, rows, mu, nx, ncmax, unit, gam, eta, gam64, et
             delta = (unit * (np.sqrt(nxs[c]) + cmax) + tiny) * UP
             lw[c] = max((lower_from_sq(np.float64(second[c]), gam, eta) - delta) * DOWN, 0.0)
         for c in range(cols):
-            i = rows[j + c]
+            i = rows[j + c] if listed else lo + j + c
             if cleared(best[c], second[c], nxs[c], ncmax, unit, d, gam, eta, gam64, eta64):
                 labels[i] = lab[c]
                 U[i] = ub[c]
@@ -364,25 +374,31 @@ STEP_ROWS = 2048
 
 
 @jit
-def bounded_chunk_direct(X, Cr, C, mu, nx, ncmax, unit, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
-                         rgam, reta, w, lo, hi, labels, U, L, s, ws):
+def bounded_chunk_direct(X, Xt, Cr, C, mu, nx, ncmax, unit, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
+                         rgam, reta, w, full, lo, hi, labels, U, L, s, ws):
     # One chunk lo:hi of a bounded Lloyd iteration on the direct float32 ranking
-    # (certify_rows_direct: Cr, mu, nx, ncmax, unit and its error bound rgam/reta): by
-    # steps of STEP_ROWS rows, the bounds (bound_rows, with gam/eta the brute-force
-    # error bound and gam64/eta64 that of _exact_sq), the failing rows recomputed, and
-    # the rows added to the chunk's partial slot s (K, d), ws (K,) (zeroed here) in row
-    # order: the bits of bound_rows, the recomputation and update_partials run one
-    # after another over the whole chunk, with each row of X read from memory once.
-    # Returns the number of rows recomputed.
+    # (certify_rows_direct: Xt, Cr, mu, nx, ncmax, unit and its error bound rgam/reta):
+    # by steps of STEP_ROWS rows, the bounds (bound_rows, with gam/eta the brute-force
+    # error bound and gam64/eta64 that of _exact_sq) and the failing rows recomputed -
+    # or, with ``full``, every row recomputed on Xt and its bounds set anew - and the
+    # rows added to the chunk's partial slot s (K, d), ws (K,) (zeroed here) in row
+    # order: the bits of the separate passes over the whole chunk, with each row of X
+    # read from memory once.  Returns the number of rows recomputed.
     fail = np.empty(min(STEP_ROWS, hi - lo), dtype=np.int64)
+    none = np.empty((Xt.shape[0], 0), dtype=Xt.dtype)
     s[:] = 0.0
     ws[:] = 0.0
     total = 0
     for b0 in range(lo, hi, STEP_ROWS):
         b1 = min(hi, b0 + STEP_ROWS)
-        m = bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, b0, b1, labels, U, L, fail)
-        if m:
-            certify_rows_direct(X, Cr, C, fail[:m], mu, nx, ncmax, unit, rgam, reta, gam64, eta64, labels, U, L)
+        if full:
+            m = b1 - b0
+            certify_rows_direct(X, Xt, Cr, C, fail, b0, m, mu, nx, ncmax, unit, rgam, reta, gam64, eta64, labels, U, L)
+        else:
+            m = bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, b0, b1, labels, U, L, fail)
+            if m:
+                certify_rows_direct(X, none, Cr, C, fail, 0, m, mu, nx, ncmax, unit, rgam, reta, gam64, eta64, labels,
+                                    U, L)
         add_rows(X, labels, w, b0, b1, s, ws)
         total += m
     return total

@@ -42,14 +42,17 @@ Decisions:
   a skipped row costs its ``d`` adds of the update and no more.  On the ranked path
   one kernel does a chunk by steps of ``STEP_ROWS`` rows (bounds, recomputation,
   update: each row of ``X`` read from memory once).
-- Speed on the ranked path (2 cores, float64, normal data, medians of 3 interleaved
-  runs, to convergence with ``tol=0``): 50000 x 16, K = 64, 241 iterations: 0.35-0.46 s
-  when the recomputed rows went through the GEMM, 0.24-0.28 s now (the brute-force
-  loop 0.28-0.31 s, scikit-learn 0.65-0.75 s).  The bounds leave 70 % of the rows to
-  recompute in the first iterations and still 15 % after 100 on such data (Hamerly's
-  one lower bound moves by the largest shift of any other centre), so a settled
-  iteration costs about 0.8 ms against 1.1-1.3 ms brute force: the bound pass, the
-  recomputed rows and the update each read ``X``, and this machine reads about 34 GB/s.
+- Speed on the ranked path (2 cores, float64, normal data, to convergence with
+  ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
+  kmeans-converge row, medians): 50000 x 16, K = 64 (241 iterations): 0.35-0.46 s
+  when the recomputed rows went through the GEMM, 232 ms now, 3.10x scikit-learn's
+  717 ms (the brute-force loop 285 ms); 100000 x 16: 1.23 s, 4.05x; 20000 x 16: 53 ms,
+  2.30x (three update chunks on two threads: one thread does two).  The bounds leave
+  half the rows to recompute in the first 20 iterations and still 15 % after 100 on
+  such data (Hamerly's one lower bound moves by the largest shift of any other
+  centre), so a settled iteration costs about 0.7-0.8 ms against 1.1-1.3 ms brute
+  force: the bound pass, the recomputed rows and the update each touch ``X``, and this
+  machine reads about 34 GB/s.
 """
 
 import itertools

@@ -39,9 +39,10 @@ Decisions:
   in the brute-force loop.
 - Assignment and update are fused per chunk of ``UPDATE_CHUNK`` rows (the chunk's
   partial sums are filled right after its rows are assigned, by the same thread):
-  a skipped row costs its ``d`` adds of the update and no more.  On the ranked path
-  one kernel does a chunk by steps of ``STEP_ROWS`` rows (bounds, recomputation,
-  update: each row of ``X`` read from memory once).
+  a skipped row costs its ``d`` adds of the update and no more.  (One kernel doing a
+  chunk by steps of 2048 rows, so that the bounds, the recomputation and the update
+  found each row of ``X`` in L2, measured no faster and cost 0.8 s more of cold
+  compile.)
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
   kmeans-converge row, medians): 50000 x 16, K = 64 (241 iterations): 0.35-0.46 s
@@ -63,15 +64,7 @@ from . import _threads
 from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
 
-#: ``algorithm="auto"`` uses the bounds from this many clusters, rows and iterations on,
-#: on the ranked and GEMM paths.  Measured on 2 cores (median of 3 interleaved runs,
-#: tol=0, normal data unless named), bounded / brute-force speed: 50000 x 16, K = 64:
-#: 0.81 over 20 iterations, 1.08 to convergence (173); 25000 x 32, K = 256: 0.82, 1.03
-#: (51); 100000 x 8, K = 128: 0.96, 1.55 (347); 64 separated clusters, 50000 x 16: 1.27,
-#: 1.35 (31) - hence the minimum ``max_iter``.  The direct path (K * d <= 512): a
-#: brute-force iteration costs about what the bookkeeping and recomputations do (20000
-#: x 16, K = 32: 0.40 over 20 iterations, 0.67 to convergence).
-#: on the ranked path, an iteration after one that recomputed more than this fraction of
+#: On the ranked path, an iteration after one that recomputed more than this fraction of
 #: the rows recomputes them all, on the contiguous ranking copy (no gather), and sets every
 #: bound anew: the next iterations then settle more rows.  50000 x 16, K = 64, normal
 #: data, to convergence (241 iterations), 2 cores, medians of 7 interleaved runs:
@@ -80,6 +73,15 @@ from ._jit import lloyd as _jl
 #: 25000 x 32, K = 256, 100000 x 8, K = 128, separated clusters, float32: within 3%.
 FULL_FRACTION = 0.25
 
+#: ``algorithm="auto"`` uses the bounds from this many clusters, rows and iterations on,
+#: on the ranked and GEMM paths.  Measured on 2 cores (median of 3 interleaved runs,
+#: tol=0, normal data unless named), bounded / brute-force speed: 50000 x 16, K = 64:
+#: 0.81 over 20 iterations, 1.08 to convergence (173); 25000 x 32, K = 256: 0.82, 1.03
+#: (51); 100000 x 8, K = 128: 0.96, 1.55 (347); 64 separated clusters, 50000 x 16: 1.27,
+#: 1.35 (31) - hence the minimum ``max_iter``.  The direct path (K * d <= 512): a
+#: brute-force iteration costs about what the bookkeeping and recomputations do (20000
+#: x 16, K = 32: 0.40 over 20 iterations, 0.67 to convergence).  (Measured before the full
+#: passes of ``FULL_FRACTION``, which made the bounded loop faster still.)
 BOUNDED_MIN_K = 32
 BOUNDED_MIN_ROWS = 16384
 BOUNDED_MIN_ITER = 50
@@ -200,12 +202,20 @@ class BoundedAssigner:
 
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
-            if path in ("direct32", "centred32"):
-                n_full[c] = _jb.bounded_chunk_direct(X, Xr, Cr, C, mu, nx, ncmax, unit, shift, far1, far_j, far2,
-                                                     half_gap, *args, *rank_err, w, full, lo, hi, labels, U, L, part[c],
-                                                     partw[c])
-                return
             fail = np.empty(hi - lo, dtype=np.int64)
+            if ranked:
+                if full:  # every row, ranked on the contiguous copy
+                    m = hi - lo
+                    _jb.certify_rows_direct(X, Xr, Cr, C, fail, lo, m, mu, nx, ncmax, unit, *rank_err, *args[2:],
+                                            labels, U, L)
+                else:
+                    m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
+                    if m:
+                        _jb.certify_rows_direct(X, Xr[:, :0], Cr, C, fail, 0, m, mu, nx, ncmax, unit, *rank_err,
+                                                *args[2:], labels, U, L)
+                n_full[c] = m
+                _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+                return
             m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
             rows = fail[:m]
             if m and self.direct:

@@ -78,9 +78,9 @@ def test_bounded_equals_brute_force_with_tol_and_unpacked_certification(rng, mon
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_bounded_equals_brute_force_over_several_steps(rng, dtype):
-    """Chunks of the default size, each done in several steps (bounds, recomputation and
-    update of STEP_ROWS rows at a time): the bits of the brute-force loop."""
+def test_bounded_equals_brute_force_at_the_default_chunks(rng, dtype):
+    """The ranked path (the rows the bounds leave ranked by the micro-kernel, full passes
+    included) with chunks of the default size: the bits of the brute-force loop."""
     assert _assign.Assigner(np.zeros((10, 16), dtype=dtype), 1).path(64, np.dtype(dtype)) in ("direct32", "centred32")
     X, C = _blob_data(rng, 3 * jl.UPDATE_CHUNK // 2, 16, 64, dtype)
     X[::7] = X[1::7][: X[::7].shape[0]]  # duplicate rows: exact ties between points

@@ -8,8 +8,7 @@ do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the other
 paths the float64 distances of :func:`fastrbf._jit.lloyd._exact_sq`, ranked in float32
-by the micro-kernel (:func:`certify_rows_direct`, inside :func:`bounded_chunk_direct`) or
-by a GEMM (:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps
+by the micro-kernel (:func:`certify_rows_direct`) or by a GEMM (:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps
 the lowest index on ties.  A distance used only for a bound (never to choose a label)
 is summed in any order (:func:`sq_any_order`, by whole vectors): the error bound of a
 sum of non-negative terms does not depend on the order.  ``UP`` and ``DOWN`` also cover
@@ -20,7 +19,7 @@ roundings instead of one.
 import numpy as np
 
 from ._decorators import jit
-from .lloyd import _exact_sq, _key, _key32, _unkey, add_rows, cleared
+from .lloyd import _exact_sq, _key, _key32, _unkey, cleared
 from .micro import argmin_cols, sq_argmin_block, sq_row
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -317,13 +316,13 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
     lw = np.empty(NB)
     for j in range(0, m, NB):
         cols = min(NB, m - j)
+        src, off = tile, 0
         if not listed and cols == NB:
-            sq_argmin_block(Cr, Xt, lo + j, best, second, lab)
+            src, off = Xt, lo + j
         elif not listed:  # the last columns, padded with copies of the last one
             for k in range(d):
                 for c in range(NB):
                     tile[k, c] = Xt[k, lo + j + min(c, cols - 1)]
-            sq_argmin_block(Cr, tile, 0, best, second, lab)
         else:
             for c in range(NB):  # the last columns: copies of the last row
                 i = rows[j + min(c, cols - 1)]
@@ -333,7 +332,7 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
                 else:
                     for k in range(d):
                         tile[k, c] = X[i, k]
-            sq_argmin_block(Cr, tile, 0, best, second, lab)
+        sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
         # the bounds of every column first, in loops without branches (the second one
         # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)
         for c in range(cols):
@@ -366,42 +365,6 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
             labels[i] = ebi
             U[i] = upper_from_sq(eb, gam64, eta64)
             L[i] = lower_from_sq(e2, gam64, eta64)
-
-
-#: rows per step of bounded_chunk_direct: a step's rows of X (float64, d = 16: 256 KB)
-#: are read by the bounds, the recomputation and the update while they stay in L2
-STEP_ROWS = 2048
-
-
-@jit
-def bounded_chunk_direct(X, Xt, Cr, C, mu, nx, ncmax, unit, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
-                         rgam, reta, w, full, lo, hi, labels, U, L, s, ws):
-    # One chunk lo:hi of a bounded Lloyd iteration on the direct float32 ranking
-    # (certify_rows_direct: Xt, Cr, mu, nx, ncmax, unit and its error bound rgam/reta):
-    # by steps of STEP_ROWS rows, the bounds (bound_rows, with gam/eta the brute-force
-    # error bound and gam64/eta64 that of _exact_sq) and the failing rows recomputed -
-    # or, with ``full``, every row recomputed on Xt and its bounds set anew - and the
-    # rows added to the chunk's partial slot s (K, d), ws (K,) (zeroed here) in row
-    # order: the bits of the separate passes over the whole chunk, with each row of X
-    # read from memory once.  Returns the number of rows recomputed.
-    fail = np.empty(min(STEP_ROWS, hi - lo), dtype=np.int64)
-    none = np.empty((Xt.shape[0], 0), dtype=Xt.dtype)
-    s[:] = 0.0
-    ws[:] = 0.0
-    total = 0
-    for b0 in range(lo, hi, STEP_ROWS):
-        b1 = min(hi, b0 + STEP_ROWS)
-        if full:
-            m = b1 - b0
-            certify_rows_direct(X, Xt, Cr, C, fail, b0, m, mu, nx, ncmax, unit, rgam, reta, gam64, eta64, labels, U, L)
-        else:
-            m = bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, b0, b1, labels, U, L, fail)
-            if m:
-                certify_rows_direct(X, none, Cr, C, fail, 0, m, mu, nx, ncmax, unit, rgam, reta, gam64, eta64, labels,
-                                    U, L)
-        add_rows(X, labels, w, b0, b1, s, ws)
-        total += m
-    return total
 
 
 @jit

@@ -214,13 +214,13 @@ def certify_direct(Xt, Cr, C, X, lo, hi, gam, eta, gam64, eta64, nx, ncmax, unit
     tail = np.empty((d, NB), dtype=Xt.dtype)
     for j in range(lo, hi, NB):
         cols = min(NB, hi - j)
-        if cols == NB:
-            sq_argmin_block(Cr, Xt, j, best, second, lab)
-        else:  # the last columns, padded with copies of the last one
+        src, off = Xt, j
+        if cols < NB:  # the last columns, padded with copies of the last one
             for k in range(d):
                 for c in range(NB):
                     tail[k, c] = Xt[k, j + min(c, cols - 1)]
-            sq_argmin_block(Cr, tail, 0, best, second, lab)
+            src, off = tail, 0
+        sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
         for c in range(cols):
             i = j + c
             if cleared(best[c], second[c], nx[i] if unit > 0.0 else 0.0, ncmax, unit, d, gam, eta, gam64, eta64):
@@ -442,24 +442,17 @@ def update_partials(X, labels, w, chunk, c_lo, c_hi, sums, wsum):
     #     c_lo:c_hi to fill (serial: the caller runs slot ranges on its worker threads)
     # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
     n = X.shape[0]
+    d = X.shape[1]
     for c in range(c_lo, c_hi):
         s = sums[c]
         ws = wsum[c]
         s[:] = 0.0
         ws[:] = 0.0
-        add_rows(X, labels, w, c * chunk, min(n, (c + 1) * chunk), s, ws)
-
-
-@jit
-def add_rows(X, labels, w, lo, hi, s, ws):
-    # IN/OUT: s (K, d), ws (K,) one partial slot: the rows lo:hi added in order (a
-    # slot's rows added by consecutive calls in row order give the bits of one call)
-    d = X.shape[1]
-    for i in range(lo, hi):
-        lab = labels[i]
-        wi = w[i]
-        ws[lab] += wi
-        _add_row(s, lab, X, i, wi, d)
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            lab = labels[i]
+            wi = w[i]
+            ws[lab] += wi
+            _add_row(s, lab, X, i, wi, d)
 
 
 def _add_row(s, lab, X, i, wi, d):

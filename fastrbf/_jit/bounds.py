@@ -8,8 +8,9 @@ do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the other
 paths the float64 distances of :func:`fastrbf._jit.lloyd._exact_sq`, ranked in float32
-by the micro-kernel (:func:`certify_rows_direct`) or by a GEMM (:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps
-the lowest index on ties.  A distance used only for a bound (never to choose a label)
+by the micro-kernel (:func:`certify_rows_direct`) or by a GEMM
+(:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps the lowest index
+on ties.  A distance used only for a bound (never to choose a label)
 is summed in any order (:func:`sq_any_order`, by whole vectors): the error bound of a
 sum of non-negative terms does not depend on the order.  ``UP`` and ``DOWN`` also cover
 a division that LLVM turns into a multiplication by the reciprocal (``arcp``): two
@@ -19,7 +20,7 @@ roundings instead of one.
 import numpy as np
 
 from ._decorators import jit
-from .lloyd import _exact_sq, _key, _key32, _unkey, cleared
+from .lloyd import _exact_sq, _key, _key32, _unkey, cleared, exact_two
 from .micro import argmin_cols, sq_argmin_block, sq_row
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -302,7 +303,6 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
     # that the micro-kernel ranks.
     NB = argmin_cols(Cr)
     d = X.shape[1]
-    K = C.shape[0]
     listed = Xt.shape[1] == 0
     tile = np.empty((d, NB), dtype=Cr.dtype)
     best = np.empty(NB, dtype=Cr.dtype)
@@ -351,17 +351,7 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
                 U[i] = ub[c]
                 L[i] = lw[c]
                 continue
-            eb = np.inf
-            e2 = np.inf
-            ebi = 0
-            for q in range(K):
-                dq = _exact_sq(X, i, C, q)
-                if dq < eb:
-                    e2 = eb
-                    eb = dq
-                    ebi = q
-                elif dq < e2:
-                    e2 = dq
+            eb, e2, ebi = exact_two(X, i, C)
             labels[i] = ebi
             U[i] = upper_from_sq(eb, gam64, eta64)
             L[i] = lower_from_sq(e2, gam64, eta64)

@@ -207,7 +207,6 @@ def certify_direct(Xt, Cr, C, X, lo, hi, gam, eta, gam64, eta64, nx, ncmax, unit
     # lim the argmin is the label, otherwise every centre is recomputed by _exact_sq.
     NB = argmin_cols(Xt)
     d = Xt.shape[0]
-    K = C.shape[0]
     best = np.empty(NB, dtype=Xt.dtype)
     second = np.empty(NB, dtype=Xt.dtype)
     lab = np.empty(NB, dtype=np.int32)
@@ -229,15 +228,27 @@ def certify_direct(Xt, Cr, C, X, lo, hi, gam, eta, gam64, eta64, nx, ncmax, unit
                 if want_dist:
                     mind[i] = _exact_sq(X, i, C, lb)
             else:
-                eb = np.inf
-                ebi = 0
-                for q in range(K):
-                    dq = _exact_sq(X, i, C, q)
-                    if dq < eb:
-                        eb = dq
-                        ebi = q
+                eb, _, ebi = exact_two(X, i, C)
                 labels[i] = ebi
                 mind[i] = eb
+
+
+@jit_inline
+def exact_two(X, i, C):
+    # (the smallest and second smallest _exact_sq distance of row i to the centres, the
+    # argmin with ties to the lowest index): the recomputation of a row near a tie
+    eb = np.inf
+    e2 = np.inf
+    ebi = 0
+    for q in range(C.shape[0]):
+        dq = _exact_sq(X, i, C, q)
+        if dq < eb:
+            e2 = eb
+            eb = dq
+            ebi = q
+        elif dq < e2:
+            e2 = dq
+    return eb, e2, ebi
 
 
 @jit

@@ -90,8 +90,8 @@ class Assigner:
     gives a new assigner that starts with this one's copies (what it caches later stays
     its own), :meth:`cached` lists the copies (for their size)."""
 
-    def __init__(self, X, n_threads, f32_direct=True):
-        self.X, self.n_threads, self.f32_direct = X, n_threads, f32_direct
+    def __init__(self, X, n_threads):
+        self.X, self.n_threads = X, n_threads
         self._centred = None
         self._Xt = None
 
@@ -101,7 +101,7 @@ class Assigner:
         X = self.X
         if K * X.shape[1] <= DIRECT_MAX_KD[X.dtype]:
             return "direct"
-        if not (self.f32_direct and X.dtype == dtype and X.shape[1] <= F32_DIRECT_MAX_D):
+        if not (X.dtype == dtype and X.shape[1] <= F32_DIRECT_MAX_D):
             return "gemm"
         return "direct32" if X.dtype == np.float32 else "centred32"
 
@@ -110,20 +110,17 @@ class Assigner:
         if self.path(K, self.X.dtype) in ("gemm", "centred32"):
             self._prepare_gemm()
         else:
-            self._transposed()
+            self.transposed()
 
     def transposed(self):
         """The copy of the direct paths: the rows of X as columns (d, n), made on the first
         call."""
-        return self._transposed()
-
-    def _transposed(self):
         self._Xt = transposed(self.X, self.n_threads) if self._Xt is None else self._Xt
         return self._Xt
 
     def shared(self):
         """A new assigner of the same rows that starts with this one's copies."""
-        a = Assigner(self.X, self.n_threads, self.f32_direct)
+        a = Assigner(self.X, self.n_threads)
         a._Xt, a._centred = self._Xt, self._centred
         return a
 
@@ -157,14 +154,14 @@ class Assigner:
         K = C.shape[0]
         path = self.path(K, C.dtype)
         if path == "direct":
-            Xt = self._transposed()
+            Xt = self.transposed()
             _run(lambda lo, hi: _jl.assign_rows(Xt, C, lo, hi, labels, mind), X, labels, update, self.n_threads,
                  _jl.RB)
             return True
         if path in ("direct32", "centred32"):
             errs = (*sq_errors(np.float32, X.shape[1]), *sq_errors(np.float64, X.shape[1]))
             if path == "direct32":
-                Xt, Cr, nx, ncmax, unit = self._transposed(), C, np.empty(0), 0.0, 0.0
+                Xt, Cr, nx, ncmax, unit = self.transposed(), C, np.empty(0), 0.0, 0.0
             else:  # rounding of x - mu to float64 then float32, with a margin (see certify_direct)
                 _, Xt, nx = self._prepare_gemm()
                 Cr, _, ncmax, _ = self.ranking_centres(C)

@@ -460,49 +460,20 @@ def _emit_sq_row(context, builder, sig, args):
     x_t, c_t = sig.args[0], sig.args[2]
     ax, axoff, ac, acoff, an = args
     W = lanes(types.float64)
-    D = ir.DoubleType()
-    VD = ir.VectorType(D, W)
-    i64, i32 = ir.IntType(64), ir.IntType(32)
-    MVT = ir.VectorType(ir.IntType(1), W)
-
-    def c64(v):
-        return ir.Constant(i64, v)
-
-    def operand(arr_t, arr, off, at, mask):
-        # W elements of arr from flat offset off + at, as float64 (masked: the rest 0)
-        T = context.get_value_type(arr_t.dtype)
-        VT = ir.VectorType(T, W)
-        size = arr_t.dtype.bitwidth // 8
-        data = context.make_array(arr_t)(context, builder, arr).data
-        p = builder.bitcast(builder.gep(data, [builder.add(off, at)]), VT.as_pointer())
-        if mask is None:
-            v = builder.load(p, align=size)
-        else:
-            name = f"llvm.masked.load.v{W}{'f64' if size == 8 else 'f32'}.p0"
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(VT, [VT.as_pointer(), i32, MVT, VT]),
-                                                name)
-            v = builder.call(fn, [p, ir.Constant(i32, size), mask, ir.Constant(VT, [0.0] * W)])
-        return v if T == D else builder.fpext(v, VD)
-
+    VD = ir.VectorType(ir.DoubleType(), W)
     acc = cgutils.alloca_once_value(builder, ir.Constant(VD, [0.0] * W))
 
-    def step(at, mask=None):
-        t = builder.fsub(operand(x_t, ax, axoff, at, mask), operand(c_t, ac, acoff, at, mask), flags=_FLAGS)
+    def operand(arr_t, arr, off, k, mask):  # as float64, the lanes off the mask 0
+        v = _row_vector(context, builder, arr_t, arr, builder.add(off, k), W, mask)
+        return v if arr_t.dtype == types.float64 else builder.fpext(v, VD)
+
+    def step(k, mask):
+        t = builder.fsub(operand(x_t, ax, axoff, k, mask), operand(c_t, ac, acoff, k, mask), flags=_FLAGS)
         builder.store(builder.fadd(builder.load(acc), builder.fmul(t, t, flags=_FLAGS), flags=_FLAGS), acc)
 
-    nfull = builder.udiv(an, c64(W))
-    with cgutils.for_range(builder, nfull) as loop:
-        step(builder.mul(loop.index, c64(W)))
-    if W > 1:
-        done = builder.mul(nfull, c64(W))
-        rest = builder.sub(an, done)
-        with builder.if_then(builder.icmp_signed(">", rest, c64(0)), likely=False):
-            IVT = ir.VectorType(i64, W)
-            r = builder.insert_element(ir.Constant(IVT, ir.Undefined), rest, ir.Constant(i32, 0))
-            r = builder.shuffle_vector(r, ir.Constant(IVT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
-            step(done, builder.icmp_signed("<", ir.Constant(IVT, list(range(W))), r))
+    _by_row_vectors(builder, an, W, step)
     v = builder.load(acc)
-    parts = [builder.extract_element(v, ir.Constant(i32, q)) for q in range(W)]
+    parts = [builder.extract_element(v, ir.Constant(ir.IntType(32), q)) for q in range(W)]
     while len(parts) > 1:  # a pairwise sum of the lanes
         parts = [builder.fadd(parts[q], parts[q + 1], flags=_FLAGS) for q in range(0, len(parts), 2)]
     return parts[0]
@@ -523,63 +494,70 @@ def sq_row(typingctx, x, xoff, c, coff, n):
     return types.float64(x, types.int64, c, types.int64, types.int64), _emit_sq_row
 
 
+def _splat(builder, x, VT):
+    """A vector of type ``VT`` with every lane ``x``."""
+    i32 = ir.IntType(32)
+    v = builder.insert_element(ir.Constant(VT, ir.Undefined), x, ir.Constant(i32, 0))
+    return builder.shuffle_vector(v, ir.Constant(VT, ir.Undefined), ir.Constant(ir.VectorType(i32, VT.count), [0] * VT.count))
+
+
+def _row_vector(context, builder, arr_t, arr, off, W, mask=None, value=None):
+    """The ``W`` elements of ``arr`` (C-contiguous) from flat offset ``off``: loaded (the
+    lanes off ``mask`` read as 0), or ``value`` stored (the lanes on ``mask`` only)."""
+    T = context.get_value_type(arr_t.dtype)
+    VT = ir.VectorType(T, W)
+    size = arr_t.dtype.bitwidth // 8
+    i32 = ir.IntType(32)
+    MVT = ir.VectorType(ir.IntType(1), W)
+    suffix = f"v{W}{'f64' if size == 8 else 'f32'}.p0"
+    p = builder.bitcast(builder.gep(context.make_array(arr_t)(context, builder, arr).data, [off]), VT.as_pointer())
+    if value is None and mask is None:
+        return builder.load(p, align=size)
+    if value is None:
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(VT, [VT.as_pointer(), i32, MVT, VT]),
+                                            "llvm.masked.load." + suffix)
+        return builder.call(fn, [p, ir.Constant(i32, size), mask, ir.Constant(VT, [0.0] * W)])
+    if mask is None:
+        return builder.store(value, p, align=size)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [VT, VT.as_pointer(), i32, MVT]),
+                                        "llvm.masked.store." + suffix)
+    return builder.call(fn, [value, p, ir.Constant(i32, size), mask])
+
+
+def _by_row_vectors(builder, n, W, step):
+    """``step(k, mask)`` for ``k`` = 0, W, 2 W, ... over the whole vectors of ``n``
+    elements (``mask`` None), then once for the tail under the mask of its lanes (the
+    scalar template, ``W = 1``, has no tail)."""
+    i64 = ir.IntType(64)
+    nfull = builder.udiv(n, ir.Constant(i64, W))
+    with cgutils.for_range(builder, nfull) as loop:
+        step(builder.mul(loop.index, ir.Constant(i64, W)), None)
+    if W == 1:
+        return
+    done = builder.mul(nfull, ir.Constant(i64, W))
+    rest = builder.sub(n, done)
+    with builder.if_then(builder.icmp_signed(">", rest, ir.Constant(i64, 0)), likely=False):
+        IVT = ir.VectorType(i64, W)
+        step(done, builder.icmp_signed("<", ir.Constant(IVT, list(range(W))), _splat(builder, rest, IVT)))
+
+
 def _emit_axpy(context, builder, sig, args):
     """The body of :func:`axpy_row` (see its docstring)."""
     dst_t, src_t = sig.args[0], sig.args[2]
     adst, adoff, asrc, asoff, aa, an = args
     W = lanes(types.float64)
-    D = ir.DoubleType()
-    S = context.get_value_type(src_t.dtype)
-    VD, VS = ir.VectorType(D, W), ir.VectorType(S, W)
-    i64, i32 = ir.IntType(64), ir.IntType(32)
-    sal = src_t.dtype.bitwidth // 8
-    ddata = context.make_array(dst_t)(context, builder, adst).data
-    sdata = context.make_array(src_t)(context, builder, asrc).data
+    VD = ir.VectorType(ir.DoubleType(), W)
+    a = _splat(builder, aa, VD)
 
-    def c64(v):
-        return ir.Constant(i64, v)
-
-    def ptrs(off):
-        pd = builder.bitcast(builder.gep(ddata, [builder.add(adoff, off)]), VD.as_pointer())
-        ps = builder.bitcast(builder.gep(sdata, [builder.add(asoff, off)]), VS.as_pointer())
-        return pd, ps
-
-    a = builder.insert_element(ir.Constant(VD, ir.Undefined), aa, ir.Constant(i32, 0))
-    a = builder.shuffle_vector(a, ir.Constant(VD, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
-
-    def step(y, x):  # y + a * x as numba writes ``y += a * x``: LLVM contracts it as it does there
-        if S != D:
+    def step(k, mask):  # y + a * x as numba writes ``y += a * x``: LLVM contracts it as it does there
+        y = _row_vector(context, builder, dst_t, adst, builder.add(adoff, k), W, mask)
+        x = _row_vector(context, builder, src_t, asrc, builder.add(asoff, k), W, mask)
+        if src_t.dtype != types.float64:
             x = builder.fpext(x, VD)
-        return builder.fadd(y, builder.fmul(a, x, flags=_FLAGS), flags=_FLAGS)
+        v = builder.fadd(y, builder.fmul(a, x, flags=_FLAGS), flags=_FLAGS)
+        _row_vector(context, builder, dst_t, adst, builder.add(adoff, k), W, mask, v)
 
-    nfull = builder.udiv(an, c64(W))
-    with cgutils.for_range(builder, nfull) as loop:
-        pd, ps = ptrs(builder.mul(loop.index, c64(W)))
-        builder.store(step(builder.load(pd, align=8), builder.load(ps, align=sal)), pd, align=8)
-    if W == 1:
-        return context.get_dummy_value()
-    done = builder.mul(nfull, c64(W))
-    rest = builder.sub(an, done)
-    with builder.if_then(builder.icmp_signed(">", rest, c64(0)), likely=False):
-        IVT = ir.VectorType(i64, W)
-        MVT = ir.VectorType(ir.IntType(1), W)
-        r = builder.insert_element(ir.Constant(IVT, ir.Undefined), rest, ir.Constant(i32, 0))
-        r = builder.shuffle_vector(r, ir.Constant(IVT, ir.Undefined), ir.Constant(ir.VectorType(i32, W), [0] * W))
-        mask = builder.icmp_signed("<", ir.Constant(IVT, list(range(W))), r)
-
-        def mfun(VT, name):
-            ld = cgutils.get_or_insert_function(builder.module, ir.FunctionType(VT, [VT.as_pointer(), i32, MVT, VT]),
-                                                f"llvm.masked.load.{name}.p0")
-            return ld
-
-        sname = f"v{W}{'f64' if sal == 8 else 'f32'}"
-        st = cgutils.get_or_insert_function(builder.module,
-                                            ir.FunctionType(ir.VoidType(), [VD, VD.as_pointer(), i32, MVT]),
-                                            f"llvm.masked.store.v{W}f64.p0")
-        pd, ps = ptrs(done)
-        x = builder.call(mfun(VS, sname), [ps, ir.Constant(i32, sal), mask, ir.Constant(VS, [0.0] * W)])
-        y = builder.call(mfun(VD, f"v{W}f64"), [pd, ir.Constant(i32, 8), mask, ir.Constant(VD, [0.0] * W)])
-        builder.call(st, [step(y, x), pd, ir.Constant(i32, 8), mask])
+    _by_row_vectors(builder, an, W, step)
     return context.get_dummy_value()
 
 

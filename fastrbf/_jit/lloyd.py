@@ -33,7 +33,8 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   (``centre_f32``; the centres centred in float64, then rounded): each entry is within
   ``unit |x_k - mu_k|`` (``unit`` = 1.01 (2^-24 + 2^-53)) of the float64 value, so a
   ranked distance is within ``delta = unit (||x - mu|| + max ||c - mu||)`` of the true
-  one, and the bound widens by ``delta`` on either side (a square root per row).
+  one, and the bound widens by ``delta`` on either side (``cleared``: a limit without
+  square roots first, the exact one with three only for rows within 1.6 % of a tie).
   lloyd-large float64 (1e6 x 32, K = 256), one iteration, 2 threads under another
   job's load, min / median: 208 / 232 ms on the GEMM path, 166 / 183 ms now
   (scikit-learn 352-397 / 488-510 ms, same script); the benchmark on the quiet machine:

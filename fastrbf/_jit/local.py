@@ -70,7 +70,25 @@ a flat array (the shape costs nothing measurable; the log is what is left).  The
 solve: 6.6 us (7.3 before; old and new alternating, min of four, on busy cores).
 Ordering the neighbourhoods along a Z-order curve so that consecutive ones share their
 data saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
-the calling thread.
+the calling thread.  (Measured again: queries in Z-order 6.04 -> 5.62 us, data and
+queries both in Z-order 5.35 us; the data's order is the caller's.)
+
+Where the 6 us go now, and the floor (one thread, per neighbourhood, each step timed by
+stopping the kernel after it, min of nine): the gathering, the tail's monomials and LU
+and the copies into the lanes 1.6-1.7 us (scalar, one lane at a time); ``E^T`` and the
+kernel matrix 1.8-2.0; the correction ``Z^T A Z`` and the Cholesky factor 2.1-2.3
+together; the solves 0.3-0.4; the evaluation 0.1-0.2.  The correction and the factor
+are about 25 000 vector multiply-adds per group of eight, about 3 100 cycles a
+neighbourhood at one 8-wide multiply-add a cycle (Zen 4 splits each into two 4-wide
+halves): 1.2 us at 2.6 GHz.  The kernel matrix is 1 275 logarithms a neighbourhood at
+0.8 ns, 1.0 us, and its squared distances 0.46.  So the arithmetic alone takes about
+2.7 us, and the steps around it about 1 more.  Tried and not taken: the rank-2q
+correction folded into the Cholesky factor's dot products (each entry one chain over
+``V_i . E_j``, ``E_i . V_j`` and ``L_i . L_j``, in a row layout with ``E^T`` beside ``V``):
+6.27 / 6.53 -> 6.12 / 6.40 us, min / median of 15 alternating runs, within the noise;
+the tail's LU done in place in the lane arrays, the points, values and smoothing swapped
+with its pivots instead of copied in pivot order afterwards: 5.91 -> 6.00 us (one lane's
+strided rows cost more than the copies they save).
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog_pos`, which
 vectorises (0.8 ns against 5 ns per entry for ``math.log`` in

@@ -51,6 +51,16 @@ Decisions:
   min of six: 1.28-1.32 -> 1.21-1.23 s on one thread, 0.70 -> 0.61 s on two (SciPy
   6.24 s: 8.9x -> 10.3x).  The k-nearest query, untouched, is now 40% of the time (see
   :mod:`fastrbf._kdtree` for what was tried there).
+- **How far from the floor.**  Measured again (2 threads, min of seven): ``knn`` 121 ms
+  (pykdtree 395 ms, SciPy ``cKDTree(workers=2)`` 451 ms for the same 50 neighbours),
+  sorting and grouping 25 ms, the solve 300 ms; the benchmark row 447 / 482 ms against
+  SciPy's 6.37 / 6.49 s, 12.1x.  Twenty times SciPy would be 0.32 s: with the query
+  and the serial steps as they are, the solve would have to take 2.4 us a
+  neighbourhood on one thread, below the 2.7 us that its multiply-adds and logarithms
+  alone take on this 2-core Zen 4 machine (:mod:`fastrbf._jit.local` has the count).
+  The local solves are exact, one per distinct neighbourhood as in SciPy, so the
+  speed-up over SciPy is bounded by how much faster each solve is than SciPy's LAPACK
+  call plus its Python loop, not by an algorithm that skips solves.
 - **Memory** ``O((n + m) k)``: the neighbour lists and the outputs, plus per thread one
   ``(k + q)^2`` system, or 8 ``k^2`` ones for the null-space method.
 - The neighbours come from :func:`fastrbf.knn` (ties to the lowest index; SciPy's

@@ -78,11 +78,14 @@ stopping the kernel after it, min of nine): the gathering, the tail's monomials 
 and the copies into the lanes 1.6-1.7 us (scalar, one lane at a time); ``E^T`` and the
 kernel matrix 1.8-2.0; the correction ``Z^T A Z`` and the Cholesky factor 2.1-2.3
 together; the solves 0.3-0.4; the evaluation 0.1-0.2.  The correction and the factor
-are about 25 000 vector multiply-adds per group of eight, about 3 100 cycles a
+are about 25 000 vector multiply-adds per group of eight (the correction 1 081
+entries of 2q = 8 terms, the factor about m^3 / 6 = 16 200), about 3 100 cycles a
 neighbourhood at one 8-wide multiply-add a cycle (Zen 4 splits each into two 4-wide
-halves): 1.2 us at 2.6 GHz.  The kernel matrix is 1 275 logarithms a neighbourhood at
-0.8 ns, 1.0 us, and its squared distances 0.46.  So the arithmetic alone takes about
-2.7 us, and the steps around it about 1 more.  Tried and not taken: the rank-2q
+halves): 1.0-1.2 us at the 2.6-3 GHz this machine runs at (its DGEMM rate, 32 flops a
+cycle, gives 3 GHz).  The kernel matrix is 1 275 logarithms a neighbourhood at 0.8 ns,
+1.0 us, and its squared distances 0.46.  So the arithmetic alone takes 2.5-2.7 us; the
+gathering, the tail, the solves and the evaluation, 2.1-2.4 us now, are memory moves
+and short dependent chains that lanes cannot shorten much.  Tried and not taken: the rank-2q
 correction folded into the Cholesky factor's dot products (each entry one chain over
 ``V_i . E_j``, ``E_i . V_j`` and ``L_i . L_j``, in a row layout with ``E^T`` beside ``V``):
 6.27 / 6.53 -> 6.12 / 6.40 us, min / median of 15 alternating runs, within the noise;

@@ -55,10 +55,12 @@ Decisions:
   (pykdtree 395 ms, SciPy ``cKDTree(workers=2)`` 451 ms for the same 50 neighbours),
   sorting and grouping 25 ms, the solve 300 ms; the benchmark row 447 / 482 ms against
   SciPy's 6.37 / 6.49 s, 12.1x.  Twenty times SciPy would be 0.32 s: with the query
-  and the serial steps as they are, the solve would have to take 2.4 us a
-  neighbourhood on one thread (6 us now), less than the 2.5-2.7 us that its
-  multiply-adds and logarithms alone take on this 2-core Zen 4 machine, before any
-  gathering or evaluation (:mod:`fastrbf._jit.local` has the count).
+  and the serial steps as they are, the solves would have 0.17 s on two threads, about
+  3.0 us a neighbourhood on one thread (6 us now; two threads run them 1.77 times as
+  fast).  Their multiply-adds and logarithms alone take 2.5-2.7 us at this 2-core Zen 4
+  machine's peak rates (:mod:`fastrbf._jit.local` has the count), which would leave
+  0.3-0.5 us for gathering the points, the tail's LU, the solves and the evaluation,
+  which take 2.1-2.4 us now.
   The local solves are exact, one per distinct neighbourhood as in SciPy, so the
   speed-up over SciPy is bounded by how much faster each solve is than SciPy's LAPACK
   call plus its Python loop, not by an algorithm that skips solves.

@@ -45,10 +45,13 @@ Decisions:
   compile.)
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
-  kmeans-converge row, medians): 50000 x 16, K = 64 (241 iterations): 0.35-0.46 s
-  when the recomputed rows went through the GEMM, 232 ms now, 3.10x scikit-learn's
-  717 ms (the brute-force loop 285 ms); 100000 x 16: 1.23 s, 4.05x; 20000 x 16: 53 ms,
-  2.30x (three update chunks on two threads: one thread does two).  The bounds leave
+  kmeans-converge row, min / median): 50000 x 16, K = 64 (258 iterations): 0.35-0.46 s
+  when the recomputed rows went through the GEMM, 233 / 242 ms now, 3.01x
+  scikit-learn's 691 / 730 ms (the brute-force loop 295 / 317 ms); 100000 x 16 (866
+  iterations): 1.43 / 1.65 s, 3.01x (3.30-4.05x in other runs); 20000 x 16 (110
+  iterations): 54 / 59 ms, 2.09x (each iteration's parallel step wakes a worker
+  thread, about 0.1 ms on a virtual machine, see :mod:`fastrbf._threads`; and three
+  update chunks on two threads: one thread does two).  The bounds leave
   half the rows to recompute in the first 20 iterations and still 15 % after 100 on
   such data (Hamerly's one lower bound moves by the largest shift of any other
   centre), so a settled iteration costs about 0.7-0.8 ms against 1.1-1.3 ms brute
@@ -203,29 +206,24 @@ class BoundedAssigner:
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
             fail = np.empty(hi - lo, dtype=np.int64)
-            if ranked:
-                if full:  # every row, ranked on the contiguous copy
-                    m = hi - lo
-                    _jb.certify_rows_direct(X, Xr, Cr, C, fail, lo, m, mu, nx, ncmax, unit, *rank_err, *args[2:],
+            if full:  # every row, ranked on the contiguous copy (ranked path only)
+                m = hi - lo
+                _jb.certify_rows_direct(X, Xr, Cr, C, fail, lo, m, mu, nx, ncmax, unit, *rank_err, *args[2:], labels,
+                                        U, L)
+            else:
+                m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
+                rows = fail[:m]
+                if m and ranked:
+                    _jb.certify_rows_direct(X, Xr[:, :0], Cr, C, fail, 0, m, mu, nx, ncmax, unit, *rank_err, *args[2:],
                                             labels, U, L)
-                else:
-                    m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
-                    if m:
-                        _jb.certify_rows_direct(X, Xr[:, :0], Cr, C, fail, 0, m, mu, nx, ncmax, unit, *rank_err,
-                                                *args[2:], labels, U, L)
-                n_full[c] = m
-                _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
-                return
-            m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
-            rows = fail[:m]
-            if m and self.direct:
-                _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
-            elif m and packed:
-                G = np.matmul(Cc32, Xct32[:, rows])
-                _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
-            elif m:
-                GT = np.matmul(Xct32[:, rows].T, Cc32.T)
-                _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
+                elif m and self.direct:
+                    _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
+                elif m and packed:
+                    G = np.matmul(Cc32, Xct32[:, rows])
+                    _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
+                elif m:
+                    GT = np.matmul(Xct32[:, rows].T, Cc32.T)
+                    _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
             n_full[c] = m
             _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 

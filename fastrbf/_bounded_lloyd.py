@@ -37,26 +37,40 @@ Decisions:
   distances with ``L = 0`` (Hamerly's second test alone decides the next one).  The
   final labels and distances of :func:`fastrbf.kmeans` come from a brute-force pass, as
   in the brute-force loop.
-- Assignment and update are fused per chunk of ``UPDATE_CHUNK`` rows (the chunk's
-  partial sums are filled right after its rows are assigned, by the same thread):
-  a skipped row costs its ``d`` adds of the update and no more.  (One kernel doing a
-  chunk by steps of 2048 rows, so that the bounds, the recomputation and the update
-  found each row of ``X`` in L2, measured no faster and cost 0.8 s more of cold
-  compile.)
+- On the ranked paths (``direct32``, ``centred32``: ``K * d`` above 512 and up to
+  ``F32_DIRECT_MAX_D`` features, the shapes "auto" gives the bounds) the iterations
+  run in one compiled loop that the threads share (:class:`FitLoop`,
+  :mod:`fastrbf._jit.bounded_fit`): no Python and no thread wake-up between two
+  iterations.  One thread leads: it computes the centres' shifts and gaps and the
+  ranking centres, opens the iteration's blocks of rows, takes blocks itself, and
+  once all are done adds up the update slots, moves the centres and tests the stop;
+  the others take blocks and wait (spinning, then yielding the core) for the next
+  iteration.  Each block is cut from an update chunk; the thread that ends a chunk's
+  last block fills the chunk's slot, so the slots, and the result, are those of the
+  Python loop whatever thread ran what.  The leader never waits for a thread to
+  arrive (a worker that never starts leaves it all the blocks).  A report per
+  iteration (``progress``) runs the loop one iteration per call; an iteration that
+  empties a cluster returns to :func:`fastrbf.cluster._lloyd`'s rules (relocation,
+  ``empty="raise"``).  The direct and GEMM paths keep the Python loop
+  (:meth:`BoundedAssigner.__call__`): assignment and update fused per chunk of
+  ``UPDATE_CHUNK`` rows, a chunk's partial sums filled right after its rows are
+  assigned, by the same thread.
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
-  kmeans-converge row, min / median): 50000 x 16, K = 64 (258 iterations): 0.35-0.46 s
-  when the recomputed rows went through the GEMM, 233 / 242 ms now, 3.01x
-  scikit-learn's 691 / 730 ms (the brute-force loop 295 / 317 ms); 100000 x 16 (866
-  iterations): 1.43 / 1.65 s, 3.01x (3.30-4.05x in other runs); 20000 x 16 (110
-  iterations): 54 / 59 ms, 2.09x (each iteration's parallel step wakes a worker
-  thread, about 0.1 ms on a virtual machine, see :mod:`fastrbf._threads`; and three
-  update chunks on two threads: one thread does two).  The bounds leave
-  half the rows to recompute in the first 20 iterations and still 15 % after 100 on
-  such data (Hamerly's one lower bound moves by the largest shift of any other
-  centre), so a settled iteration costs about 0.7-0.8 ms against 1.1-1.3 ms brute
-  force: the bound pass, the recomputed rows and the update each touch ``X``, and this
-  machine reads about 34 GB/s.
+  kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110
+  iterations): 54 / 59 ms and 2.09x with the Python loop, 39.6 / 42.9 ms and 3.15x
+  with the compiled one (its leader waits for the last block about 9 us an
+  iteration and works alone about 19 us: the centres' gaps, the sums, the update);
+  50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 205 / 232 ms and 3.63x.
+  One thread: about 0.68 ms an iteration at 20000 rows; the bound pass takes 7 ns a
+  row, a row it leaves 49 ns (its float32 ranking against every centre), a full pass
+  36 ns a row, the update 4.5 ns a row.  The bounds leave about a quarter of the rows
+  to recompute on such data even after 100 iterations (Hamerly's one lower bound moves
+  by the largest shift of any other centre), so fewer recomputed rows (Yinyang's
+  group bounds) is what would go further.  Tried in the compiled loop and not kept:
+  summing anew only the update slots of the clusters a row left or joined (the same
+  bits; no faster on one thread, 75.3 against 74.9 ms: the test per row costs what
+  the add saved).
 """
 
 import itertools
@@ -64,6 +78,7 @@ import itertools
 import numpy as np
 
 from . import _threads
+from ._jit import bounded_fit as _jf
 from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
 
@@ -138,7 +153,7 @@ class BoundedAssigner:
         self.L = np.empty(0)
         self.C_prev: np.ndarray | None = None
         self.n_full = 0  # rows recomputed against every centre in the last iteration
-        self.was_full = False  # whether the last iteration recomputed every row (ranked path)
+        self.was_full = False  # whether the last iteration recomputed every row (FitLoop)
 
     def forget(self, rows):
         """Drop the bounds of ``rows`` (their labels were changed from outside)."""
@@ -151,46 +166,27 @@ class BoundedAssigner:
     def __call__(self, C, labels, mind, want_dist=True, update=None):
         if update is None:
             return self.inner(C, labels, mind, want_dist)
+        # the direct and GEMM paths (the ranked ones run in FitLoop)
         X = self.X
         n = X.shape[0]
         nt = self.n_threads
         C = np.ascontiguousarray(C)
         K = C.shape[0]
-        path = "direct" if self.direct else self.inner.path(K, C.dtype)
-        ranked = path in ("direct32", "centred32")
-        if self.C_prev is None and not ranked:
+        if self.C_prev is None:
             self.inner(C, labels, mind, want_dist=True, update=update)
             self.U = np.empty(n)
             self.L = np.empty(n)
             _threads.map_ranges(lambda lo, hi: _jb.init_upper(mind, self.gam, self.eta, lo, hi, self.U, self.L), n, nt)
             self.C_prev = C.copy()
             return True
-        # the ranked path recomputes every row, and sets its bounds anew, in the first
-        # iteration and after one that left more than FULL_FRACTION of the rows
-        full = ranked and (self.C_prev is None or (not self.was_full and self.n_full > FULL_FRACTION * n))
-        if self.C_prev is None:
-            self.U = np.empty(n)
-            self.L = np.empty(n)
         shift = np.zeros(K)
         half_gap = np.zeros(K)
-        far_j, far1, far2 = 0, 0.0, 0.0
-        if not full:
-            _jb.centre_bounds(self.C_prev, C, self.gam64, self.eta64, shift, half_gap)
-            far_j = int(np.argmax(shift))
-            far1 = float(shift[far_j])
-            far2 = float(np.partition(shift, K - 2)[K - 2]) if K > 1 else 0.0  # the second largest
+        _jb.centre_bounds(self.C_prev, C, self.gam64, self.eta64, shift, half_gap)
+        far_j = int(np.argmax(shift))
+        far1 = float(shift[far_j])
+        far2 = float(np.partition(shift, K - 2)[K - 2]) if K > 1 else 0.0  # the second largest
         if self.direct:
             Ct = self._ct(C)
-        elif ranked:
-            # the failing rows ranked by the micro-kernel, as the brute-force passes
-            if path == "centred32":
-                mu, Xr, nx = self.inner.centred()
-                Cr, _, ncmax, _ = self.inner.ranking_centres(C)
-                unit = _jl.CENTRED_UNIT
-            else:
-                mu, nx, Cr, ncmax, unit = np.empty(0), np.empty(0), C, 0.0, 0.0
-                Xr = self.inner.transposed()
-            rank_err = sq_errors(np.float32, X.shape[1])
         else:
             _, Xct32, nx = self.inner.centred()
             Cc32, nc32, ncmax, err = self.inner.ranking_centres(C)
@@ -206,33 +202,34 @@ class BoundedAssigner:
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
             fail = np.empty(hi - lo, dtype=np.int64)
-            if full:  # every row, ranked on the contiguous copy (ranked path only)
-                m = hi - lo
-                _jb.certify_rows_direct(X, Xr, Cr, C, fail, lo, m, mu, nx, ncmax, unit, *rank_err, *args[2:], labels,
-                                        U, L)
-            else:
-                m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
-                rows = fail[:m]
-                if m and ranked:
-                    _jb.certify_rows_direct(X, Xr[:, :0], Cr, C, fail, 0, m, mu, nx, ncmax, unit, *rank_err, *args[2:],
-                                            labels, U, L)
-                elif m and self.direct:
-                    _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
-                elif m and packed:
-                    G = np.matmul(Cc32, Xct32[:, rows])
-                    _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
-                elif m:
-                    GT = np.matmul(Xct32[:, rows].T, Cc32.T)
-                    _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
+            m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
+            rows = fail[:m]
+            if m and self.direct:
+                _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
+            elif m and packed:
+                G = np.matmul(Cc32, Xct32[:, rows])
+                _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
+            elif m:
+                GT = np.matmul(Xct32[:, rows].T, Cc32.T)
+                _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
             n_full[c] = m
             _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 
         with _threads.serial_blas():
             for_chunks(work, nch, nt)
         self.n_full = int(n_full.sum())
-        self.was_full = full
         self.C_prev = C.copy()
         return False
+
+    def compiled(self, K, dtype):
+        """Whether :meth:`loop` can run the iterations for ``K`` centres of ``dtype``: the
+        ranked paths (the others run :meth:`__call__` from the Python loop)."""
+        return not self.direct and self.inner.path(K, dtype) in ("direct32", "centred32")
+
+    def loop(self, C, w, labels, labels_old, tol_abs, max_iter):
+        """The compiled Lloyd loop (:class:`FitLoop`) from the centres ``C`` (moved in
+        place); ``labels`` and ``labels_old`` start at -1."""
+        return FitLoop(self, C, w, labels, labels_old, tol_abs, max_iter)
 
     def distances(self, C, labels, mind):
         """``mind`` = the brute-force squared distance of each row to its labelled centre
@@ -243,3 +240,103 @@ class BoundedAssigner:
         X = self.X
         Ct = self._ct(C)
         _threads.map_ranges(lambda lo, hi: _jb.labelled_sq(X, Ct, labels, lo, hi, mind), X.shape[0], self.n_threads)
+
+
+#: rows per block of the compiled loop (a divisor of an update chunk of UPDATE_CHUNK
+#: rows, so that 20000 rows make about 20 blocks to share between the threads)
+FIT_BLOCK = 1024
+
+
+class FitLoop:
+    """The bounded Lloyd iterations on the ranked paths in one compiled loop that the
+    threads run together (:mod:`fastrbf._jit.bounded_fit`), with the rules of
+    :func:`fastrbf.cluster._lloyd` and :meth:`BoundedAssigner.__call__`: the same labels,
+    centres and bits.  :meth:`run` does up to ``budget`` iterations and returns; an
+    iteration that leaves a cluster empty stops it before the centre update, which the
+    caller then does (the relocation, :meth:`BoundedAssigner.forget`,
+    :func:`fastrbf._kmeans_rules.lloyd_centers`) with the sums in :attr:`sums` and
+    :attr:`wsum`."""
+
+    def __init__(self, assigner, C, w, labels, labels_old, tol_abs, max_iter):
+        a = assigner
+        X = a.X
+        n, d = X.shape
+        K = C.shape[0]
+        self.a = a
+        self.C = C
+        if a.inner.path(K, C.dtype) == "centred32":
+            mu, Xr, nx = a.inner.centred()
+            unit = _jl.CENTRED_UNIT
+            Cr = np.empty((K, d), dtype=np.float32)
+        else:
+            mu, nx, Cr, unit = np.empty(0), np.empty(0), C, 0.0
+            Xr = a.inner.transposed()
+        chunk = _jl.UPDATE_CHUNK
+        nch = (n + chunk - 1) // chunk
+        nsub = -(-chunk // FIT_BLOCK)
+        bs = -(-chunk // nsub)
+        self.nt = max(1, min(_threads.resolve(a.n_threads), nch * nsub))
+        a.U = np.empty(n)
+        a.L = np.empty(n)
+        self.part = np.empty((nch, K, d))
+        self.partw = np.empty((nch, K))
+        self.sums = np.empty((K, d))
+        self.wsum = np.empty(K)
+        self.sync = np.zeros(_jf.SYNC_SIZE, dtype=np.int64)
+        ipar = self.ipar = np.zeros(_jf.IPAR_SIZE, dtype=np.int64)
+        fpar = self.fpar = np.zeros(_jf.FPAR_SIZE)
+        ipar[_jf.I_MAX_ITER] = max_iter
+        ipar[_jf.I_CHUNK] = chunk
+        ipar[_jf.I_NSUB] = nsub
+        ipar[_jf.I_BS] = bs
+        ipar[_jf.I_FIRST] = 1
+        fpar[_jf.F_GAM], fpar[_jf.F_ETA] = a.gam64, a.eta64
+        fpar[_jf.F_RGAM], fpar[_jf.F_RETA] = sq_errors(np.float32, d)
+        fpar[_jf.F_UNIT] = unit
+        fpar[_jf.F_TOL] = tol_abs
+        fpar[_jf.F_FULL_FRACTION] = FULL_FRACTION
+        self.args = (X, Xr, mu, nx, C, np.empty_like(C), Cr, np.empty(K),
+                     np.empty(K), w, labels, labels_old, a.U, a.L, self.part, self.partw, self.sums, self.wsum,
+                     np.empty(nch * nsub, dtype=np.int64), np.empty(nch * nsub, dtype=np.int64),
+                     np.zeros(nch, dtype=np.int64), np.empty((self.nt, bs), dtype=np.int64))
+
+    @property
+    def n_iter(self):
+        return int(self.ipar[_jf.I_IT])
+
+    @property
+    def shift(self):
+        """The summed squared shift of the last centre update."""
+        return float(self.fpar[_jf.F_SHIFT])
+
+    @property
+    def changed(self):
+        """Whether the last assignment changed a label."""
+        return bool(self.ipar[_jf.I_CHANGED])
+
+    @property
+    def moved(self):
+        return bool(self.ipar[_jf.I_MOVED])
+
+    def run(self, budget):
+        """Up to ``budget`` iterations; returns the status (``bounded_fit.RUNNING``:
+        the budget or ``max_iter`` is spent, ``EMPTY``, ``CONVERGED``)."""
+        sync, ipar, fpar = self.sync, self.ipar, self.fpar
+        ipar[_jf.I_BUDGET] = budget
+        sync[_jf.STOP] = 0
+
+        def member(tid):
+            try:
+                _jf.fit_loop(tid, sync, ipar, fpar, *self.args)
+            except BaseException:
+                sync[_jf.FAIL] = 1  # the leader stops waiting for this thread's block
+                raise
+
+        def leave():
+            sync[_jf.STOP] = 1
+
+        _threads.team(member, self.nt, leave)
+        self.a.C_prev = self.args[5]
+        self.a.n_full = int(ipar[_jf.I_N_FULL])
+        self.a.was_full = bool(ipar[_jf.I_WAS_FULL])
+        return int(ipar[_jf.I_STATUS])

@@ -14,8 +14,9 @@ Decisions:
   with the block's global offset, so a NaN weight is reported at the same index, in
   the same words, as in memory.
 - The stopping test (:func:`lloyd_stop`) and the centre update
-  (:func:`lloyd_centers`) have a numba twin, ``fastrbf._jit.lloyd.lloyd_small``, which
-  runs the whole loop of a small problem in one compiled call: the same formula
+  (:func:`lloyd_centers`) have numba twins (``fastrbf._jit.lloyd.centre_step``, in
+  ``lloyd_small``, which runs the whole loop of a small problem in one compiled call,
+  and in the compiled bounded loop of :mod:`fastrbf._jit.bounded_fit`): the same formula
   (stop when no label changed; else when the summed squared float64 centre shift is
   <= ``tol_abs``), summed in index order there and by NumPy's pairwise sum here, so
   the two can differ only when the shift ties ``tol_abs`` to the last bit.

@@ -22,7 +22,10 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 - ``kmeans(..., algorithm="bounded")`` skips the rows whose label Hamerly's bounds
   prove unchanged (:mod:`fastrbf._bounded_lloyd`): the same labels, centres, ``n_iter``
   and inertia, bit for bit; "auto" uses it for many clusters (``K * d`` above the
-  direct path's limit) and at least 50 iterations allowed.
+  direct path's limit) and at least 50 iterations allowed.  On the float32-ranked
+  paths its iterations run as one compiled loop that the threads share (no Python and
+  no thread wake-up between iterations: 20000 x 16, K = 64, 110 iterations on 2
+  cores, 54 -> 40 ms).
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
@@ -57,6 +60,7 @@ from . import _assign, _progress, _threads
 from . import _validation as _v
 from ._assign import Assigner
 from ._bounded_lloyd import BoundedAssigner, bounds_pay
+from ._jit import bounded_fit as _jf
 from ._jit import lloyd as _jl
 from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
 from ._kmeans_init import kmeans_plusplus as kmeans_plusplus  # public, re-exported
@@ -256,6 +260,8 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     sparse = isinstance(X, CSRRows)
     if bounded:
         assigner = BoundedAssigner(assigner, direct)
+        if assigner.compiled(K, X.dtype):
+            return _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp)
     elif n <= _jl.UPDATE_CHUNK and direct and not sparse:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping
@@ -307,6 +313,49 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
         assigner.distances(C, labels, mind)  # labels and centres unchanged: C is the last C used
     inertia = float(np.sum(mind * w))
     return C, labels, inertia, n_iter, converged
+
+
+def _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp):
+    # _lloyd's loop, the bounded iterations on a ranked path run by the compiled loop
+    # (BoundedAssigner.loop): budgets of one iteration when each is reported, else all
+    # of them in one call; an iteration that empties a cluster ends here, as in _lloyd
+    n = X.shape[0]
+    C = np.array(C, dtype=X.dtype, order="C")  # moved in place by the loop
+    labels = np.full(n, -1, dtype=np.int64)
+    labels_old = np.full(n, -1, dtype=np.int64)
+    mind = np.empty(n, dtype=np.float64)
+    loop = assigner.loop(C, w, labels, labels_old, tol_abs, max_iter)
+    converged = strict = False
+    moved = True
+    while loop.n_iter < max_iter:
+        status = loop.run(1 if rep else max_iter)
+        n_iter = loop.n_iter
+        if status == _jf.EMPTY:
+            sums, wsum = loop.sums, loop.wsum
+            if empty == "raise":
+                raise_empty(wsum, n_iter)
+            assigner.distances(C, labels, mind)
+            before = labels.copy()
+            _jl.relocate_empty(X, w, labels, mind, sums, wsum)
+            assigner.forget(labels != before)
+            C_new, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
+            C[:] = C_new
+            stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)
+        else:
+            shift, moved = loop.shift, loop.moved
+            stop = status == _jf.CONVERGED
+            strict = stop and not loop.changed
+        if stop:
+            converged = True
+            break
+        if n_iter < max_iter:
+            rep.step(n_iter, shift=ldexp_float(shift, shift_exp))
+        labels_old[:] = labels
+    if not strict or moved:
+        assigner(C, labels, mind)
+    else:
+        assigner.distances(C, labels, mind)
+    return C, labels, float(np.sum(mind * w)), loop.n_iter, converged
 
 
 def kmeans(X: ArrayLike, n_clusters: int, *, init: str | ArrayLike = "k-means++", n_init: int = 1, max_iter: int = 300,

@@ -106,6 +106,7 @@ def test_bounds_skip_rows_once_centres_settle(rng, monkeypatch, path):
     the bounded loop would only be a slower brute force)."""
     seen = []
     call = _bounded_lloyd.BoundedAssigner.__call__
+    run = _bounded_lloyd.FitLoop.run
 
     def spy(self, C, labels, mind, want_dist=True, update=None):
         out = call(self, C, labels, mind, want_dist, update)
@@ -113,11 +114,83 @@ def test_bounds_skip_rows_once_centres_settle(rng, monkeypatch, path):
             seen.append(self.n_full)
         return out
 
+    def spy_run(self, budget):
+        out = run(self, budget)
+        seen.append(self.a.n_full)
+        return out
+
     monkeypatch.setattr(_bounded_lloyd.BoundedAssigner, "__call__", spy)
+    monkeypatch.setattr(_bounded_lloyd.FitLoop, "run", spy_run)
     X, C = _blob_data(rng, 4000, 4, 20, np.float64)
-    fastrbf.kmeans(X, 20, init=C, algorithm="bounded", max_iter=30, tol=0)
+    # with a report per iteration, the compiled loop of the ranked path runs one at a time
+    fastrbf.kmeans(X, 20, init=C, algorithm="bounded", max_iter=30, tol=0, progress=lambda info: None)
     assert len(seen) >= 4
     assert min(seen[2:]) < X.shape[0] // 4
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_loop_bits_for_any_threads_blocks_and_budget(rng, monkeypatch, dtype):
+    """The ranked path's compiled loop: the same labels, centres, iterations and inertia
+    for every thread count, whether the rows go by several blocks per update chunk or
+    one, and whether it runs all iterations in one call or one per call (a report per
+    iteration); and those of the brute-force loop."""
+    monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
+    monkeypatch.setattr(jl, "UPDATE_CHUNK", 96)
+    X, C = _blob_data(rng, 2000, 6, 24, dtype)
+    X[::5] = X[1::5][: X[::5].shape[0]]  # duplicate rows: exact ties between points
+    brute = fastrbf.kmeans(X, 24, init=C, algorithm="lloyd", max_iter=80, tol=0)
+    runs = []
+    for block in (1024, 20):  # one block per chunk; 5 blocks (20, 20, 20, 20, 16 rows)
+        monkeypatch.setattr(_bounded_lloyd, "FIT_BLOCK", block)
+        for nt in (1, 2, 3):
+            for progress in (False, lambda info: None):
+                runs.append(fastrbf.kmeans(X, 24, init=C, algorithm="bounded", max_iter=80, tol=0, n_threads=nt,
+                                           progress=progress))
+    for r in runs:
+        _same(r, brute)
+
+
+class _NeverStarts:
+    """An executor whose tasks never start (every worker busy elsewhere)."""
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        return Future()
+
+
+def test_compiled_loop_finishes_when_no_worker_starts(rng, monkeypatch):
+    """The leading thread never waits for a thread to arrive: with every worker busy it
+    runs all the blocks itself, with the same result."""
+    from fastrbf import _threads
+
+    X, C = _blob_data(rng, 3 * jl.UPDATE_CHUNK // 2, 16, 64, np.float64)
+    a = fastrbf.kmeans(X, 64, init=C, algorithm="bounded", max_iter=30, tol=0, n_threads=2)
+    monkeypatch.setattr(_threads, "_pool", lambda: _NeverStarts())
+    b = fastrbf.kmeans(X, 64, init=C, algorithm="bounded", max_iter=30, tol=0, n_threads=2)
+    _same(a, b)
+
+
+def test_team_tells_the_others_to_leave_and_raises_their_errors():
+    import threading
+
+    from fastrbf import _threads
+
+    left = []
+    started = threading.Event()
+
+    def member(tid):
+        if tid == 1:
+            started.set()
+            raise RuntimeError("worker failed")
+        assert started.wait(60)  # a worker that has not started by the end is cancelled
+
+    with pytest.raises(RuntimeError, match="worker failed"):
+        _threads.team(member, 2, lambda: left.append(True))
+    assert left == [True]
+    with pytest.raises(ZeroDivisionError):
+        _threads.team(lambda tid: 1 / 0 if tid == 0 else None, 2, lambda: left.append(True))
+    assert left == [True, True]
 
 
 @pytest.mark.parametrize("name", ["blobs", "gauss-many-centres"])

@@ -287,23 +287,22 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
 
 
 @jit
-def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta, gam64, eta64, labels, U, L):
-    # IN: X (n, d), C (K, d) the centres in X's dtype; the m rows to recompute: rows[:m]
-    #     (Xt empty), or lo:lo+m ranked on Xt (d, n), the ranking copy of X (the
-    #     transposed float32 X, or centre_f32's copy); Cr (K, d) float32 the ranking
-    #     centres of fastrbf._jit.lloyd.certify_direct: the centres themselves for
-    #     float32 X (unit = 0), else centred by mu and rounded (unit > 0, with nx, ncmax
-    #     and the error bounds as there)
+def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta, gam64, eta64, labels, U, L):
+    # IN: X (n, d), C (K, d) the centres in X's dtype; Xt (d, n) the ranking copy of X
+    #     (the transposed float32 X, or centre_f32's copy); the m rows to recompute:
+    #     rows[:m] (listed), or lo:lo+m; Cr (K, d) float32 the ranking centres of
+    #     fastrbf._jit.lloyd.certify_direct: the centres themselves for float32 X
+    #     (unit = 0), else centred and rounded (unit > 0, with nx, ncmax and the error
+    #     bounds as there)
     # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
     #      _exact_sq distances, ties to the lowest index), U[i] from that distance, L[i]
     #      from the second smallest ranked distance (every other centre's is at least
     #      that), less the ranking's error
-    # Listed rows: their ranking values are made from X as certify_direct's copies were
-    # (centre_f32's arithmetic: the same float32 values), NB rows at a time into a tile
-    # that the micro-kernel ranks.
+    # Listed rows: their columns of Xt are gathered, NB rows at a time, into a tile that
+    # the micro-kernel ranks (as fast as making them again from X with centre_f32's
+    # arithmetic: about 49 ns a listed row in all, float64, d = 16, K = 64).
     NB = argmin_cols(Cr)
     d = X.shape[1]
-    listed = Xt.shape[1] == 0
     tile = np.empty((d, NB), dtype=Cr.dtype)
     best = np.empty(NB, dtype=Cr.dtype)
     second = np.empty(NB, dtype=Cr.dtype)
@@ -324,14 +323,9 @@ def certify_rows_direct(X, Xt, Cr, C, rows, lo, m, mu, nx, ncmax, unit, gam, eta
                 for c in range(NB):
                     tile[k, c] = Xt[k, lo + j + min(c, cols - 1)]
         else:
-            for c in range(NB):  # the last columns: copies of the last row
-                i = rows[j + min(c, cols - 1)]
-                if unit > 0.0:
-                    for k in range(d):
-                        tile[k, c] = np.float32(np.float64(X[i, k]) - mu[k])
-                else:
-                    for k in range(d):
-                        tile[k, c] = X[i, k]
+            for k in range(d):
+                for c in range(NB):  # the last columns: copies of the last row
+                    tile[k, c] = Xt[k, rows[j + min(c, cols - 1)]]
         sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
         # the bounds of every column first, in loops without branches (the second one
         # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)

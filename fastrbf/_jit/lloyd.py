@@ -523,6 +523,25 @@ def _assign_serial(X, C, labels, mind):
         mind[i] = best
 
 
+@jit_inline
+def centre_step(sums, wsum, C):
+    # Lloyd's update: C[j] = sums[j] / wsum[j] rounded to C's dtype (in place); returns
+    # (the summed squared float64 shift, summed in index order, whether any centre
+    # moved): the compiled twin of fastrbf._kmeans_rules.lloyd_centers
+    K = C.shape[0]
+    d = C.shape[1]
+    shift = 0.0
+    moved = False
+    for j in range(K):
+        for k in range(d):
+            c_new = C.dtype.type(sums[j, k] / wsum[j])
+            t = np.float64(c_new) - np.float64(C[j, k])
+            shift += t * t
+            moved = moved or c_new != C[j, k]
+            C[j, k] = c_new
+    return shift, moved
+
+
 @jit
 def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
     # The whole Lloyd loop of fastrbf.cluster._lloyd in one serial call, for problems
@@ -559,15 +578,7 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
             if raise_empty:
                 return it + 1, False, it + 1
             relocate_empty(X, w, labels, mind, sums, wsum)
-        shift = 0.0
-        moved = False
-        for j in range(K):
-            for k in range(d):
-                c_new = X.dtype.type(sums[j, k] / wsum[j])
-                t = np.float64(c_new) - np.float64(C[j, k])
-                shift += t * t
-                moved = moved or c_new != C[j, k]
-                C[j, k] = c_new
+        shift, moved = centre_step(sums, wsum, C)
         n_iter = it + 1
         same = True
         for i in range(n):

@@ -1,0 +1,208 @@
+"""The bounded Lloyd loop on the ranked paths as one compiled loop that several threads
+run together (the driver is :meth:`fastrbf._bounded_lloyd.BoundedAssigner.fit`).
+
+Every thread calls :func:`fit_loop` with its own ``tid``.  Thread 0 leads: per
+iteration it prepares the centres' shifts and gaps and the ranking centres, opens a
+*phase* of row blocks, runs blocks itself, waits until every block of the phase is
+done, then adds up the update slots, moves the centres and tests the stop - the work
+of :func:`fastrbf.cluster._lloyd` and :class:`fastrbf._bounded_lloyd.BoundedAssigner`
+between two parallel steps, here without Python and without waking a thread.  The
+other threads wait (:func:`fastrbf._jit.spin.relax`) for a phase, take its blocks
+while any is left, and leave when the leader says stop.
+
+The blocks: every update chunk of ``UPDATE_CHUNK`` rows is cut into ``nsub`` blocks of
+``bs`` rows.  A block copies its rows' labels into ``labels_old``, assigns them (the
+bound test and the recomputation of the rows it fails, or every row on a full pass:
+the kernels and rules of :mod:`fastrbf._jit.bounds`) and counts the recomputed rows and
+the changed labels; the thread that finishes the last block of a chunk fills the
+chunk's update slot.  Which thread runs which block changes no value: rows are
+independent, a chunk's slot is summed in row order, and the slots are added in chunk
+order.
+
+Hand-out without a lost block: the tickets of a phase are ``base:end`` of a counter
+that only grows; a thread takes ticket ``t`` by a compare-and-swap from ``t`` to
+``t + 1`` only while ``t < end``, so a thread that still looks at an older phase never
+takes (and loses) a ticket of the next one.  The leader opens the next phase only once
+the done counter reaches ``end``, so a thread that took a ticket reads that phase's
+parameters.  The leader never waits for another thread to arrive: a thread that starts
+late (or never) leaves its blocks to the others, and the leader alone runs them all.
+"""
+
+import numpy as np
+
+from ._decorators import jit, jit_inline
+from .bounds import bound_rows, centre_bounds, certify_rows_direct
+from .lloyd import centre_step, reduce_partials, update_partials
+from .spin import atomic_add, atomic_cas, atomic_load, atomic_store, relax
+
+# slots of ``sync`` (int64, one 64-byte line each)
+TICKET, END, BASE, DONE, GEN, STOP, FAIL = 0, 8, 16, 24, 32, 40, 48
+SYNC_SIZE = 56
+
+# slots of ``ipar`` (int64): the loop's state, kept across calls
+I_IT, I_MAX_ITER, I_BUDGET, I_CHUNK, I_NSUB, I_BS = 0, 1, 2, 3, 4, 5
+I_FULL, I_FAR_J, I_PHASE, I_WAS_FULL, I_N_FULL, I_FIRST = 6, 7, 8, 9, 10, 11
+I_STATUS, I_CHANGED, I_MOVED = 12, 13, 14
+IPAR_SIZE = 16
+
+# slots of ``fpar`` (float64)
+F_GAM, F_ETA, F_RGAM, F_RETA, F_UNIT, F_NCMAX = 0, 1, 2, 3, 4, 5
+F_FAR1, F_FAR2, F_TOL, F_FULL_FRACTION, F_SHIFT = 6, 7, 8, 9, 10
+FPAR_SIZE = 12
+
+# I_STATUS after a call
+RUNNING, STOPPED, EMPTY, CONVERGED = 0, 1, 2, 3
+
+
+@jit_inline
+def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part, partw,
+           blk_full, blk_changed, chunk_done, fail):
+    # block t of the open phase: rows lo:hi of chunk c
+    n = X.shape[0]
+    chunk = ipar[I_CHUNK]
+    nsub = ipar[I_NSUB]
+    bs = ipar[I_BS]
+    c = t // nsub
+    lo = min(n, c * chunk + (t % nsub) * bs)
+    hi = min(n, (c + 1) * chunk, lo + bs)
+    gam = fpar[F_GAM]
+    eta = fpar[F_ETA]
+    ncmax = fpar[F_NCMAX]
+    unit = fpar[F_UNIT]
+    for i in range(lo, hi):
+        labels_old[i] = labels[i]
+    m = hi - lo
+    scratch = fail[tid]
+    if m > 0 and ipar[I_FULL]:  # every row, ranked on the contiguous copy
+        certify_rows_direct(X, Xr, Cr, C, scratch, False, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
+                            labels, U, L)
+    elif m > 0:
+        m = bound_rows(X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam, eta, lo, hi,
+                       labels, U, L, scratch)
+        if m:
+            certify_rows_direct(X, Xr, Cr, C, scratch, True, 0, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA],
+                                gam, eta, labels, U, L)
+    changed = 0
+    for i in range(lo, hi):
+        changed += labels[i] != labels_old[i]
+    blk_full[t] = m
+    blk_changed[t] = changed
+    if atomic_add(chunk_done, c, 1) + 1 == nsub * ipar[I_PHASE]:  # the chunk's last block
+        update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+
+
+@jit_inline
+def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
+                 partw, blk_full, blk_changed, chunk_done, fail):
+    while True:
+        end = atomic_load(sync, END)
+        t = atomic_load(sync, TICKET)
+        if t >= end:
+            return
+        if atomic_cas(sync, TICKET, t, t + 1):
+            _block(t - atomic_load(sync, BASE), tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels,
+                   labels_old, U, L, part, partw, blk_full, blk_changed, chunk_done, fail)
+            atomic_add(sync, DONE, 1)
+
+
+@jit
+def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
+             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail):
+    # IN (thread 0 reads and updates; see the slots above): ipar/fpar the loop's state,
+    #     X (n, d), Xr the ranking copy (float32 (d, n)), mu/nx the centring (unit > 0),
+    #     w (n,), the budget of iterations for this call
+    # IN/OUT: C (K, d) the centres (moved in place), C_prev the centres of the last
+    #     assignment, Cr (K, d) float32 the ranking centres (C itself when unit = 0),
+    #     labels, labels_old (n,), U, L (n,) the bounds, part/partw the update slots,
+    #     sums/wsum the cluster sums of the last iteration
+    # scratch: shift, half_gap (K,), blk_full, blk_changed (blocks,), chunk_done
+    #     (chunks,) block counts that only grow, fail (threads, bs)
+    if tid > 0:
+        g = 0
+        while True:
+            r = 0
+            while True:
+                if atomic_load(sync, STOP):
+                    return
+                gn = atomic_load(sync, GEN)
+                if gn != g:
+                    break
+                relax(r)
+                r += 1
+            g = gn
+            _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L,
+                         part, partw, blk_full, blk_changed, chunk_done, fail)
+    n = X.shape[0]
+    K = C.shape[0]
+    d = X.shape[1]
+    nb = chunk_done.shape[0] * ipar[I_NSUB]
+    unit = fpar[F_UNIT]
+    gam = fpar[F_GAM]
+    eta = fpar[F_ETA]
+    ipar[I_STATUS] = RUNNING
+    for _ in range(ipar[I_BUDGET]):
+        # the assignment (BoundedAssigner.__call__ with update slots)
+        full = ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
+        if not full:
+            centre_bounds(C_prev, C, gam, eta, shift, half_gap)
+            far_j = 0
+            for j in range(1, K):
+                if shift[j] > shift[far_j]:
+                    far_j = j
+            far2 = 0.0
+            for j in range(K):
+                if j != far_j and shift[j] > far2:
+                    far2 = shift[j]
+            ipar[I_FAR_J] = far_j
+            fpar[F_FAR1] = shift[far_j]
+            fpar[F_FAR2] = far2
+        if unit > 0.0:  # the ranking centres of Assigner.ranking_centres
+            ncmax = 0.0
+            for j in range(K):
+                acc = 0.0
+                for k in range(d):
+                    t = np.float64(C[j, k]) - mu[k]
+                    Cr[j, k] = np.float32(t)
+                    acc += t * t
+                ncmax = max(ncmax, acc)
+            fpar[F_NCMAX] = ncmax
+        ipar[I_FULL] = full
+        ipar[I_PHASE] += 1
+        base = atomic_load(sync, END)
+        atomic_store(sync, BASE, base)
+        atomic_store(sync, END, base + nb)
+        atomic_add(sync, GEN, 1)
+        _take_blocks(sync, 0, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
+                     partw, blk_full, blk_changed, chunk_done, fail)
+        r = 0
+        while atomic_load(sync, DONE) < base + nb:
+            if atomic_load(sync, FAIL):
+                ipar[I_STATUS] = STOPPED
+                return
+            relax(r)
+            r += 1
+        n_full = 0
+        changed = 0
+        for b in range(nb):
+            n_full += blk_full[b]
+            changed += blk_changed[b]
+        ipar[I_N_FULL] = n_full
+        ipar[I_WAS_FULL] = full
+        ipar[I_FIRST] = 0
+        C_prev[:] = C
+        # the Lloyd loop (fastrbf.cluster._lloyd)
+        reduce_partials(part, partw, sums, wsum)
+        ipar[I_IT] += 1
+        ipar[I_CHANGED] = changed
+        for j in range(K):
+            if wsum[j] == 0.0:
+                ipar[I_STATUS] = EMPTY  # the caller relocates and ends the iteration
+                return
+        sh, moved = centre_step(sums, wsum, C)
+        fpar[F_SHIFT] = sh
+        ipar[I_MOVED] = moved
+        if changed == 0 or sh <= fpar[F_TOL]:
+            ipar[I_STATUS] = CONVERGED
+            return
+        if ipar[I_IT] >= ipar[I_MAX_ITER]:
+            break

@@ -49,9 +49,12 @@ Decisions:
   last block fills the chunk's slot, so the slots, and the result, are those of the
   Python loop whatever thread ran what.  The leader never waits for a thread to
   arrive (a worker that never starts leaves it all the blocks).  A report per
-  iteration (``progress``) runs the loop one iteration per call; an iteration that
+  iteration (``progress``) runs the loop one iteration per call, else calls last about
+  ``fastrbf.cluster.BURST_SECONDS`` (Python, and so Ctrl-C, gets a turn between two); an iteration that
   empties a cluster returns to :func:`fastrbf.cluster._lloyd`'s rules (relocation,
-  ``empty="raise"``).  The direct and GEMM paths keep the Python loop
+  ``empty="raise"``).  The brute-force loop (``algorithm="lloyd"``) on these paths runs
+  in it too, every iteration a full pass that keeps no bounds.  The direct and GEMM
+  paths keep the Python loop
   (:meth:`BoundedAssigner.__call__`): assignment and update fused per chunk of
   ``UPDATE_CHUNK`` rows, a chunk's partial sums filled right after its rows are
   assigned, by the same thread.
@@ -226,10 +229,11 @@ class BoundedAssigner:
         ranked paths (the others run :meth:`__call__` from the Python loop)."""
         return not self.direct and self.inner.path(K, dtype) in ("direct32", "centred32")
 
-    def loop(self, C, w, labels, labels_old, tol_abs, max_iter):
+    def loop(self, C, w, labels, labels_old, tol_abs, max_iter, brute=False):
         """The compiled Lloyd loop (:class:`FitLoop`) from the centres ``C`` (moved in
-        place); ``labels`` and ``labels_old`` start at -1."""
-        return FitLoop(self, C, w, labels, labels_old, tol_abs, max_iter)
+        place); ``labels`` and ``labels_old`` start at -1.  ``brute``: every iteration
+        assigns every row (the brute-force loop; no bounds are kept)."""
+        return FitLoop(self, C, w, labels, labels_old, tol_abs, max_iter, brute)
 
     def distances(self, C, labels, mind):
         """``mind`` = the brute-force squared distance of each row to its labelled centre
@@ -257,7 +261,7 @@ class FitLoop:
     :func:`fastrbf._kmeans_rules.lloyd_centers`) with the sums in :attr:`sums` and
     :attr:`wsum`."""
 
-    def __init__(self, assigner, C, w, labels, labels_old, tol_abs, max_iter):
+    def __init__(self, assigner, C, w, labels, labels_old, tol_abs, max_iter, brute=False):
         a = assigner
         X = a.X
         n, d = X.shape
@@ -275,9 +279,9 @@ class FitLoop:
         nch = (n + chunk - 1) // chunk
         nsub = -(-chunk // FIT_BLOCK)
         bs = -(-chunk // nsub)
-        self.nt = max(1, min(_threads.resolve(a.n_threads), nch * nsub))
-        a.U = np.empty(n)
-        a.L = np.empty(n)
+        self.nt = max(1, min(_threads.resolve(a.n_threads), -(-n // bs) if nch == 1 else nch * nsub))
+        a.U = np.empty(0 if brute else n)
+        a.L = np.empty(0 if brute else n)
         self.part = np.empty((nch, K, d))
         self.partw = np.empty((nch, K))
         self.sums = np.empty((K, d))
@@ -290,6 +294,7 @@ class FitLoop:
         ipar[_jf.I_NSUB] = nsub
         ipar[_jf.I_BS] = bs
         ipar[_jf.I_FIRST] = 1
+        ipar[_jf.I_BRUTE] = brute
         fpar[_jf.F_GAM], fpar[_jf.F_ETA] = a.gam64, a.eta64
         fpar[_jf.F_RGAM], fpar[_jf.F_RETA] = sq_errors(np.float32, d)
         fpar[_jf.F_UNIT] = unit

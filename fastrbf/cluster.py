@@ -22,10 +22,11 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 - ``kmeans(..., algorithm="bounded")`` skips the rows whose label Hamerly's bounds
   prove unchanged (:mod:`fastrbf._bounded_lloyd`): the same labels, centres, ``n_iter``
   and inertia, bit for bit; "auto" uses it for many clusters (``K * d`` above the
-  direct path's limit) and at least 50 iterations allowed.  On the float32-ranked
-  paths its iterations run as one compiled loop that the threads share (no Python and
-  no thread wake-up between iterations: 20000 x 16, K = 64, 110 iterations on 2
-  cores, 54 -> 40 ms).
+  direct path's limit) and at least 50 iterations allowed.
+- On the float32-ranked paths (``direct32``, ``centred32``) the iterations, bounded or
+  brute force, run as one compiled loop that the threads share
+  (:class:`fastrbf._bounded_lloyd.FitLoop`): no Python and no thread wake-up between
+  iterations (bounded, 20000 x 16, K = 64, 110 iterations on 2 cores: 54 -> 40 ms).
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);
@@ -52,6 +53,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
   growing prefixes of the data (cheap unless the data hold very few distinct rows).
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -258,10 +260,13 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     rep.start("lloyd", max_iter)
     direct = K * X.shape[1] <= _assign.DIRECT_MAX_KD[X.dtype]
     sparse = isinstance(X, CSRRows)
-    if bounded:
+    if bounded or not (direct or sparse):
+        brute = not bounded
         assigner = BoundedAssigner(assigner, direct)
         if assigner.compiled(K, X.dtype):
-            return _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp)
+            return _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp, brute)
+        if brute:
+            assigner = assigner.inner
     elif n <= _jl.UPDATE_CHUNK and direct and not sparse:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping
@@ -315,21 +320,31 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     return C, labels, inertia, n_iter, converged
 
 
-def _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp):
-    # _lloyd's loop, the bounded iterations on a ranked path run by the compiled loop
-    # (BoundedAssigner.loop): budgets of one iteration when each is reported, else all
-    # of them in one call; an iteration that empties a cluster ends here, as in _lloyd
+#: the compiled Lloyd loop returns to Python about this often (it cannot be interrupted
+#: while it runs); each return costs about 0.1-0.2 ms (waking the worker threads again)
+BURST_SECONDS = 0.2
+
+
+def _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp, brute):
+    # _lloyd's loop, the bounded (or, brute, the brute-force) iterations on a ranked path
+    # run by the compiled loop (BoundedAssigner.loop): budgets of one iteration when
+    # each is reported, else calls of about BURST_SECONDS; an iteration that empties a
+    # cluster ends here, as in _lloyd
     n = X.shape[0]
     C = np.array(C, dtype=X.dtype, order="C")  # moved in place by the loop
     labels = np.full(n, -1, dtype=np.int64)
     labels_old = np.full(n, -1, dtype=np.int64)
     mind = np.empty(n, dtype=np.float64)
-    loop = assigner.loop(C, w, labels, labels_old, tol_abs, max_iter)
+    loop = assigner.loop(C, w, labels, labels_old, tol_abs, max_iter, brute)
     converged = strict = False
     moved = True
+    budget = 4
     while loop.n_iter < max_iter:
-        status = loop.run(1 if rep else max_iter)
+        t0, it0 = time.perf_counter(), loop.n_iter
+        status = loop.run(1 if rep else budget)
         n_iter = loop.n_iter
+        # calls of about BURST_SECONDS: Python (Ctrl-C) gets a turn between two
+        budget = max(1, int(BURST_SECONDS * (n_iter - it0) / max(time.perf_counter() - t0, 1e-6)))
         if status == _jf.EMPTY:
             sums, wsum = loop.sums, loop.wsum
             if empty == "raise":
@@ -337,7 +352,8 @@ def _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp)
             assigner.distances(C, labels, mind)
             before = labels.copy()
             _jl.relocate_empty(X, w, labels, mind, sums, wsum)
-            assigner.forget(labels != before)
+            if not brute:
+                assigner.forget(labels != before)
             C_new, shift, moved = lloyd_centers(sums, wsum, C, X.dtype)
             C[:] = C_new
             stop, strict = lloyd_stop(np.array_equal(labels, labels_old), shift, tol_abs)

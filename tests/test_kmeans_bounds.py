@@ -130,22 +130,26 @@ def test_bounds_skip_rows_once_centres_settle(rng, monkeypatch, path):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_compiled_loop_bits_for_any_threads_blocks_and_budget(rng, monkeypatch, dtype):
-    """The ranked path's compiled loop: the same labels, centres, iterations and inertia
-    for every thread count, whether the rows go by several blocks per update chunk or
-    one, and whether it runs all iterations in one call or one per call (a report per
-    iteration); and those of the brute-force loop."""
+    """The ranked path's compiled loop, bounded and brute force: the same labels,
+    centres, iterations and inertia for every thread count, whether the rows go by
+    several blocks per update chunk or one, and whether it runs all iterations in one
+    call or one per call (a report per iteration); and those of the brute-force Python
+    loop of the GEMM path."""
     monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
     monkeypatch.setattr(jl, "UPDATE_CHUNK", 96)
     X, C = _blob_data(rng, 2000, 6, 24, dtype)
     X[::5] = X[1::5][: X[::5].shape[0]]  # duplicate rows: exact ties between points
-    brute = fastrbf.kmeans(X, 24, init=C, algorithm="lloyd", max_iter=80, tol=0)
+    with monkeypatch.context() as m:
+        m.setattr(_assign, "F32_DIRECT_MAX_D", 0)
+        brute = fastrbf.kmeans(X, 24, init=C, algorithm="lloyd", max_iter=80, tol=0)
     runs = []
     for block in (1024, 20):  # one block per chunk; 5 blocks (20, 20, 20, 20, 16 rows)
         monkeypatch.setattr(_bounded_lloyd, "FIT_BLOCK", block)
         for nt in (1, 2, 3):
             for progress in (False, lambda info: None):
-                runs.append(fastrbf.kmeans(X, 24, init=C, algorithm="bounded", max_iter=80, tol=0, n_threads=nt,
-                                           progress=progress))
+                for algorithm in ("bounded", "lloyd"):
+                    runs.append(fastrbf.kmeans(X, 24, init=C, algorithm=algorithm, max_iter=80, tol=0, n_threads=nt,
+                                               progress=progress))
     for r in runs:
         _same(r, brute)
 

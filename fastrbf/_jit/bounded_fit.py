@@ -1,5 +1,6 @@
-"""The bounded Lloyd loop on the ranked paths as one compiled loop that several threads
-run together (the driver is :meth:`fastrbf._bounded_lloyd.BoundedAssigner.fit`).
+"""The Lloyd loop on the ranked paths (bounded, or brute force with ``I_BRUTE``) as one
+compiled loop that several threads run together (the driver is
+:class:`fastrbf._bounded_lloyd.FitLoop`).
 
 Every thread calls :func:`fit_loop` with its own ``tid``.  Thread 0 leads: per
 iteration it prepares the centres' shifts and gaps and the ranking centres, opens a
@@ -12,7 +13,8 @@ while any is left, and leave when the leader says stop.
 
 The blocks: every update chunk of ``UPDATE_CHUNK`` rows is cut into ``nsub`` blocks of
 ``bs`` rows.  A block copies its rows' labels into ``labels_old``, assigns them (the
-bound test and the recomputation of the rows it fails, or every row on a full pass:
+bound test and the recomputation of the rows it fails, or every row on a full pass,
+which is every pass of the brute-force loop (it keeps no bounds):
 the kernels and rules of :mod:`fastrbf._jit.bounds`) and counts the recomputed rows and
 the changed labels; the thread that finishes the last block of a chunk fills the
 chunk's update slot.  Which thread runs which block changes no value: rows are
@@ -42,7 +44,7 @@ SYNC_SIZE = 56
 # slots of ``ipar`` (int64): the loop's state, kept across calls
 I_IT, I_MAX_ITER, I_BUDGET, I_CHUNK, I_NSUB, I_BS = 0, 1, 2, 3, 4, 5
 I_FULL, I_FAR_J, I_PHASE, I_WAS_FULL, I_N_FULL, I_FIRST = 6, 7, 8, 9, 10, 11
-I_STATUS, I_CHANGED, I_MOVED = 12, 13, 14
+I_STATUS, I_CHANGED, I_MOVED, I_BRUTE = 12, 13, 14, 15
 IPAR_SIZE = 16
 
 # slots of ``fpar`` (float64)
@@ -73,15 +75,13 @@ def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, lab
         labels_old[i] = labels[i]
     m = hi - lo
     scratch = fail[tid]
-    if m > 0 and ipar[I_FULL]:  # every row, ranked on the contiguous copy
-        certify_rows_direct(X, Xr, Cr, C, scratch, False, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
-                            labels, U, L)
-    elif m > 0:
+    listed = ipar[I_FULL] == 0  # else every row, ranked on the contiguous copy
+    if m > 0 and listed:
         m = bound_rows(X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam, eta, lo, hi,
                        labels, U, L, scratch)
-        if m:
-            certify_rows_direct(X, Xr, Cr, C, scratch, True, 0, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA],
-                                gam, eta, labels, U, L)
+    if m > 0:  # one call site: one copy of the kernel
+        certify_rows_direct(X, Xr, Cr, C, scratch, listed, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
+                            ipar[I_BRUTE] == 0, labels, U, L)
     changed = 0
     for i in range(lo, hi):
         changed += labels[i] != labels_old[i]
@@ -142,7 +142,8 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     ipar[I_STATUS] = RUNNING
     for _ in range(ipar[I_BUDGET]):
         # the assignment (BoundedAssigner.__call__ with update slots)
-        full = ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
+        # (the brute-force loop, I_BRUTE: every iteration a full pass without bounds)
+        full = ipar[I_BRUTE] or ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
         if not full:
             centre_bounds(C_prev, C, gam, eta, shift, half_gap)
             far_j = 0

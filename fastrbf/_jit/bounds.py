@@ -287,7 +287,8 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
 
 
 @jit
-def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta, gam64, eta64, labels, U, L):
+def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta, gam64, eta64, bounds, labels, U,
+                        L):
     # IN: X (n, d), C (K, d) the centres in X's dtype; Xt (d, n) the ranking copy of X
     #     (the transposed float32 X, or centre_f32's copy); the m rows to recompute:
     #     rows[:m] (listed), or lo:lo+m; Cr (K, d) float32 the ranking centres of
@@ -295,9 +296,9 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     #     (unit = 0), else centred and rounded (unit > 0, with nx, ncmax and the error
     #     bounds as there)
     # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
-    #      _exact_sq distances, ties to the lowest index), U[i] from that distance, L[i]
-    #      from the second smallest ranked distance (every other centre's is at least
-    #      that), less the ranking's error
+    #      _exact_sq distances, ties to the lowest index); if bounds, U[i] from that
+    #      distance, L[i] from the second smallest ranked distance (every other centre's
+    #      is at least that), less the ranking's error
     # Listed rows: their columns of Xt are gathered, NB rows at a time, into a tile that
     # the micro-kernel ranks (as fast as making them again from X with centre_f32's
     # arithmetic: about 49 ns a listed row in all, float64, d = 16, K = 64).
@@ -329,26 +330,32 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
         sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
         # the bounds of every column first, in loops without branches (the second one
         # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)
-        for c in range(cols):
-            i = rows[j + c] if listed else lo + j + c
-            Dl[c] = sq_any_order(X, i, C, lab[c])
-            nxs[c] = nx[i] if unit > 0.0 else 0.0
-        for c in range(cols):
-            ub[c] = upper_from_sq(Dl[c], gam64, eta64)
-            # r_j >= r~_j - delta >= sqrt((D_j - eta) / (1 + gam)) - delta, D_j >= second
-            delta = (unit * (np.sqrt(nxs[c]) + cmax) + tiny) * UP
-            lw[c] = max((lower_from_sq(np.float64(second[c]), gam, eta) - delta) * DOWN, 0.0)
+        if bounds:
+            for c in range(cols):
+                i = rows[j + c] if listed else lo + j + c
+                Dl[c] = sq_any_order(X, i, C, lab[c])
+                nxs[c] = nx[i] if unit > 0.0 else 0.0
+            for c in range(cols):
+                ub[c] = upper_from_sq(Dl[c], gam64, eta64)
+                # r_j >= r~_j - delta >= sqrt((D_j - eta) / (1 + gam)) - delta, D_j >= second
+                delta = (unit * (np.sqrt(nxs[c]) + cmax) + tiny) * UP
+                lw[c] = max((lower_from_sq(np.float64(second[c]), gam, eta) - delta) * DOWN, 0.0)
+        else:
+            for c in range(cols):
+                nxs[c] = nx[rows[j + c] if listed else lo + j + c] if unit > 0.0 else 0.0
         for c in range(cols):
             i = rows[j + c] if listed else lo + j + c
             if cleared(best[c], second[c], nxs[c], ncmax, unit, d, gam, eta, gam64, eta64):
                 labels[i] = lab[c]
-                U[i] = ub[c]
-                L[i] = lw[c]
+                if bounds:
+                    U[i] = ub[c]
+                    L[i] = lw[c]
                 continue
             eb, e2, ebi = exact_two(X, i, C)
             labels[i] = ebi
-            U[i] = upper_from_sq(eb, gam64, eta64)
-            L[i] = lower_from_sq(e2, gam64, eta64)
+            if bounds:
+                U[i] = upper_from_sq(eb, gam64, eta64)
+                L[i] = lower_from_sq(e2, gam64, eta64)
 
 
 @jit

@@ -61,16 +61,24 @@ Decisions:
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
   kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110
-  iterations): 54 / 59 ms and 2.09x with the Python loop, 39.6 / 42.9 ms and 3.15x
-  with the compiled one (its leader waits for the last block about 9 us an
-  iteration and works alone about 19 us: the centres' gaps, the sums, the update);
-  50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 205 / 232 ms and 3.63x.
+  iterations): 54 / 59 ms and 2.09x with the Python loop, 39-45 / 40-49 ms and
+  2.95-3.25x (three runs on a machine with other load) with the compiled one (its
+  leader waits for the last block about 9 us an iteration and works alone about 19
+  us: the centres' gaps, the sums, the update); 50000 x 16 (258 iterations): 233 /
+  242 ms and 3.01x, now 205-261 / 230-272 ms and 2.9-3.65x; 100000 x 16 (866
+  iterations): 3.1-3.6x.  The brute-force loop in the same compiled loop is about
+  1.15x slower at 20000 rows (48.5 / 50.6 against 44.6 / 49.0 ms in one run).
   One thread: about 0.68 ms an iteration at 20000 rows; the bound pass takes 7 ns a
   row, a row it leaves 49 ns (its float32 ranking against every centre), a full pass
   36 ns a row, the update 4.5 ns a row.  The bounds leave about a quarter of the rows
   to recompute on such data even after 100 iterations (Hamerly's one lower bound moves
-  by the largest shift of any other centre), so fewer recomputed rows (Yinyang's
-  group bounds) is what would go further.  Tried in the compiled loop and not kept:
+  by the largest shift of any other centre).  Yinyang's group bounds would not change
+  that much here: replayed in NumPy on the same 110 iterations (exact distances,
+  each failing row recomputed whole), the rows recomputed per iteration go from 32%
+  (one bound, Hamerly) to 28%, 26% and 23% with 4, 8 and 16 groups of centres (by
+  index or by clustering the centres alike), for 4-16 bounds per row.  Each point sits
+  among many centres at similar distances (normal data in 16 dimensions); the
+  float32 ranking of a row against every centre is what the time goes to.  Tried in the compiled loop and not kept:
   summing anew only the update slots of the clusters a row left or joined (the same
   bits; no faster on one thread, 75.3 against 74.9 ms: the test per row costs what
   the add saved).

@@ -38,50 +38,52 @@ Decisions:
   final labels and distances of :func:`fastrbf.kmeans` come from a brute-force pass, as
   in the brute-force loop.
 - On the ranked paths (``direct32``, ``centred32``: ``K * d`` above 512 and up to
-  ``F32_DIRECT_MAX_D`` features, the shapes "auto" gives the bounds) the iterations
-  run in one compiled loop that the threads share (:class:`FitLoop`,
+  ``F32_DIRECT_MAX_D`` features, the shapes "auto" gives the bounds) the iterations run
+  in one compiled loop that the threads share (:class:`FitLoop`,
   :mod:`fastrbf._jit.bounded_fit`): no Python and no thread wake-up between two
   iterations.  One thread leads: it computes the centres' shifts and gaps and the
-  ranking centres, opens the iteration's blocks of rows, takes blocks itself, and
-  once all are done adds up the update slots, moves the centres and tests the stop;
-  the others take blocks and wait (spinning, then yielding the core) for the next
-  iteration.  Each block is cut from an update chunk; the thread that ends a chunk's
-  last block fills the chunk's slot, so the slots, and the result, are those of the
-  Python loop whatever thread ran what.  The leader never waits for a thread to
-  arrive (a worker that never starts leaves it all the blocks).  A report per
-  iteration (``progress``) runs the loop one iteration per call, else calls last about
-  ``fastrbf.cluster.BURST_SECONDS`` (Python, and so Ctrl-C, gets a turn between two); an iteration that
-  empties a cluster returns to :func:`fastrbf.cluster._lloyd`'s rules (relocation,
-  ``empty="raise"``).  The brute-force loop (``algorithm="lloyd"``) on these paths runs
-  in it too, every iteration a full pass that keeps no bounds.  The direct and GEMM
-  paths keep the Python loop
-  (:meth:`BoundedAssigner.__call__`): assignment and update fused per chunk of
-  ``UPDATE_CHUNK`` rows, a chunk's partial sums filled right after its rows are
-  assigned, by the same thread.
+  ranking centres, opens the iteration's blocks of rows, takes blocks itself, and once
+  all are done adds up the update slots, moves the centres and tests the stop; the
+  others take blocks and wait (spinning, then yielding the core) for the next iteration.
+  Each block is cut from an update chunk; the thread that ends a chunk's last block
+  fills the chunk's slot, so the slots, and the result, are those of the Python loop
+  whatever thread ran what.  The leader never waits for a thread to arrive (a worker
+  that never starts leaves it all the blocks).  A report per iteration (``progress``)
+  runs the loop one iteration per call, else calls last about
+  ``fastrbf.cluster.BURST_SECONDS`` (Python, and so Ctrl-C, gets a turn between two); an
+  iteration that empties a cluster returns to the rules of
+  :func:`fastrbf.cluster._lloyd` (relocation, ``empty="raise"``).  The brute-force loop
+  (``algorithm="lloyd"``) on these paths runs in it too, every iteration a full pass
+  that keeps no bounds.
+- The direct and GEMM paths keep the Python loop (:meth:`BoundedAssigner.__call__`):
+  assignment and update fused per chunk of ``UPDATE_CHUNK`` rows, a chunk's partial sums
+  filled right after its rows are assigned, by the same thread.  (One kernel doing a
+  chunk by steps of 2048 rows, so that the bounds, the recomputation and the update
+  found each row of ``X`` in L2, measured no faster and cost 0.8 s more of cold
+  compile.)
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
-  kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110
-  iterations): 54 / 59 ms and 2.09x with the Python loop, 39-45 / 40-49 ms and
-  2.95-3.25x (three runs on a machine with other load) with the compiled one (its
-  leader waits for the last block about 9 us an iteration and works alone about 19
-  us: the centres' gaps, the sums, the update); 50000 x 16 (258 iterations): 233 /
-  242 ms and 3.01x, now 205-261 / 230-272 ms and 2.9-3.65x; 100000 x 16 (866
-  iterations): 3.1-3.6x.  The brute-force loop in the same compiled loop is about
-  1.15x slower at 20000 rows (48.5 / 50.6 against 44.6 / 49.0 ms in one run).
-  One thread: about 0.68 ms an iteration at 20000 rows; the bound pass takes 7 ns a
-  row, a row it leaves 49 ns (its float32 ranking against every centre), a full pass
-  36 ns a row, the update 4.5 ns a row.  The bounds leave about a quarter of the rows
-  to recompute on such data even after 100 iterations (Hamerly's one lower bound moves
-  by the largest shift of any other centre).  Yinyang's group bounds would not change
-  that much here: replayed in NumPy on the same 110 iterations (exact distances,
-  each failing row recomputed whole), the rows recomputed per iteration go from 32%
-  (one bound, Hamerly) to 28%, 26% and 23% with 4, 8 and 16 groups of centres (by
-  index or by clustering the centres alike), for 4-16 bounds per row.  Each point sits
-  among many centres at similar distances (normal data in 16 dimensions); the
-  float32 ranking of a row against every centre is what the time goes to.  Tried in the compiled loop and not kept:
-  summing anew only the update slots of the clusters a row left or joined (the same
-  bits; no faster on one thread, 75.3 against 74.9 ms: the test per row costs what
-  the add saved).
+  kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110 iterations):
+  54 / 59 ms and 2.09x with the Python loop, 39-45 / 40-49 ms and 2.95-3.25x (three runs
+  on a machine with other load) with the compiled one (its leader waits for the last
+  block about 9 us an iteration and works alone about 19 us: the centres' gaps, the
+  sums, the update); 50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 205-261 /
+  230-272 ms and 2.9-3.65x; 100000 x 16 (866 iterations): 3.1-3.6x.  The brute-force
+  loop in the same compiled loop is about 1.15x slower at 20000 rows (48.5 / 50.6
+  against 44.6 / 49.0 ms in one run).  One thread: about 0.68 ms an iteration at 20000
+  rows; the bound pass takes 7 ns a row, a row it leaves 49 ns (its float32 ranking
+  against every centre), a full pass 36 ns a row, the update 4.5 ns a row.
+- The bounds leave about a quarter of the rows to recompute on such data even after 100
+  iterations (Hamerly's one lower bound moves by the largest shift of any other centre).
+  Yinyang's group bounds would not change that much here: replayed in NumPy on the same
+  110 iterations (exact distances, each failing row recomputed whole), the rows
+  recomputed per iteration go from 32% (one bound, Hamerly) to 28%, 26% and 23% with 4,
+  8 and 16 groups of centres (by index or by clustering the centres alike), for 4-16
+  bounds per row.  Each point sits among many centres at similar distances (normal data
+  in 16 dimensions); the float32 ranking of a row against every centre is what the time
+  goes to.  Tried in the compiled loop and not kept: summing anew only the update slots
+  of the clusters a row left or joined (the same bits; no faster on one thread, 75.3
+  against 74.9 ms: the test per row costs what the add saved).
 """
 
 import itertools
@@ -232,11 +234,6 @@ class BoundedAssigner:
         self.C_prev = C.copy()
         return False
 
-    def compiled(self, K, dtype):
-        """Whether :meth:`loop` can run the iterations for ``K`` centres of ``dtype``: the
-        ranked paths (the others run :meth:`__call__` from the Python loop)."""
-        return not self.direct and self.inner.path(K, dtype) in ("direct32", "centred32")
-
     def loop(self, C, w, labels, labels_old, tol_abs, max_iter, brute=False):
         """The compiled Lloyd loop (:class:`FitLoop`) from the centres ``C`` (moved in
         place); ``labels`` and ``labels_old`` start at -1.  ``brute``: every iteration
@@ -254,16 +251,22 @@ class BoundedAssigner:
         _threads.map_ranges(lambda lo, hi: _jb.labelled_sq(X, Ct, labels, lo, hi, mind), X.shape[0], self.n_threads)
 
 
+#: the assignment paths (:meth:`fastrbf._assign.Assigner.path`) whose iterations run in
+#: the compiled loop (:class:`FitLoop`); the others run :meth:`BoundedAssigner.__call__`
+#: (bounded) or the assigner (brute force) from the Python loop
+RANKED = ("direct32", "centred32")
+
 #: rows per block of the compiled loop (a divisor of an update chunk of UPDATE_CHUNK
 #: rows, so that 20000 rows make about 20 blocks to share between the threads)
 FIT_BLOCK = 1024
 
 
 class FitLoop:
-    """The bounded Lloyd iterations on the ranked paths in one compiled loop that the
-    threads run together (:mod:`fastrbf._jit.bounded_fit`), with the rules of
-    :func:`fastrbf.cluster._lloyd` and :meth:`BoundedAssigner.__call__`: the same labels,
-    centres and bits.  :meth:`run` does up to ``budget`` iterations and returns; an
+    """The Lloyd iterations on the ranked paths, bounded or (``brute``) brute force, in
+    one compiled loop that the threads run together (:mod:`fastrbf._jit.bounded_fit`),
+    with the rules of :func:`fastrbf.cluster._lloyd` and the bounds of
+    :class:`BoundedAssigner`: the same labels, centres and bits as the Python loop.
+    :meth:`run` does up to ``budget`` iterations and returns; an
     iteration that leaves a cluster empty stops it before the centre update, which the
     caller then does (the relocation, :meth:`BoundedAssigner.forget`,
     :func:`fastrbf._kmeans_rules.lloyd_centers`) with the sums in :attr:`sums` and
@@ -275,7 +278,6 @@ class FitLoop:
         n, d = X.shape
         K = C.shape[0]
         self.a = a
-        self.C = C
         if a.inner.path(K, C.dtype) == "centred32":
             mu, Xr, nx = a.inner.centred()
             unit = _jl.CENTRED_UNIT
@@ -329,6 +331,7 @@ class FitLoop:
 
     @property
     def moved(self):
+        """Whether the last centre update moved a centre."""
         return bool(self.ipar[_jf.I_MOVED])
 
     def run(self, budget):

@@ -20,7 +20,7 @@
   parallel steps) 56.9 -> 54.7 ms, medians of 15 alternating runs: the woken worker
   still needs the GIL to start its task, and sleeps on it while the caller prepares its
   own.
-- **One exception to "nothing spins while idle"**: the bounded k-means loop
+- **One exception to "nothing spins while idle"**: the compiled k-means loop
   (:mod:`fastrbf._jit.bounded_fit`) runs on :func:`team`, whose members stay inside
   one compiled call for the whole fit and wait between iterations by spinning on the
   CPU's spin-wait hint, then yielding the core (``sched_yield``) on every round after

@@ -61,7 +61,7 @@ import numpy as np
 from . import _assign, _progress, _threads
 from . import _validation as _v
 from ._assign import Assigner
-from ._bounded_lloyd import BoundedAssigner, bounds_pay
+from ._bounded_lloyd import RANKED, BoundedAssigner, bounds_pay
 from ._jit import bounded_fit as _jf
 from ._jit import lloyd as _jl
 from ._kmeans_init import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
@@ -260,13 +260,11 @@ def _lloyd(X, C, w, max_iter, tol_abs, empty, assigner, n_threads, rep=_progress
     rep.start("lloyd", max_iter)
     direct = K * X.shape[1] <= _assign.DIRECT_MAX_KD[X.dtype]
     sparse = isinstance(X, CSRRows)
-    if bounded or not (direct or sparse):
-        brute = not bounded
+    if not (direct or sparse) and assigner.path(K, X.dtype) in RANKED:
+        return _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, BoundedAssigner(assigner, direct), rep, shift_exp,
+                               not bounded)
+    if bounded:
         assigner = BoundedAssigner(assigner, direct)
-        if assigner.compiled(K, X.dtype):
-            return _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp, brute)
-        if brute:
-            assigner = assigner.inner
     elif n <= _jl.UPDATE_CHUNK and direct and not sparse:
         # small problem: the whole loop in one serial call (no per-iteration overhead);
         # lloyd_small is the compiled twin of this loop: the centre update and stopping

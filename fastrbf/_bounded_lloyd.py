@@ -71,7 +71,7 @@ Decisions:
   230-272 ms and 2.9-3.65x; 100000 x 16 (866 iterations): 3.1-3.6x.  The brute-force
   loop in the same compiled loop is about 1.15x slower at 20000 rows (48.5 / 50.6
   against 44.6 / 49.0 ms in one run).  One thread: about 0.68 ms an iteration at 20000
-  rows; the bound pass takes 7 ns a row, a row it leaves 49 ns (its float32 ranking
+  rows; the bound pass takes 7 ns a row, a row it leaves 43 ns (its float32 ranking
   against every centre), a full pass 36 ns a row, the update 4.5 ns a row.
 - The bounds leave about a quarter of the rows to recompute on such data even after 100
   iterations (Hamerly's one lower bound moves by the largest shift of any other centre).

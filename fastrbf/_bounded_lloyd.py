@@ -83,7 +83,10 @@ Decisions:
   in 16 dimensions); the float32 ranking of a row against every centre is what the time
   goes to.  Tried in the compiled loop and not kept: summing anew only the update slots
   of the clusters a row left or joined (the same bits; no faster on one thread, 75.3
-  against 74.9 ms: the test per row costs what the add saved).
+  against 74.9 ms: the test per row costs what the add saved); the upper bound of a
+  ranked row from its smallest ranked distance and the ranking's error instead of its
+  float64 distance (no read of ``X``; one thread 71.3-79.6 against 71.4-73.4 ms, 2
+  threads 38.0-39.2 against 38.5-39.7 ms: no gain beyond the noise).
 """
 
 import itertools

@@ -319,3 +319,30 @@ def test_bounded_with_seeding_and_restarts(rng, dtype):
     b = fastrbf.kmeans(X, 12, seed=4, n_init=3, algorithm="bounded")
     _same(a, b)
     assert a.converged
+
+
+@pytest.mark.parametrize("K,d", [(1, 3), (2, 5), (64, 16), (33, 7)])
+def test_centre_bounds_hold_and_are_tight(rng, K, d):
+    """The centres' shifts are upper bounds of the true moves, and the half gaps lower
+    bounds of half the true distance to the nearest other centre (a duplicate centre:
+    0), each within a few roundings of the true value (80-bit sums of exact squares)."""
+    from fastrbf._bounded_lloyd import sq_errors
+    from fastrbf._jit import bounds as jb
+
+    C = rng.standard_normal((K, d)) * 3.0
+    C_old = C + 1e-3 * rng.standard_normal((K, d))
+    if K > 2:
+        C[K // 2] = C[0]  # a duplicate centre
+    shift, half_gap = np.empty(K), np.empty(K)
+    gam, eta = sq_errors(np.float64, d)
+    jb.centre_bounds(C_old, C, gam, eta, shift, half_gap)
+    L = np.longdouble
+    true_shift = np.sqrt(((C.astype(L) - C_old.astype(L)) ** 2).sum(1))
+    assert np.all(shift >= true_shift) and np.all(shift <= true_shift * (1 + 1e-13))
+    if K == 1:
+        assert half_gap[0] == np.inf
+        return
+    D = np.sqrt(((C.astype(L)[:, None] - C.astype(L)[None]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    true_half = D.min(1) / 2
+    assert np.all(half_gap <= true_half) and np.all(half_gap >= true_half * (1 - 1e-13))

@@ -64,11 +64,11 @@ Decisions:
 - Speed on the ranked path (2 cores, float64, normal data, to convergence with
   ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
   kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110 iterations):
-  54 / 59 ms and 2.09x with the Python loop, 39-45 / 40-49 ms and 2.95-3.25x (three runs
+  54 / 59 ms and 2.09x with the Python loop, 39-50 / 40-52 ms and 2.66-3.25x (five runs
   on a machine with other load) with the compiled one (its leader waits for the last
   block about 9 us an iteration and works alone about 19 us: the centres' gaps, the
-  sums, the update); 50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 205-261 /
-  230-272 ms and 2.9-3.65x; 100000 x 16 (866 iterations): 3.1-3.6x.  The brute-force
+  sums, the update); 50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 202-237 /
+  233-272 ms and 2.88-3.65x; 100000 x 16 (866 iterations): 2.63-3.58x.  The brute-force
   loop in the same compiled loop is about 1.15x slower at 20000 rows (48.5 / 50.6
   against 44.6 / 49.0 ms in one run).  One thread: about 0.68 ms an iteration at 20000
   rows; the bound pass takes 7 ns a row, a row it leaves 43 ns (its float32 ranking

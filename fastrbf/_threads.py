@@ -26,7 +26,7 @@
   CPU's spin-wait hint, then yielding the core (``sched_yield``) on every round after
   about 1024 (:mod:`fastrbf._jit.spin`).  A wait there lasts the leader's own share of
   an iteration (about 20-30 us); the members leave when the fit ends.  It took k-means
-  to convergence on 20000 x 16, K = 64 (110 iterations, 2 cores) from 54 to 40 ms, where
+  to convergence on 20000 x 16, K = 64 (110 iterations, 2 cores) from 54 to 39-50 ms, where
   the polling pool above gave 4%: no task starts in Python, so no thread sleeps on
   the GIL.
 - BLAS threads never multiply with fastrbf's: fastrbf's own BLAS calls run on one BLAS

@@ -26,7 +26,7 @@ Decisions (see the module docstring of :mod:`fastrbf._jit.lloyd` for the kernels
 - On the float32-ranked paths (``direct32``, ``centred32``) the iterations, bounded or
   brute force, run as one compiled loop that the threads share
   (:class:`fastrbf._bounded_lloyd.FitLoop`): no Python and no thread wake-up between
-  iterations (bounded, 20000 x 16, K = 64, 110 iterations on 2 cores: 54 -> 40 ms).
+  iterations (bounded, 20000 x 16, K = 64, 110 iterations on 2 cores: 54 -> 39-50 ms).
 - ``kmeans`` follows scikit-learn's Lloyd loop (same labels, ``n_iter`` and centres on
   the same initial centres): stop when no label changes, or when the summed squared
   centre shift is <= ``tol * mean(var(X, axis=0))`` (scikit-learn's scaling of ``tol``);

@@ -169,7 +169,6 @@ class BoundedAssigner:
         self.L = np.empty(0)
         self.C_prev: np.ndarray | None = None
         self.n_full = 0  # rows recomputed against every centre in the last iteration
-        self.was_full = False  # whether the last iteration recomputed every row (FitLoop)
 
     def forget(self, rows):
         """Drop the bounds of ``rows`` (their labels were changed from outside)."""
@@ -323,6 +322,11 @@ class FitLoop:
         return int(self.ipar[_jf.I_IT])
 
     @property
+    def n_full(self):
+        """Rows recomputed against every centre in the last iteration."""
+        return int(self.ipar[_jf.I_N_FULL])
+
+    @property
     def shift(self):
         """The summed squared shift of the last centre update."""
         return float(self.fpar[_jf.F_SHIFT])
@@ -355,7 +359,4 @@ class FitLoop:
             sync[_jf.STOP] = 1
 
         _threads.team(member, self.nt, leave)
-        self.a.C_prev = self.args[5]
-        self.a.n_full = int(ipar[_jf.I_N_FULL])
-        self.a.was_full = bool(ipar[_jf.I_WAS_FULL])
         return int(ipar[_jf.I_STATUS])

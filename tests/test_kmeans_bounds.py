@@ -116,7 +116,7 @@ def test_bounds_skip_rows_once_centres_settle(rng, monkeypatch, path):
 
     def spy_run(self, budget):
         out = run(self, budget)
-        seen.append(self.a.n_full)
+        seen.append(self.n_full)
         return out
 
     monkeypatch.setattr(_bounded_lloyd.BoundedAssigner, "__call__", spy)

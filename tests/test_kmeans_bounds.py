@@ -101,6 +101,45 @@ def test_bounded_relocates_empty_clusters_as_brute_force(rng, path):
         fastrbf.kmeans(X, 40, init=C, algorithm="bounded", empty="raise")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("data", [_tied_data, _blob_data, "normal", "offset"])
+def test_compiled_loop_bounds_hold_after_every_iteration(rng, monkeypatch, dtype, data):
+    """After each iteration of the ranked path's compiled loop, the upper bound of every
+    row is at least its true distance to the centre it was assigned to, and the lower
+    bound at most its true distance to every other centre (80-bit sums of exact
+    squares): full passes, bounded ones, ties, relocated clusters, and data far from
+    the origin."""
+    monkeypatch.setattr(_assign, "DIRECT_MAX_KD", {np.dtype(np.float64): 0, np.dtype(np.float32): 0})
+    monkeypatch.setattr(jl, "UPDATE_CHUNK", 96)
+    K, d = 24, 6
+    if callable(data):
+        X, C = data(rng, 1500, d, K, dtype)
+    else:
+        X = (rng.standard_normal((1500, d)) + (1e4 if data == "offset" else 0.0)).astype(dtype)
+        C = X[rng.choice(X.shape[0], K, replace=False)].copy()
+    assert _assign.Assigner(X, 1).path(K, np.dtype(dtype)) in ("direct32", "centred32")
+    n = X.shape[0]
+    Xl = X.astype(np.longdouble)
+    run = _bounded_lloyd.FitLoop.run
+    seen = []
+
+    def checked_run(self, budget):
+        status = run(self, budget)
+        C_prev, labels = self.args[5], self.args[10]  # the centres of the last assignment, its labels
+        D = np.sqrt(((Xl[:, None, :] - C_prev.astype(np.longdouble)[None]) ** 2).sum(-1))
+        own = D[np.arange(n), labels]
+        D[np.arange(n), labels] = np.inf
+        assert np.all(self.a.U >= own)
+        assert np.all(self.a.L <= D.min(1))
+        seen.append(self.n_full)
+        return status
+
+    monkeypatch.setattr(_bounded_lloyd.FitLoop, "run", checked_run)
+    res = fastrbf.kmeans(X, K, init=C, algorithm="bounded", max_iter=60, tol=0, progress=lambda info: None)
+    assert len(seen) == res.n_iter >= 5
+    assert min(seen) < n  # bounded iterations were checked, not only full passes
+
+
 def test_bounds_skip_rows_once_centres_settle(rng, monkeypatch, path):
     """On separated clusters the bounds settle most rows after a few iterations (else
     the bounded loop would only be a slower brute force)."""

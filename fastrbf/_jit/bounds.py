@@ -122,25 +122,28 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     hi_f = (1.0 + gam) * (1.0 + 8.0 * EPS64)
     lo_f = (1.0 - gam) * (1.0 - 8.0 * EPS64)
     eta2 = 2.0 * eta * (1.0 + 8.0 * EPS64)
-    # By blocks of BOUND_ROWS rows, in three loops: the distances to the labelled
-    # centres (and the centres' shifts and gaps gathered), the bounds (no branch and no
-    # gather: vectorised, square roots included), the failing rows.  One loop per row
-    # held a chain of about 100 cycles (the distance, a division, a square root, the
-    # test, the index of the next failing row) and the reorder buffer overlapped few
-    # rows: 13.7 ns a row against 6.6 ns now (float64, d = 16, one thread; the
-    # distances alone 3.9 ns, about the memory's rate).  The upper bound is tightened
-    # with the distance to the labelled centre on every row.
-    D = np.empty(BOUND_ROWS)
+    # By blocks of BOUND_ROWS rows.  First the test with the moved bounds alone (no read
+    # of X; the centres' shifts and gaps gathered, then the bounds without a branch:
+    # vectorised, square roots included); then, for the rows it fails, the upper bound
+    # tightened with the distance to the labelled centre and the test again; the rows
+    # that fail it too are listed.  One loop per row held a chain of about 100 cycles
+    # (the distance, a division, a square root, the test, the index of the next failing
+    # row) and the reorder buffer overlapped few rows: 13.7 ns a row; the distance of
+    # every row first, then the bounds: 6.6 ns a row (the distances alone 3.9 ns);
+    # the distance only where the moved bounds fail: 6.3 / 5.5 ns a row at iterations
+    # 40 / 90 of a run to convergence, against 7.1 / 6.8 (float64, d = 16, K = 64,
+    # 20000 rows, one thread; 27% / 22% of the rows listed either way).
     sa = np.empty(BOUND_ROWS)
     gap2 = np.empty(BOUND_ROWS)
     far = np.empty(BOUND_ROWS)
+    D = np.empty(BOUND_ROWS)
     ok = np.empty(BOUND_ROWS, dtype=np.bool_)
+    loose = np.empty(BOUND_ROWS, dtype=np.int64)
     m = 0
     for b0 in range(lo, hi, BOUND_ROWS):
         nb = min(BOUND_ROWS, hi - b0)
         for r in range(nb):
             a = labels[b0 + r]
-            D[r] = sq_any_order(X, b0 + r, C, a)
             sa[r] = shift[a]
             gap2[r] = 2.0 * half_gap[a]
             far[r] = far2 if a == far_j else far1
@@ -148,14 +151,27 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
         Lb = L[b0:b0 + nb]
         for r in range(nb):
             l = max((Lb[r] - far[r]) * DOWN, 0.0)
-            u = min((Ub[r] + sa[r]) * UP, upper_from_sq(D[r], gam64, eta64))
+            u = (Ub[r] + sa[r]) * UP
             lb = max(l, (gap2[r] - u) * DOWN)
             Lb[r] = l
             Ub[r] = u
             ok[r] = u * u * hi_f + eta2 < lb * lb * lo_f
+        nl = 0
         for r in range(nb):
-            fail[m] = b0 + r
-            m += not ok[r]
+            loose[nl] = r
+            nl += not ok[r]
+        for q in range(nl):
+            r = loose[q]
+            D[q] = sq_any_order(X, b0 + r, C, labels[b0 + r])
+        for q in range(nl):
+            r = loose[q]
+            u = min(Ub[r], upper_from_sq(D[q], gam64, eta64))
+            lb = max(Lb[r], (gap2[r] - u) * DOWN)
+            Ub[r] = u
+            ok[q] = u * u * hi_f + eta2 < lb * lb * lo_f
+        for q in range(nl):
+            fail[m] = b0 + loose[q]
+            m += not ok[q]
     return m
 
 
@@ -304,9 +320,15 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     #     (unit = 0), else centred and rounded (unit > 0, with nx, ncmax and the error
     #     bounds as there)
     # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
-    #      _exact_sq distances, ties to the lowest index); if bounds, U[i] from that
-    #      distance, L[i] from the second smallest ranked distance (every other centre's
-    #      is at least that), less the ranking's error
+    #      _exact_sq distances, ties to the lowest index); if bounds, U[i] from the
+    #      smallest ranked distance plus the ranking's error and L[i] from the second
+    #      smallest (every other centre's is at least that) less it; a row near a tie,
+    #      recomputed, takes both from its _exact_sq distances
+    # The bounds from the ranked distances need no read of X: 8.5 -> 2.1 ns a row on top
+    # of the ranking (its float64 distance to the label, summed anew, cost the rest;
+    # float64, d = 16, K = 64, one thread, every row of 20000; the ranking alone 30 ns).
+    # The upper bound is looser by the ranking's error, about 1e-6 of the distance: the
+    # same rows were recomputed in every iteration of a run to convergence.
     # Listed rows: their columns of Xt are gathered, NB rows at a time, into a tile that
     # the micro-kernel ranks, one row of the tile at a time from the tile's column
     # indices (float64, d = 16, K = 64, one thread, the rows the bounds left: 43 ns a
@@ -322,7 +344,6 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     lab = np.empty(NB, dtype=np.int32)
     tiny = 2.0 * np.sqrt(np.float64(d)) * 2.0**-149 if unit > 0.0 else 0.0  # no rounding of the ranked values
     cmax = np.sqrt(ncmax)
-    Dl = np.empty(NB)
     nxs = np.empty(NB)
     ub = np.empty(NB)
     lw = np.empty(NB)
@@ -348,13 +369,12 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
         # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)
         if bounds:
             for c in range(cols):
-                i = rows[j + c] if listed else lo + j + c
-                Dl[c] = sq_any_order(X, i, C, lab[c])
-                nxs[c] = nx[i] if unit > 0.0 else 0.0
+                nxs[c] = nx[rows[j + c] if listed else lo + j + c] if unit > 0.0 else 0.0
             for c in range(cols):
-                ub[c] = upper_from_sq(Dl[c], gam64, eta64)
+                # r_b <= r~_b + delta <= sqrt((D_b + eta) / (1 - gam)) + delta and
                 # r_j >= r~_j - delta >= sqrt((D_j - eta) / (1 + gam)) - delta, D_j >= second
                 delta = (unit * (np.sqrt(nxs[c]) + cmax) + tiny) * UP
+                ub[c] = (upper_from_sq(np.float64(best[c]), gam, eta) + delta) * UP
                 lw[c] = max((lower_from_sq(np.float64(second[c]), gam, eta) - delta) * DOWN, 0.0)
         else:
             for c in range(cols):

@@ -25,8 +25,10 @@ Decisions:
   label of those paths is the argmin of those float64 distances over all centres: the
   float32 ranking (the micro-kernel's direct distances up to ``F32_DIRECT_MAX_D``
   features, else the GEMM) keeps every centre within its certified margin of the
-  nearest, far above the float64 rounding of the distances.  A row the ranking settles
-  gets ``L`` from its second smallest ranked distance less the ranking's error.  So the labels are
+  nearest, far above the float64 rounding of the distances.  A row the micro-kernel's
+  ranking settles gets ``U`` from its smallest ranked distance plus the ranking's error
+  and ``L`` from its second smallest less it (the GEMM path: ``U`` from its float64
+  distance).  So the labels are
   those of the brute-force assignment, ties included (a tie is never proved, it is
   recomputed), and the centres, built from the same labels by the same fixed-chunk
   partial sums, are bitwise the same for any thread count.
@@ -68,25 +70,38 @@ Decisions:
   on a machine with other load) with the compiled one (its leader waits for the last
   block about 9 us an iteration and works alone about 19 us: the centres' gaps, the
   sums, the update); 50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 202-237 /
-  233-272 ms and 2.88-3.65x; 100000 x 16 (866 iterations): 2.63-3.58x.  The brute-force
-  loop in the same compiled loop is about 1.15x slower at 20000 rows (48.5 / 50.6
-  against 44.6 / 49.0 ms in one run).  One thread: about 0.68 ms an iteration at 20000
-  rows; the bound pass takes 7 ns a row, a row it leaves 43 ns (its float32 ranking
-  against every centre), a full pass 36 ns a row, the update 4.5 ns a row.
+  233-272 ms and 2.88-3.65x; 100000 x 16 (866 iterations): 2.63-3.58x.  Then the bound
+  pass read ``X`` only for the rows the moved bounds fail, and the ranked rows took their
+  upper bound from the ranking (below): 33.6 / 34.0 ms and 3.69x, 175 / 194 ms and
+  3.98x, 1.21 / 1.29 s and 3.69x (one run on a quiet machine).  The brute-force loop in
+  the same compiled loop: 44.5 / 45.0 ms at 20000 rows in that run.  One thread, 20000
+  rows: 60.9 ms (67.1 ms before those two changes), 24 full passes of about 0.82 ms
+  (a brute-force iteration: 0.76 ms) and 86 bounded iterations of 0.35-0.6 ms; the bound
+  pass takes 5.5-6.3 ns a row, a row it leaves about 38 ns (its float32 ranking against
+  every centre, 30 ns, and the gather of its column), the update 4 ns a row.
 - The bounds leave about a quarter of the rows to recompute on such data even after 100
   iterations (Hamerly's one lower bound moves by the largest shift of any other centre).
-  Yinyang's group bounds would not change that much here: replayed in NumPy on the same
-  110 iterations (exact distances, each failing row recomputed whole), the rows
-  recomputed per iteration go from 32% (one bound, Hamerly) to 28%, 26% and 23% with 4,
-  8 and 16 groups of centres (by index or by clustering the centres alike), for 4-16
-  bounds per row.  Each point sits among many centres at similar distances (normal data
-  in 16 dimensions); the float32 ranking of a row against every centre is what the time
-  goes to.  Tried in the compiled loop and not kept: summing anew only the update slots
-  of the clusters a row left or joined (the same bits; no faster on one thread, 75.3
-  against 74.9 ms: the test per row costs what the add saved); the upper bound of a
-  ranked row from its smallest ranked distance and the ranking's error instead of its
-  float64 distance (no read of ``X``; one thread 71.3-79.6 against 71.4-73.4 ms, 2
-  threads 38.0-39.2 against 38.5-39.7 ms: no gain beyond the noise).
+  Replayed in NumPy on the same 110 iterations (exact distances), Yinyang's group bounds
+  (4, 8, 16 groups of centres, by index or by clustering the centres alike) leave 28%,
+  26% and 23% of the rows against Hamerly's 32%, and a row they leave needs its
+  distances to 19, 10 and 5 centres of the 64 (the groups whose bound fails), not 64.
+  But the micro-kernel ranks all 64 centres of a row in about 30 ns, and ranking the
+  groups apart does not pay: prototyped (per group of 8 centres, the rows that need it
+  gathered into a tile and ranked by the same kernel, then merged), 1.45 groups a row
+  took 36-43 ns against 37 ns for all 64 centres, every group 125 ns (the gathers, the
+  kernel's set-up per block and the merge cost more than the 56 centres saved).  The
+  centres within twice the upper bound of a row's centre (the candidates of the
+  annular and Exponion methods) were all 64 for almost every row: normal data in 16
+  dimensions put every centre near every point.  Tried in the compiled loop and not
+  kept: summing anew only the update slots of the clusters a row left or joined (the
+  same bits; no faster on one thread, 75.3 against 74.9 ms: the test per row costs
+  what the add saved); ``FULL_FRACTION`` from 0.15 to 0.7, or no full pass after the
+  first: within 7% of one another (one thread, 64.3-69.9 ms), 0.15-0.35 the fastest.
+  Kept: the upper bound of a ranked row from its smallest ranked distance and the
+  ranking's error instead of its float64 distance (no read of ``X``, see
+  :func:`fastrbf._jit.bounds.certify_rows_direct`; measured whole, 2 threads, the first
+  time it was tried: 38.0-39.2 against 38.5-39.7 ms, within the noise; measured alone,
+  8.5 -> 2.1 ns a row).
 """
 
 import itertools

@@ -158,6 +158,25 @@ def _kmeans_bounded(dtype):
     fastrbf.kmeans(X, 4, seed=0, max_iter=5, algorithm="bounded")
 
 
+def _kmeans_ranked(dtype):
+    # K * d above DIRECT_MAX_KD, at most F32_DIRECT_MAX_D features: the float32 ranking
+    # of the micro-kernel, the iterations in one compiled loop (brute force and bounded)
+    import fastrbf
+
+    X, _ = _data(dtype, n=200, d=16)
+    fastrbf.kmeans(X, 33, seed=0, max_iter=5)
+    fastrbf.kmeans(X, 33, seed=0, max_iter=5, algorithm="bounded")
+
+
+def _kmeans_gemm(dtype):
+    # more than F32_DIRECT_MAX_D features: the certified float32 GEMM assignment
+    import fastrbf
+
+    X, _ = _data(dtype, n=200, d=49)
+    fastrbf.kmeans(X, 11, seed=0, max_iter=5)
+    fastrbf.kmeans(X, 11, seed=0, max_iter=5, algorithm="bounded")
+
+
 def _kmeans_csr(dtype):
     import scipy.sparse as sp
 
@@ -180,6 +199,20 @@ def _lloyd_assign(dtype):
 
     X, _ = _data(dtype)
     fastrbf.lloyd_assign(X, X[:4])
+
+
+def _lloyd_assign_ranked(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype, n=200, d=16)
+    fastrbf.lloyd_assign(X, X[:33])
+
+
+def _lloyd_assign_gemm(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype, n=200, d=49)
+    fastrbf.lloyd_assign(X, X[:11])
 
 
 def _lloyd_update(dtype):
@@ -277,7 +310,8 @@ def _sparse_gaussian_process(dtype):
     fastrbf.sparse_gaussian_process(X, y, n_landmarks=8, max_iter=2, seed=0).predict(X[:5], return_std=True)
 
 
-#: one tiny call per public function (and solver variant): name -> callable(dtype)
+#: one tiny call per public function (and solver variant, and k-means assignment path):
+#: name -> callable(dtype)
 TARGETS = {
     "cholesky": _cholesky,
     "gp_log_marginal_likelihood": _gp_log_marginal_likelihood,
@@ -291,11 +325,15 @@ TARGETS = {
     "kmeans": _kmeans,
     "kmeans[bounded]": _kmeans_bounded,
     "kmeans[csr]": _kmeans_csr,
+    "kmeans[gemm]": _kmeans_gemm,
+    "kmeans[ranked]": _kmeans_ranked,
     "knn": _knn,
     "knn[tree]": _knn_tree,
     "knn[tree, many queries]": _knn_tree_many,
     "knn_predict": _knn_predict,
     "lloyd_assign": _lloyd_assign,
+    "lloyd_assign[gemm]": _lloyd_assign_gemm,
+    "lloyd_assign[ranked]": _lloyd_assign_ranked,
     "lloyd_update": _lloyd_update,
     "nadaraya_watson": _nadaraya_watson,
     "nystroem": _nystroem,

@@ -80,6 +80,37 @@ print("ok")
     assert "pairwise_upper" in _compiled(res.stdout)
 
 
+def test_cli_covers_every_kmeans_assignment_path(tmp_path):
+    """After ``python -m fastrbf.compile --only kmeans lloyd``, k-means and the Lloyd
+    steps on larger shapes compile nothing, whichever assignment path the shape takes
+    (direct differences, the micro-kernel's float32 ranking with the compiled loop,
+    the certified GEMM), brute force or bounded, with or without a report per
+    iteration."""
+    cmd = [sys.executable, "-m", "fastrbf.compile", "--only", "kmeans", "lloyd", "--dtype", "float64"]
+    res = subprocess.run(cmd, env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    code = LISTEN + """
+from fastrbf import _assign
+rng = np.random.default_rng(1)
+for d, K in ((4, 16), (16, 64), (60, 20)):
+    Xb = rng.standard_normal((3000, d))
+    print("PATH", _assign.Assigner(Xb, 1).path(K, Xb.dtype))
+    for algorithm in ("lloyd", "bounded"):
+        fastrbf.kmeans(Xb, K, seed=0, max_iter=8, algorithm=algorithm)
+    fastrbf.kmeans(Xb, K, init=Xb[:K], max_iter=8, algorithm="bounded", progress=lambda info: None)
+    labels, _ = fastrbf.lloyd_assign(Xb, Xb[:K])
+    fastrbf.lloyd_update(Xb, labels, K)
+"""
+    res = _python(code, tmp_path)
+    assert [line.split()[1] for line in res.stdout.splitlines() if line.startswith("PATH")] == [
+        "direct", "centred32", "gemm"]
+    assert _compiled(res.stdout) == []
+    # float32 was not asked for: the ranked path compiles (so the check above can fail)
+    res = _python(LISTEN + "Xf = np.random.default_rng(1).standard_normal((3000, 16)).astype(np.float32)\n"
+                  "fastrbf.kmeans(Xf, 64, seed=0, max_iter=8)\n", tmp_path, FASTRBF_QUIET="1")
+    assert "fit_loop" in _compiled(res.stdout)
+
+
 def test_a_call_compiles_only_the_kernel_it_applies(tmp_path):
     res = _python(LISTEN + """
 fastrbf.sqdist(X, X[:7])

@@ -117,9 +117,24 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     #     sums/wsum the cluster sums of the last iteration
     # scratch: shift, half_gap (K,), blk_full, blk_changed (blocks,), chunk_done
     #     (chunks,) block counts that only grow, fail (threads, bs)
-    if tid > 0:
-        g = 0
-        while True:
+    n = X.shape[0]
+    K = C.shape[0]
+    d = X.shape[1]
+    nb = chunk_done.shape[0] * ipar[I_NSUB]
+    unit = fpar[F_UNIT]
+    gam = fpar[F_GAM]
+    eta = fpar[F_ETA]
+    leader = tid == 0
+    left = ipar[I_BUDGET] if leader else 0  # iterations the leader may still start
+    if leader:
+        ipar[I_STATUS] = RUNNING
+    g = 0
+    base = 0
+    full = False
+    # one loop and one call site of _take_blocks for the leader and the others (two
+    # inlined copies of the blocks' kernels cost compile time)
+    while True:
+        if not leader:  # wait for the next phase (or the end)
             r = 0
             while True:
                 if atomic_load(sync, STOP):
@@ -130,51 +145,46 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
                 relax(r)
                 r += 1
             g = gn
-            _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L,
-                         part, partw, blk_full, blk_changed, chunk_done, fail)
-    n = X.shape[0]
-    K = C.shape[0]
-    d = X.shape[1]
-    nb = chunk_done.shape[0] * ipar[I_NSUB]
-    unit = fpar[F_UNIT]
-    gam = fpar[F_GAM]
-    eta = fpar[F_ETA]
-    ipar[I_STATUS] = RUNNING
-    for _ in range(ipar[I_BUDGET]):
-        # the assignment (BoundedAssigner.__call__ with update slots)
-        # (the brute-force loop, I_BRUTE: every iteration a full pass without bounds)
-        full = ipar[I_BRUTE] or ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
-        if not full:
-            centre_bounds(C_prev, C, gam, eta, shift, half_gap)
-            far_j = 0
-            for j in range(1, K):
-                if shift[j] > shift[far_j]:
-                    far_j = j
-            far2 = 0.0
-            for j in range(K):
-                if j != far_j and shift[j] > far2:
-                    far2 = shift[j]
-            ipar[I_FAR_J] = far_j
-            fpar[F_FAR1] = shift[far_j]
-            fpar[F_FAR2] = far2
-        if unit > 0.0:  # the ranking centres of Assigner.ranking_centres
-            ncmax = 0.0
-            for j in range(K):
-                acc = 0.0
-                for k in range(d):
-                    t = np.float64(C[j, k]) - mu[k]
-                    Cr[j, k] = np.float32(t)
-                    acc += t * t
-                ncmax = max(ncmax, acc)
-            fpar[F_NCMAX] = ncmax
-        ipar[I_FULL] = full
-        ipar[I_PHASE] += 1
-        base = atomic_load(sync, END)
-        atomic_store(sync, BASE, base)
-        atomic_store(sync, END, base + nb)
-        atomic_add(sync, GEN, 1)
-        _take_blocks(sync, 0, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
+        else:
+            if left == 0:
+                return
+            left -= 1
+            # the assignment (BoundedAssigner.__call__ with update slots)
+            # (the brute-force loop, I_BRUTE: every iteration a full pass without bounds)
+            full = ipar[I_BRUTE] or ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
+            if not full:
+                centre_bounds(C_prev, C, gam, eta, shift, half_gap)
+                far_j = 0
+                for j in range(1, K):
+                    if shift[j] > shift[far_j]:
+                        far_j = j
+                far2 = 0.0
+                for j in range(K):
+                    if j != far_j and shift[j] > far2:
+                        far2 = shift[j]
+                ipar[I_FAR_J] = far_j
+                fpar[F_FAR1] = shift[far_j]
+                fpar[F_FAR2] = far2
+            if unit > 0.0:  # the ranking centres of Assigner.ranking_centres
+                ncmax = 0.0
+                for j in range(K):
+                    acc = 0.0
+                    for k in range(d):
+                        t = np.float64(C[j, k]) - mu[k]
+                        Cr[j, k] = np.float32(t)
+                        acc += t * t
+                    ncmax = max(ncmax, acc)
+                fpar[F_NCMAX] = ncmax
+            ipar[I_FULL] = full
+            ipar[I_PHASE] += 1
+            base = atomic_load(sync, END)
+            atomic_store(sync, BASE, base)
+            atomic_store(sync, END, base + nb)
+            atomic_add(sync, GEN, 1)
+        _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
                      partw, blk_full, blk_changed, chunk_done, fail)
+        if not leader:
+            continue
         r = 0
         while atomic_load(sync, DONE) < base + nb:
             if atomic_load(sync, FAIL):
@@ -190,7 +200,9 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
         ipar[I_N_FULL] = n_full
         ipar[I_WAS_FULL] = full
         ipar[I_FIRST] = 0
-        C_prev[:] = C
+        for j in range(K):  # (not C_prev[:] = C: its shape check's message compiled in 3-4 s)
+            for k in range(d):
+                C_prev[j, k] = C[j, k]
         # the Lloyd loop (fastrbf.cluster._lloyd)
         reduce_partials(part, partw, sums, wsum)
         ipar[I_IT] += 1
@@ -206,4 +218,4 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             ipar[I_STATUS] = CONVERGED
             return
         if ipar[I_IT] >= ipar[I_MAX_ITER]:
-            break
+            return

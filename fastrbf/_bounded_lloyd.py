@@ -107,11 +107,13 @@ Decisions:
 import itertools
 
 import numpy as np
+from numba.core import types
 
 from . import _threads
 from ._jit import bounded_fit as _jf
 from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
+from ._jit import micro as _micro
 
 #: On the ranked path, an iteration after one that recomputed more than this fraction of
 #: the rows recomputes them all, on the contiguous ranking copy (no gather), and sets every
@@ -273,8 +275,12 @@ class BoundedAssigner:
 #: (bounded) or the assigner (brute force) from the Python loop
 RANKED = ("direct32", "centred32")
 
-#: rows per block of the compiled loop (a divisor of an update chunk of UPDATE_CHUNK
-#: rows, so that 20000 rows make about 20 blocks to share between the threads)
+#: rows per block of the compiled loop (about: an update chunk of UPDATE_CHUNK rows is cut
+#: into blocks of this many rows rounded up to whole tiles of the ranking micro-kernel, the
+#: last block of a chunk taking the rest; 20000 rows make about 20 blocks to share between
+#: the threads).  Whole tiles: a block of 1024 rows ended in a tile of 64 rows padded to
+#: 96 (AVX-512), 3% of the block's ranking spent on copies (1e6 x 32, K = 256, float64,
+#: one thread: 57.7 ms an iteration against 55.8 ms with a block per chunk).
 FIT_BLOCK = 1024
 
 
@@ -304,8 +310,9 @@ class FitLoop:
             Xr = a.inner.transposed()
         chunk = _jl.UPDATE_CHUNK
         nch = (n + chunk - 1) // chunk
-        nsub = -(-chunk // FIT_BLOCK)
-        bs = -(-chunk // nsub)
+        tile = _micro.argmin_nr() * _micro.lanes(types.float32)  # columns of a ranking tile
+        bs = FIT_BLOCK if FIT_BLOCK < tile else -(-FIT_BLOCK // tile) * tile
+        nsub = -(-chunk // bs)
         self.nt = max(1, min(_threads.resolve(a.n_threads), -(-n // bs) if nch == 1 else nch * nsub))
         a.U = np.empty(0 if brute else n)
         a.L = np.empty(0 if brute else n)

@@ -200,7 +200,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
         ipar[I_N_FULL] = n_full
         ipar[I_WAS_FULL] = full
         ipar[I_FIRST] = 0
-        for j in range(K):  # (not C_prev[:] = C: its shape check's message compiled in 3-4 s)
+        for j in range(K):  # (not C_prev[:] = C: its shape check's message took 1.6 s to compile)
             for k in range(d):
                 C_prev[j, k] = C[j, k]
         # the Lloyd loop (fastrbf.cluster._lloyd)

@@ -12,12 +12,13 @@ other threads wait (:func:`fastrbf._jit.spin.relax`) for a phase, take its block
 while any is left, and leave when the leader says stop.
 
 The blocks: every update chunk of ``UPDATE_CHUNK`` rows is cut into ``nsub`` blocks of
-``bs`` rows.  A block copies its rows' labels into ``labels_old``, assigns them (the
-bound test and the recomputation of the rows it fails, or every row on a full pass,
-which is every pass of the brute-force loop (it keeps no bounds):
-the kernels and rules of :mod:`fastrbf._jit.bounds`) and counts the recomputed rows and
-the changed labels; the thread that finishes the last block of a chunk fills the
-chunk's update slot.  Which thread runs which block changes no value: rows are
+``bs`` rows (whole tiles of the ranking micro-kernel; the last block takes the rest of
+the chunk, and a block past the last row is empty).  A block copies its rows' labels
+into ``labels_old``, assigns them (the bound test and the recomputation of the rows it
+fails, or every row on a full pass, which is every pass of the brute-force loop (it
+keeps no bounds): the kernels and rules of :mod:`fastrbf._jit.bounds`) and counts the
+recomputed rows and the changed labels; the thread that finishes the last block of a
+chunk fills the chunk's update slot.  Which thread runs which block changes no value: rows are
 independent, a chunk's slot is summed in row order, and the slots are added in chunk
 order.
 

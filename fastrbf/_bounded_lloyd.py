@@ -89,7 +89,7 @@ Decisions:
   groups apart does not pay: prototyped (per group of 8 centres, the rows that need it
   gathered into a tile and ranked by the same kernel, then merged), 1.45 groups a row
   took 36-43 ns against 37 ns for all 64 centres, every group 125 ns (the gathers, the
-  kernel's set-up per block and the merge cost more than the 56 centres saved).  The
+  kernel's set-up per tile and the merge cost more than the centres left out).  The
   centres within twice the upper bound of a row's centre (the candidates of the
   annular and Exponion methods) were all 64 for almost every row: normal data in 16
   dimensions put every centre near every point.  Tried in the compiled loop and not
@@ -279,7 +279,7 @@ RANKED = ("direct32", "centred32")
 #: into blocks of this many rows rounded up to whole tiles of the ranking micro-kernel, the
 #: last block of a chunk taking the rest; 20000 rows make about 20 blocks to share between
 #: the threads).  Whole tiles: a block of 1024 rows ended in a tile of 64 rows padded to
-#: 96 (AVX-512), 3% of the block's ranking spent on copies (1e6 x 32, K = 256, float64,
+#: 96 (AVX-512), 3% of the block's ranking spent on copies (250000 x 32, K = 256, float64,
 #: one thread: 57.7 ms an iteration against 55.8 ms with a block per chunk).
 FIT_BLOCK = 1024
 

@@ -18,9 +18,9 @@ into ``labels_old``, assigns them (the bound test and the recomputation of the r
 fails, or every row on a full pass, which is every pass of the brute-force loop (it
 keeps no bounds): the kernels and rules of :mod:`fastrbf._jit.bounds`) and counts the
 recomputed rows and the changed labels; the thread that finishes the last block of a
-chunk fills the chunk's update slot.  Which thread runs which block changes no value: rows are
-independent, a chunk's slot is summed in row order, and the slots are added in chunk
-order.
+chunk fills the chunk's update slot.  Which thread runs which block changes no value:
+rows are independent, a chunk's slot is summed in row order, and the slots are added in
+chunk order.
 
 Hand-out without a lost block: the tickets of a phase are ``base:end`` of a counter
 that only grows; a thread takes ticket ``t`` by a compare-and-swap from ``t`` to

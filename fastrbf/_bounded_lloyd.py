@@ -73,8 +73,9 @@ Decisions:
   233-272 ms and 2.88-3.65x; 100000 x 16 (866 iterations): 2.63-3.58x.  Then the bound
   pass read ``X`` only for the rows the moved bounds fail, and the ranked rows took their
   upper bound from the ranking (below): 33.6 / 34.0 ms and 3.69x, 175 / 194 ms and
-  3.98x, 1.21 / 1.29 s and 3.69x (one run on a quiet machine).  The brute-force loop in
-  the same compiled loop: 44.5 / 45.0 ms at 20000 rows in that run.  One thread, 20000
+  3.98x, 1.21 / 1.29 s and 3.69x on a quiet machine; in a second quiet run (with the
+  blocks of whole tiles) 3.56x, 4.18x and 4.33x.  The brute-force loop in the same
+  compiled loop: 44.5 / 45.0 ms at 20000 rows in the first of them.  One thread, 20000
   rows: 60.9 ms (67.1 ms before those two changes), 24 full passes of about 0.82 ms
   (a brute-force iteration: 0.76 ms) and 86 bounded iterations of 0.35-0.6 ms; the bound
   pass takes 5.5-6.3 ns a row, a row it leaves about 38 ns (its float32 ranking against

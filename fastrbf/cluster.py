@@ -364,7 +364,9 @@ def _lloyd_compiled(X, C, w, max_iter, tol_abs, empty, assigner, rep, shift_exp,
             break
         if n_iter < max_iter:
             rep.step(n_iter, shift=ldexp_float(shift, shift_exp))
-        labels_old[:] = labels
+        # (no copy of labels into labels_old here: each block of the loop copies its rows
+        # before it assigns them, so after a run labels_old holds the last iteration's
+        # labels from before its assignment, which the relocation's stopping test needs)
     if not strict or moved:
         assigner(C, labels, mind)
     else:

@@ -107,6 +107,7 @@ Decisions:
 
 import itertools
 
+import numba
 import numpy as np
 from numba.core import types
 
@@ -115,6 +116,7 @@ from ._jit import bounded_fit as _jf
 from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
 from ._jit import micro as _micro
+from ._jit._decorators import addressed
 
 #: On the ranked path, an iteration after one that recomputed more than this fraction of
 #: the rows recomputes them all, on the contiguous ranking copy (no gather), and sets every
@@ -235,7 +237,9 @@ class BoundedAssigner:
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
             fail = np.empty(hi - lo, dtype=np.int64)
-            m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail)
+            nb = _jb.BOUND_ROWS
+            m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail,
+                               np.empty((4, nb)), np.empty(nb, dtype=np.bool_), np.empty(nb, dtype=np.int64))
             rows = fail[:m]
             if m and self.direct:
                 _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
@@ -283,6 +287,29 @@ RANKED = ("direct32", "centred32")
 #: 96 (AVX-512), 3% of the block's ranking spent on copies (250000 x 32, K = 256, float64,
 #: one thread: 57.7 ms an iteration against 55.8 ms with a block per chunk).
 FIT_BLOCK = 1024
+
+
+def block_kernels(X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part, partw, sums, wsum,
+                  blk_full, blk_changed, chunk_done, fail):
+    """The kernels that :func:`fastrbf._jit.bounded_fit.fit_loop` calls through their
+    addresses (its last five arguments), compiled for the types of its other arguments
+    (those of :class:`FitLoop`)."""
+    ty = numba.typeof
+    i64, f64, b1 = types.int64, types.float64, types.boolean
+    row = types.int64[::1]  # a row of ``fail``
+    X_, C_, Cr_, lab_, U_, L_, K_ = ty(X), ty(C), ty(Cr), ty(labels), ty(U), ty(L), ty(shift)
+    part_, partw_ = ty(part), ty(partw)
+    rk, flt = types.Array(Cr_.dtype, 2, "C"), types.float64[:, ::1]
+    return (
+        addressed(_jb.bound_rows, i64(X_, C_, K_, f64, i64, f64, K_, f64, f64, f64, f64, i64, i64, lab_, U_, L_, row,
+                                      flt, types.boolean[::1], row)),
+        addressed(_jb.certify_rows_direct, types.void(X_, ty(Xr), Cr_, C_, row, b1, i64, i64, ty(nx), f64, f64, f64,
+                                                      f64, f64, f64, b1, lab_, U_, L_, rk, row, rk, types.int32[::1],
+                                                      flt)),
+        addressed(_jl.update_partials, types.void(X_, lab_, ty(w), i64, i64, i64, part_, partw_)),
+        addressed(_jb.centre_bounds, types.void(ty(C_prev), C_, f64, f64, K_, K_)),
+        addressed(_jl.reduce_partials, types.void(part_, partw_, ty(sums), ty(wsum))),
+    )
 
 
 class FitLoop:
@@ -335,10 +362,11 @@ class FitLoop:
         fpar[_jf.F_UNIT] = unit
         fpar[_jf.F_TOL] = tol_abs
         fpar[_jf.F_FULL_FRACTION] = FULL_FRACTION
-        self.args = (X, Xr, mu, nx, C, np.empty_like(C), Cr, np.empty(K),
-                     np.empty(K), w, labels, labels_old, a.U, a.L, self.part, self.partw, self.sums, self.wsum,
-                     np.empty(nch * nsub, dtype=np.int64), np.empty(nch * nsub, dtype=np.int64),
-                     np.zeros(nch, dtype=np.int64), np.empty((self.nt, bs), dtype=np.int64))
+        args = (X, Xr, mu, nx, C, np.empty_like(C), Cr, np.empty(K),
+                np.empty(K), w, labels, labels_old, a.U, a.L, self.part, self.partw, self.sums, self.wsum,
+                np.empty(nch * nsub, dtype=np.int64), np.empty(nch * nsub, dtype=np.int64),
+                np.zeros(nch, dtype=np.int64), np.empty((self.nt, bs), dtype=np.int64))
+        self.args = args + block_kernels(*args)
 
     @property
     def n_iter(self):

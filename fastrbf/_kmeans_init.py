@@ -66,16 +66,17 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         potentials = passes.potentials
     else:
         Xt = transposed(X, n_threads)
+        no_part, no_wc = np.empty((0, 0)), np.empty(0)  # the outputs of the other kind of pass
 
         def rows(ids):
             return np.ascontiguousarray(X[ids])
 
         def update(cand, c, closest, wc):
-            _threads.map_ranges(lambda c0, c1: _jseed.update_closest(Xt, cand, c, closest, w64, c0, c1, wc), nch,
+            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, c, closest, w64, c0, c1, no_part, wc), nch,
                                 n_threads)
 
         def potentials(cand, closest, part):
-            _threads.map_ranges(lambda c0, c1: _jseed.candidate_potentials(Xt, cand, closest, w64, c0, c1, part),
+            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, -1, closest, w64, c0, c1, part, no_wc),
                                 nch, n_threads)
 
     centers = np.empty((K, X.shape[1]), dtype=X.dtype)

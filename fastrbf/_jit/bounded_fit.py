@@ -34,8 +34,9 @@ late (or never) leaves its blocks to the others, and the leader alone runs them 
 import numpy as np
 
 from ._decorators import jit, jit_inline
-from .bounds import bound_rows, centre_bounds, certify_rows_direct
-from .lloyd import centre_step, reduce_partials, update_partials
+from .bounds import BOUND_ROWS
+from .lloyd import centre_step
+from .micro import argmin_cols
 from .spin import atomic_add, atomic_cas, atomic_load, atomic_store, relax
 
 # slots of ``sync`` (int64, one 64-byte line each)
@@ -59,7 +60,7 @@ RUNNING, STOPPED, EMPTY, CONVERGED = 0, 1, 2, 3
 
 @jit_inline
 def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part, partw,
-           blk_full, blk_changed, chunk_done, fail):
+           blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s):
     # block t of the open phase: rows lo:hi of chunk c
     n = X.shape[0]
     chunk = ipar[I_CHUNK]
@@ -78,23 +79,23 @@ def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, lab
     scratch = fail[tid]
     listed = ipar[I_FULL] == 0  # else every row, ranked on the contiguous copy
     if m > 0 and listed:
-        m = bound_rows(X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam, eta, lo, hi,
-                       labels, U, L, scratch)
-    if m > 0:  # one call site: one copy of the kernel
-        certify_rows_direct(X, Xr, Cr, C, scratch, listed, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
-                            ipar[I_BRUTE] == 0, labels, U, L)
+        m = k_bound(X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam, eta, lo, hi,
+                    labels, U, L, scratch, s[0], s[1], s[2])
+    if m > 0:
+        k_cert(X, Xr, Cr, C, scratch, listed, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
+               ipar[I_BRUTE] == 0, labels, U, L, s[3], s[4], s[5], s[6], s[7])
     changed = 0
     for i in range(lo, hi):
         changed += labels[i] != labels_old[i]
     blk_full[t] = m
     blk_changed[t] = changed
     if atomic_add(chunk_done, c, 1) + 1 == nsub * ipar[I_PHASE]:  # the chunk's last block
-        update_partials(X, labels, w, chunk, c, c + 1, part, partw)
+        k_update(X, labels, w, chunk, c, c + 1, part, partw)
 
 
 @jit_inline
 def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-                 partw, blk_full, blk_changed, chunk_done, fail):
+                 partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s):
     while True:
         end = atomic_load(sync, END)
         t = atomic_load(sync, TICKET)
@@ -102,13 +103,14 @@ def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, la
             return
         if atomic_cas(sync, TICKET, t, t + 1):
             _block(t - atomic_load(sync, BASE), tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels,
-                   labels_old, U, L, part, partw, blk_full, blk_changed, chunk_done, fail)
+                   labels_old, U, L, part, partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s)
             atomic_add(sync, DONE, 1)
 
 
 @jit
 def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail):
+             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, k_centres,
+             k_reduce):
     # IN (thread 0 reads and updates; see the slots above): ipar/fpar the loop's state,
     #     X (n, d), Xr the ranking copy (float32 (d, n)), mu/nx the centring (unit > 0),
     #     w (n,), the budget of iterations for this call
@@ -118,6 +120,10 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     #     sums/wsum the cluster sums of the last iteration
     # scratch: shift, half_gap (K,), blk_full, blk_changed (blocks,), chunk_done
     #     (chunks,) block counts that only grow, fail (threads, bs)
+    # the kernels, called through their addresses (fastrbf._jit._decorators.addressed):
+    #     k_bound, k_cert, k_update, k_centres, k_reduce = bounds.bound_rows,
+    #     bounds.certify_rows_direct, lloyd.update_partials, bounds.centre_bounds,
+    #     lloyd.reduce_partials for these arguments' types
     n = X.shape[0]
     K = C.shape[0]
     d = X.shape[1]
@@ -125,6 +131,10 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     unit = fpar[F_UNIT]
     gam = fpar[F_GAM]
     eta = fpar[F_ETA]
+    NB = argmin_cols(Cr)
+    s = (np.empty((4, BOUND_ROWS)), np.empty(BOUND_ROWS, dtype=np.bool_), np.empty(BOUND_ROWS, dtype=np.int64),
+         np.empty((d, NB), dtype=Cr.dtype), np.empty(NB, dtype=np.int64), np.empty((2, NB), dtype=Cr.dtype),
+         np.empty(NB, dtype=np.int32), np.empty((3, NB)))  # this thread's scratch for the kernels of its blocks
     leader = tid == 0
     left = ipar[I_BUDGET] if leader else 0  # iterations the leader may still start
     if leader:
@@ -154,7 +164,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             # (the brute-force loop, I_BRUTE: every iteration a full pass without bounds)
             full = ipar[I_BRUTE] or ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
             if not full:
-                centre_bounds(C_prev, C, gam, eta, shift, half_gap)
+                k_centres(C_prev, C, gam, eta, shift, half_gap)
                 far_j = 0
                 for j in range(1, K):
                     if shift[j] > shift[far_j]:
@@ -183,7 +193,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             atomic_store(sync, END, base + nb)
             atomic_add(sync, GEN, 1)
         _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-                     partw, blk_full, blk_changed, chunk_done, fail)
+                     partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s)
         if not leader:
             continue
         r = 0
@@ -205,7 +215,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             for k in range(d):
                 C_prev[j, k] = C[j, k]
         # the Lloyd loop (fastrbf.cluster._lloyd)
-        reduce_partials(part, partw, sums, wsum)
+        k_reduce(part, partw, sums, wsum)
         ipar[I_IT] += 1
         ipar[I_CHANGED] = changed
         for j in range(K):

@@ -107,7 +107,8 @@ BOUND_ROWS = 256  # rows per block of bound_rows
 
 
 @jit
-def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, lo, hi, labels, U, L, fail):
+def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64, lo, hi, labels, U, L, fail, fs, ok,
+               loose):
     # IN: X (n, d), C (K, d) the current centres, shift (K,) upper bounds of the
     #     centres' moves since U and L were valid, far1 the largest shift (of centre
     #     far_j), far2 the largest of the others, half_gap (K,) lower bounds of half the
@@ -117,6 +118,7 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     # IN/OUT: U (n,) upper bound of the distance to the labelled centre, L (n,) lower
     #     bound of the distance to every other centre (both moved by the shifts)
     # OUT: fail[:m] the rows whose label the bounds do not prove; returns m
+    # scratch: fs (4, BOUND_ROWS) float64, ok (BOUND_ROWS,) bool, loose (BOUND_ROWS,) int64
     # D_a < D_j is proved when u^2 (1 + gam) + eta < l^2 (1 - gam) - eta; hi_f, lo_f and
     # the factor of eta2 also cover the three roundings of the test itself
     hi_f = (1.0 + gam) * (1.0 + 8.0 * EPS64)
@@ -133,12 +135,10 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     # the distance only where the moved bounds fail: 6.3 / 5.5 ns a row at iterations
     # 40 / 90 of a run to convergence, against 7.1 / 6.8 (float64, d = 16, K = 64,
     # 20000 rows, one thread; 27% / 22% of the rows listed either way).
-    sa = np.empty(BOUND_ROWS)
-    gap2 = np.empty(BOUND_ROWS)
-    far = np.empty(BOUND_ROWS)
-    D = np.empty(BOUND_ROWS)
-    ok = np.empty(BOUND_ROWS, dtype=np.bool_)
-    loose = np.empty(BOUND_ROWS, dtype=np.int64)
+    sa = fs[0]
+    gap2 = fs[1]
+    far = fs[2]
+    D = fs[3]
     m = 0
     for b0 in range(lo, hi, BOUND_ROWS):
         nb = min(BOUND_ROWS, hi - b0)
@@ -312,7 +312,7 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
 
 @jit
 def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta, gam64, eta64, bounds, labels, U,
-                        L):
+                        L, tile, idx, ranked, lab, fw):
     # IN: X (n, d), C (K, d) the centres in X's dtype; Xt (d, n) the ranking copy of X
     #     (the transposed float32 X, or centre_f32's copy); the m rows to recompute:
     #     rows[:m] (listed), or lo:lo+m; Cr (K, d) float32 the ranking centres of
@@ -324,6 +324,8 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     #      smallest ranked distance plus the ranking's error and L[i] from the second
     #      smallest (every other centre's is at least that) less it; a row near a tie,
     #      recomputed, takes both from its _exact_sq distances
+    # scratch (NB = argmin_cols(Cr) columns): tile (d, NB) and ranked (2, NB) in Cr's
+    #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
     # The bounds from the ranked distances need no read of X: 8.5 -> 2.1 ns a row on top
     # of the ranking (its float64 distance to the label, summed anew, cost the rest;
     # float64, d = 16, K = 64, one thread, every row of 20000; the ranking alone 30 ns).
@@ -337,16 +339,13 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     # arithmetic; k-means to convergence on 20000 x 16 about 4% faster).
     NB = argmin_cols(Cr)
     d = X.shape[1]
-    tile = np.empty((d, NB), dtype=Cr.dtype)
-    idx = np.empty(NB, dtype=np.int64)
-    best = np.empty(NB, dtype=Cr.dtype)
-    second = np.empty(NB, dtype=Cr.dtype)
-    lab = np.empty(NB, dtype=np.int32)
+    best = ranked[0]
+    second = ranked[1]
+    nxs = fw[0]
+    ub = fw[1]
+    lw = fw[2]
     tiny = 2.0 * np.sqrt(np.float64(d)) * 2.0**-149 if unit > 0.0 else 0.0  # no rounding of the ranked values
     cmax = np.sqrt(ncmax)
-    nxs = np.empty(NB)
-    ub = np.empty(NB)
-    lw = np.empty(NB)
     for j in range(0, m, NB):
         cols = min(NB, m - j)
         src, off = tile, 0

@@ -108,7 +108,47 @@ for d, K in ((4, 16), (16, 64), (60, 20)):
     # float32 was not asked for: the ranked path compiles (so the check above can fail)
     res = _python(LISTEN + "Xf = np.random.default_rng(1).standard_normal((3000, 16)).astype(np.float32)\n"
                   "fastrbf.kmeans(Xf, 64, seed=0, max_iter=8)\n", tmp_path, FASTRBF_QUIET="1")
-    assert "fit_loop" in _compiled(res.stdout)
+    compiled = _compiled(res.stdout)
+    # the kernels the loop calls through their addresses report their compilations too
+    assert {"fit_loop", "bound_rows", "certify_rows_direct", "update_partials", "centre_bounds"} <= set(compiled)
+
+
+ADDRESSED = LISTEN + """
+import os
+from numba import njit, types
+from fastrbf._jit._decorators import addressed
+from fastrbf._jit.lloyd import reduce_partials
+
+sig = types.void(types.float64[:, :, ::1], types.float64[:, ::1], types.float64[:, ::1], types.float64[::1])
+k = addressed(reduce_partials, sig)
+assert addressed(reduce_partials, sig) is k
+
+@njit
+def through(f, a, b, c, e):
+    f(a, b, c, e)
+
+rng = np.random.default_rng(2)
+part, partw = rng.standard_normal((5, 4, 3)), rng.standard_normal((5, 4))
+out, ow = np.empty((4, 3)), np.empty(4)
+through(k, part, partw, out, ow)
+assert np.array_equal(out, part.sum(axis=0)) and np.array_equal(ow, partw.sum(axis=0))
+print("CACHE", sorted(f for _, _, files in os.walk(os.environ["NUMBA_CACHE_DIR"]) for f in files
+                      if "reduce_partials" in f))
+"""
+
+
+def test_addressed_kernels_compile_once_and_are_cached(tmp_path):
+    """A kernel called through its address (``addressed``) computes what the kernel
+    does, compiles on its first use (the compile event fires), is cached on disk (a
+    second process compiles nothing), and is not cached under ``FASTRBF_CACHE=0``."""
+    first = _python(ADDRESSED, tmp_path / "cache", FASTRBF_QUIET="1")
+    assert "reduce_partials" in _compiled(first.stdout)
+    second = _python(ADDRESSED, tmp_path / "cache", FASTRBF_QUIET="1")
+    assert "reduce_partials" not in _compiled(second.stdout)
+    assert "CACHE []" not in second.stdout
+    off = _python(ADDRESSED, tmp_path / "off", FASTRBF_QUIET="1", FASTRBF_CACHE="0")
+    assert "reduce_partials" in _compiled(off.stdout)
+    assert "CACHE []" in off.stdout
 
 
 def test_a_call_compiles_only_the_kernel_it_applies(tmp_path):

@@ -19,7 +19,7 @@ roundings instead of one.
 
 import numpy as np
 
-from ._decorators import jit
+from ._decorators import jit, jit_inline
 from .lloyd import _exact_sq, _key, _key32, _unkey, cleared, exact_two
 from .micro import argmin_cols, sq_argmin_block, sq_row
 
@@ -59,7 +59,7 @@ def centre_bounds(C_old, C, gam, eta, shift, half_gap):
             half_gap[j] = 0.5 * np.sqrt(max(half_gap[j] - eta, 0.0) / (1.0 + gam)) * DOWN
 
 
-@jit
+@jit_inline
 def sq_any_order(X, i, C, j):
     # the float64 squared distance of row i of X to centre j summed in any order (by
     # whole vectors): within the same error bound as _exact_sq, for bounds only
@@ -67,13 +67,13 @@ def sq_any_order(X, i, C, j):
     return sq_row(X, i * d, C, j * d, d)
 
 
-@jit
+@jit_inline
 def upper_from_sq(D, gam, eta):
     # an upper bound on the true distance whose computed square is D
     return np.sqrt((D + eta) / (1.0 - gam)) * UP
 
 
-@jit
+@jit_inline
 def lower_from_sq(D, gam, eta):
     # a lower bound on the true distance whose computed square is D
     return np.sqrt(max(D - eta, 0.0) / (1.0 + gam)) * DOWN

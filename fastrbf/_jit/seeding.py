@@ -58,7 +58,7 @@ def seed_pass(Xt, cand, pick, closest, w, c0, c1, part, wc):
             j1 = min(hi, j0 + JB)
             L = j1 - j0
             for c in range(t):
-                _row(cand, c if pick < 0 else pick, Xt, j0, j1, np.bool_(False), o)
+                _row(cand, c if pick < 0 else pick, Xt, j0, j1, False, o)  # (inlined: the dot branch pruned)
                 if pick < 0:
                     part[b, c] += _wmin_sum(w[j0:j1], closest[j0:j1], o[:L])
                     continue

@@ -156,7 +156,10 @@ def addressed(kernel, sig):
 
     Such a kernel must not raise: an exception cannot cross the C call (numba prints it
     and the caller goes on), so it allocates nothing (the caller passes its scratch
-    arrays) and checks nothing that could fail.
+    arrays) and checks nothing that could fail.  It is compiled without numba's reference
+    counting (``_nrt=False``): an allocation does not compile, and a slice of an argument
+    costs no atomic count on memory that the other threads' calls also count (the
+    caller keeps the arrays alive).
 
     Examples
     --------
@@ -178,7 +181,7 @@ def addressed(kernel, sig):
         compiled = _addressed.get(key)
         if compiled is None:
             compiled = _Addressed(func, sigutils.normalize_signature(sig), locals={},
-                                  options=dict(fastmath=set(FASTMATH), error_model="numpy"))
+                                  options=dict(fastmath=set(FASTMATH), error_model="numpy", _nrt=False))
             if _cache_enabled():
                 try:
                     compiled.enable_caching()

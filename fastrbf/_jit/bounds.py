@@ -87,7 +87,7 @@ def init_upper(mind, gam, eta, lo, hi, U, L):
         L[i] = 0.0
 
 
-@jit
+@jit_inline
 def _full_row(X, i, Ct, o):
     # o[:] = the squared distances of row i of X to the centres (columns of Ct, in the
     # dtype of Ct), one FMA chain over the features per centre, vectorised over centres

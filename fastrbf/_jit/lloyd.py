@@ -105,7 +105,7 @@ CENTRED_UNIT = (2.0**-24 + 2.0**-53) * 1.01
 RB = 240  # rows per task of assign_rows (a whole number of micro-kernel blocks)
 
 
-@jit
+@jit_inline
 def _running_min(dist, j, best, lab):
     for r in range(dist.shape[0]):
         dr = dist[r]

@@ -116,7 +116,7 @@ from ._jit import bounded_fit as _jf
 from ._jit import bounds as _jb
 from ._jit import lloyd as _jl
 from ._jit import micro as _micro
-from ._jit._decorators import addressed
+from ._jit.addressed import addressed, check, table
 
 #: On the ranked path, an iteration after one that recomputed more than this fraction of
 #: the rows recomputes them all, on the contiguous ranking copy (no gather), and sets every
@@ -291,16 +291,16 @@ FIT_BLOCK = 1024
 
 def block_kernels(X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part, partw, sums, wsum,
                   blk_full, blk_changed, chunk_done, fail):
-    """The kernels that :func:`fastrbf._jit.bounded_fit.fit_loop` calls through their
-    addresses (its last five arguments), compiled for the types of its other arguments
-    (those of :class:`FitLoop`)."""
+    """The table of the kernels that :func:`fastrbf._jit.bounded_fit.fit_loop` calls
+    through their addresses (its last argument), compiled for the types of its other
+    arguments (those of :class:`FitLoop`), in the order of ``bounded_fit.KERNELS``."""
     ty = numba.typeof
     i64, f64, b1 = types.int64, types.float64, types.boolean
     row = types.int64[::1]  # a row of ``fail``
     X_, C_, Cr_, lab_, U_, L_, K_ = ty(X), ty(C), ty(Cr), ty(labels), ty(U), ty(L), ty(shift)
     part_, partw_ = ty(part), ty(partw)
     rk, flt = types.Array(Cr_.dtype, 2, "C"), types.float64[:, ::1]
-    return (
+    return table(
         addressed(_jb.bound_rows, i64(X_, C_, K_, f64, i64, f64, K_, f64, f64, f64, f64, i64, i64, lab_, U_, L_, row,
                                       flt, types.boolean[::1], row)),
         addressed(_jb.certify_rows_direct, types.void(X_, ty(Xr), Cr_, C_, row, b1, i64, i64, ty(nx), f64, f64, f64,
@@ -366,7 +366,8 @@ class FitLoop:
                 np.empty(K), w, labels, labels_old, a.U, a.L, self.part, self.partw, self.sums, self.wsum,
                 np.empty(nch * nsub, dtype=np.int64), np.empty(nch * nsub, dtype=np.int64),
                 np.zeros(nch, dtype=np.int64), np.empty((self.nt, bs), dtype=np.int64))
-        self.args = args + block_kernels(*args)
+        self.ktab = block_kernels(*args)
+        self.args = (*args, self.ktab)
 
     @property
     def n_iter(self):
@@ -410,4 +411,5 @@ class FitLoop:
             sync[_jf.STOP] = 1
 
         _threads.team(member, self.nt, leave)
+        check(self.ktab, _jf.KERNELS)
         return int(ipar[_jf.I_STATUS])

@@ -116,7 +116,7 @@ for d, K in ((4, 16), (16, 64), (60, 20)):
 ADDRESSED = LISTEN + """
 import os
 from numba import njit, types
-from fastrbf._jit._decorators import addressed
+from fastrbf._jit.addressed import addressed, call, check, table
 from fastrbf._jit.lloyd import reduce_partials
 
 sig = types.void(types.float64[:, :, ::1], types.float64[:, ::1], types.float64[:, ::1], types.float64[::1])
@@ -124,13 +124,15 @@ k = addressed(reduce_partials, sig)
 assert addressed(reduce_partials, sig) is k
 
 @njit
-def through(f, a, b, c, e):
-    f(a, b, c, e)
+def through(tab, a, b, c, e):
+    call(tab, 0, (a, b, c, e))
 
 rng = np.random.default_rng(2)
 part, partw = rng.standard_normal((5, 4, 3)), rng.standard_normal((5, 4))
 out, ow = np.empty((4, 3)), np.empty(4)
-through(k, part, partw, out, ow)
+tab = table(k)
+through(tab, part, partw, out, ow)
+check(tab)
 assert np.array_equal(out, part.sum(axis=0)) and np.array_equal(ow, partw.sum(axis=0))
 print("CACHE", sorted(f for _, _, files in os.walk(os.environ["NUMBA_CACHE_DIR"]) for f in files
                       if "reduce_partials" in f))

@@ -33,14 +33,9 @@ Compile only what a call runs:
   The tile functions (``chunk_row``, ``chunk_row2``) stay ``jit``: they have several
   call sites, and numba's IR inliner copies a body per site (inlining them made
   ``sqdist`` 3.3 -> 4.4 s).
-- a long-lived compiled loop calls the big kernels of its steps through their
-  addresses (:func:`addressed`: compiled once, C-callable, passed in as arguments),
-  not as ``jit`` callees: numba links the code of every ``jit`` callee into its caller
-  and LLVM optimises and compiles it again there.  The k-means loop
-  (:func:`fastrbf._jit.bounded_fit.fit_loop`) held five such kernels; calling them by
-  address took its cold first call (20000 x 16, K = 64, fresh cache) from about
-  7.2 to 6.2 s.  LLVM cannot inline across the call, so this is for kernels that do a
-  block of rows per call, not for a helper called per row.
+- a compiled loop that runs a whole fit calls the big kernels of its steps through
+  their addresses (:mod:`fastrbf._jit.addressed`), not as ``jit`` callees, whose code
+  numba would compile once more inside the loop.
 - arrays are copied element by element, not by slice assignment from another array
   (``a[:] = b``): numba compiles the f-string message of that assignment's shape check,
   1.6 s of CPU here (one such copy of the centres in the compiled k-means loop
@@ -68,9 +63,6 @@ import functools
 import os
 
 import numba
-from numba.core import event, sigutils
-from numba.core.ccallback import CFunc
-from numba.core.compiler_lock import global_compiler_lock
 
 from .. import _notice  # noqa: F401  (the notice while kernels compile)
 
@@ -124,72 +116,6 @@ def _reduce_njit(func, fastmath):
         except RuntimeError:
             pass
     return numba.njit(cache=False, **opts)(func)
-
-
-class _Addressed(CFunc):
-    """A C-callable compilation of a kernel for one signature (numba's ``cfunc``) whose
-    real compilations fire numba's ``numba:compile`` event, as a dispatcher's do (the
-    compile notice and the compile tests listen to it; loading from the cache fires
-    none)."""
-
-    @property
-    def py_func(self):
-        return self._pyfunc
-
-    def _compile_uncached(self):
-        sig = self._sig
-        with event.trigger_event("numba:compile", data={"dispatcher": self, "args": sig.args,
-                                                        "return_type": sig.return_type}):
-            return super()._compile_uncached()
-
-
-_addressed: dict = {}
-
-
-def addressed(kernel, sig):
-    """``kernel`` (a ``jit`` dispatcher or a plain function) compiled for the numba
-    signature ``sig`` (``return_type(*arg_types)``) as a C-callable function, for a
-    compiled loop that takes it as an argument and calls it through its address (its
-    type is ``numba.types.FunctionType(sig)``; numba checks every call against ``sig``
-    when it compiles the caller).  Compiled once per signature and process, with the
-    flags and the cache of :func:`jit`.
-
-    Such a kernel must not raise: an exception cannot cross the C call (numba prints it
-    and the caller goes on), so it allocates nothing (the caller passes its scratch
-    arrays) and checks nothing that could fail.  It is compiled without numba's reference
-    counting (``_nrt=False``): an allocation does not compile, and a slice of an argument
-    costs no atomic count on memory that the other threads' calls also count (the
-    caller keeps the arrays alive).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from numba import types
-    >>> def scale(x, a):
-    ...     for i in range(x.shape[0]):
-    ...         x[i] *= a
-    >>> k = addressed(scale, types.void(types.float64[::1], types.float64))
-    >>> isinstance(k.address, int) and addressed(scale, types.void(types.float64[::1], types.float64)) is k
-    True
-    """
-    func = getattr(kernel, "py_func", kernel)
-    key = (func, sig)
-    compiled = _addressed.get(key)
-    if compiled is not None:
-        return compiled
-    with global_compiler_lock:  # (not a lock of its own: a fork waits for this one)
-        compiled = _addressed.get(key)
-        if compiled is None:
-            compiled = _Addressed(func, sigutils.normalize_signature(sig), locals={},
-                                  options=dict(fastmath=set(FASTMATH), error_model="numpy", _nrt=False))
-            if _cache_enabled():
-                try:
-                    compiled.enable_caching()
-                except RuntimeError:  # "cannot cache function ...: no locator available"
-                    pass
-            compiled.compile()
-            _addressed[key] = compiled
-    return compiled
 
 
 #: blocks per thread of a :class:`BlockKernel` run: several, so that a thread that the

@@ -34,6 +34,7 @@ late (or never) leaves its blocks to the others, and the leader alone runs them 
 import numpy as np
 
 from ._decorators import jit, jit_inline
+from .addressed import call, call_int
 from .bounds import BOUND_ROWS
 from .lloyd import centre_step
 from .micro import argmin_cols
@@ -54,13 +55,17 @@ F_GAM, F_ETA, F_RGAM, F_RETA, F_UNIT, F_NCMAX = 0, 1, 2, 3, 4, 5
 F_FAR1, F_FAR2, F_TOL, F_FULL_FRACTION, F_SHIFT = 6, 7, 8, 9, 10
 FPAR_SIZE = 12
 
+# the entries of the kernel table (ktab)
+K_BOUND, K_CERT, K_UPDATE, K_CENTRES, K_REDUCE = 0, 1, 2, 3, 4
+KERNELS = ("bound_rows", "certify_rows_direct", "update_partials", "centre_bounds", "reduce_partials")
+
 # I_STATUS after a call
 RUNNING, STOPPED, EMPTY, CONVERGED = 0, 1, 2, 3
 
 
 @jit_inline
 def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part, partw,
-           blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s):
+           blk_full, blk_changed, chunk_done, fail, ktab, s):
     # block t of the open phase: rows lo:hi of chunk c
     n = X.shape[0]
     chunk = ipar[I_CHUNK]
@@ -79,23 +84,23 @@ def _block(t, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, lab
     scratch = fail[tid]
     listed = ipar[I_FULL] == 0  # else every row, ranked on the contiguous copy
     if m > 0 and listed:
-        m = k_bound(X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam, eta, lo, hi,
-                    labels, U, L, scratch, s[0], s[1], s[2])
+        m = call_int(ktab, K_BOUND, (X, C, shift, fpar[F_FAR1], ipar[I_FAR_J], fpar[F_FAR2], half_gap, gam, eta, gam,
+                                     eta, lo, hi, labels, U, L, scratch, s[0], s[1], s[2]))
     if m > 0:
-        k_cert(X, Xr, Cr, C, scratch, listed, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
-               ipar[I_BRUTE] == 0, labels, U, L, s[3], s[4], s[5], s[6], s[7])
+        call(ktab, K_CERT, (X, Xr, Cr, C, scratch, listed, lo, m, nx, ncmax, unit, fpar[F_RGAM], fpar[F_RETA], gam, eta,
+                            ipar[I_BRUTE] == 0, labels, U, L, s[3], s[4], s[5], s[6], s[7]))
     changed = 0
     for i in range(lo, hi):
         changed += labels[i] != labels_old[i]
     blk_full[t] = m
     blk_changed[t] = changed
     if atomic_add(chunk_done, c, 1) + 1 == nsub * ipar[I_PHASE]:  # the chunk's last block
-        k_update(X, labels, w, chunk, c, c + 1, part, partw)
+        call(ktab, K_UPDATE, (X, labels, w, chunk, c, c + 1, part, partw))
 
 
 @jit_inline
 def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-                 partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s):
+                 partw, blk_full, blk_changed, chunk_done, fail, ktab, s):
     while True:
         end = atomic_load(sync, END)
         t = atomic_load(sync, TICKET)
@@ -103,14 +108,13 @@ def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, la
             return
         if atomic_cas(sync, TICKET, t, t + 1):
             _block(t - atomic_load(sync, BASE), tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels,
-                   labels_old, U, L, part, partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s)
+                   labels_old, U, L, part, partw, blk_full, blk_changed, chunk_done, fail, ktab, s)
             atomic_add(sync, DONE, 1)
 
 
 @jit
 def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, k_centres,
-             k_reduce):
+             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail, ktab):
     # IN (thread 0 reads and updates; see the slots above): ipar/fpar the loop's state,
     #     X (n, d), Xr the ranking copy (float32 (d, n)), mu/nx the centring (unit > 0),
     #     w (n,), the budget of iterations for this call
@@ -120,10 +124,10 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     #     sums/wsum the cluster sums of the last iteration
     # scratch: shift, half_gap (K,), blk_full, blk_changed (blocks,), chunk_done
     #     (chunks,) block counts that only grow, fail (threads, bs)
-    # the kernels, called through their addresses (fastrbf._jit._decorators.addressed):
-    #     k_bound, k_cert, k_update, k_centres, k_reduce = bounds.bound_rows,
+    # ktab: the kernels called through their addresses (a fastrbf._jit.addressed.table:
+    #     K_BOUND, K_CERT, K_UPDATE, K_CENTRES, K_REDUCE = bounds.bound_rows,
     #     bounds.certify_rows_direct, lloyd.update_partials, bounds.centre_bounds,
-    #     lloyd.reduce_partials for these arguments' types
+    #     lloyd.reduce_partials compiled for these arguments' types)
     n = X.shape[0]
     K = C.shape[0]
     d = X.shape[1]
@@ -164,7 +168,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             # (the brute-force loop, I_BRUTE: every iteration a full pass without bounds)
             full = ipar[I_BRUTE] or ipar[I_FIRST] or (not ipar[I_WAS_FULL] and ipar[I_N_FULL] > fpar[F_FULL_FRACTION] * n)
             if not full:
-                k_centres(C_prev, C, gam, eta, shift, half_gap)
+                call(ktab, K_CENTRES, (C_prev, C, gam, eta, shift, half_gap))
                 far_j = 0
                 for j in range(1, K):
                     if shift[j] > shift[far_j]:
@@ -193,7 +197,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             atomic_store(sync, END, base + nb)
             atomic_add(sync, GEN, 1)
         _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-                     partw, blk_full, blk_changed, chunk_done, fail, k_bound, k_cert, k_update, s)
+                     partw, blk_full, blk_changed, chunk_done, fail, ktab, s)
         if not leader:
             continue
         r = 0
@@ -215,7 +219,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
             for k in range(d):
                 C_prev[j, k] = C[j, k]
         # the Lloyd loop (fastrbf.cluster._lloyd)
-        k_reduce(part, partw, sums, wsum)
+        call(ktab, K_REDUCE, (part, partw, sums, wsum))
         ipar[I_IT] += 1
         ipar[I_CHANGED] = changed
         for j in range(K):

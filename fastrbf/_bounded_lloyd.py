@@ -60,7 +60,7 @@ Decisions:
   ranking, the update, the centres' gaps, the sums) through their addresses
   (:func:`block_kernels`, :mod:`fastrbf._jit.addressed`), so their code is compiled
   once, not once more inside the loop: a realistic first call (20000 x 16, K = 64,
-  fresh cache) 7.0 -> 5.3 s, the same bits and the same speed per iteration (one
+  fresh cache) 6.8 -> 4.8 s, the same bits and the same speed per iteration (one
   thread, 20000 rows, 110 iterations: 59.2-62.4 against 58.4-59.3 ms).
 - The direct and GEMM paths keep the Python loop (:meth:`BoundedAssigner.__call__`):
   assignment and update fused per chunk of ``UPDATE_CHUNK`` rows, a chunk's partial sums

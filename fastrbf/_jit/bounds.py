@@ -326,6 +326,8 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     #      recomputed, takes both from its _exact_sq distances
     # scratch (NB = argmin_cols(Cr) columns): tile (d, NB) and ranked (2, NB) in Cr's
     #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
+    # (called by address from the compiled loop, fastrbf._jit.bounded_fit: allocates
+    # nothing and cannot raise)
     # The bounds from the ranked distances need no read of X: 8.5 -> 2.1 ns a row on top
     # of the ranking (its float64 distance to the label, summed anew, cost the rest;
     # float64, d = 16, K = 64, one thread, every row of 20000; the ranking alone 30 ns).

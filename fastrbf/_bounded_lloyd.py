@@ -317,6 +317,19 @@ def block_kernels(X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labe
     )
 
 
+def fit_scratch(d, rank_dtype):
+    """One thread's scratch arrays for the kernels of the compiled loop's blocks (the
+    last argument of :func:`fastrbf._jit.bounded_fit.fit_loop`): those of
+    ``bounds.bound_rows`` (``BOUND_ROWS`` rows) and of ``bounds.certify_rows_direct``
+    (``NB`` columns of the ranking micro-kernel for ``rank_dtype``, the dtype of the
+    ranking centres), in the order of :func:`block_kernels`' signatures."""
+    nb = _micro.argmin_nr() * _micro.lanes(numba.from_dtype(np.dtype(rank_dtype)))
+    rows = _jb.BOUND_ROWS
+    return (np.empty((4, rows)), np.empty(rows, dtype=np.bool_), np.empty(rows, dtype=np.int64),
+            np.empty((d, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int64), np.empty((2, nb), dtype=rank_dtype),
+            np.empty(nb, dtype=np.int32), np.empty((3, nb)))
+
+
 class FitLoop:
     """The Lloyd iterations on the ranked paths, bounded or (``brute``) brute force, in
     one compiled loop that the threads run together (:mod:`fastrbf._jit.bounded_fit`),
@@ -373,6 +386,7 @@ class FitLoop:
                 np.zeros(nch, dtype=np.int64), np.empty((self.nt, bs), dtype=np.int64))
         self.ktab = block_kernels(*args)
         self.args = (*args, self.ktab)
+        self.scratch = [fit_scratch(d, Cr.dtype) for _ in range(self.nt)]
 
     @property
     def n_iter(self):
@@ -407,7 +421,7 @@ class FitLoop:
 
         def member(tid):
             try:
-                _jf.fit_loop(tid, sync, ipar, fpar, *self.args)
+                _jf.fit_loop(tid, sync, ipar, fpar, *self.args, self.scratch[tid])
             except BaseException:
                 sync[_jf.FAIL] = 1  # the leader stops waiting for this thread's block
                 raise

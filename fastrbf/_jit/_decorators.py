@@ -33,6 +33,7 @@ Compile only what a call runs:
   The tile functions (``chunk_row``, ``chunk_row2``) stay ``jit``: they have several
   call sites, and numba's IR inliner copies a body per site (inlining them made
   ``sqdist`` 3.3 -> 4.4 s).
+- a kernel that allocates nothing is ``jit_static`` (no reference counting);
 - a compiled loop that runs a whole fit calls the big kernels of its steps through
   their addresses (:mod:`fastrbf._jit.addressed`), not as ``jit`` callees, whose code
   numba would compile once more inside the loop.
@@ -73,10 +74,12 @@ def _cache_enabled():
     return os.environ.get("FASTRBF_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _njit(func, *, parallel, cache, inline="never"):
+def _njit(func, *, parallel, cache, inline="never", nrt=True):
     opts = dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True, parallel=parallel)
     if inline != "never":
         opts["inline"] = inline
+    if not nrt:
+        opts["_nrt"] = False
     if cache:
         try:
             return numba.njit(cache=True, **opts)(func)
@@ -88,6 +91,16 @@ def _njit(func, *, parallel, cache, inline="never"):
 def jit(func):
     """Compile a helper called from other kernels (serial, cached)."""
     return _njit(func, parallel=False, cache=_cache_enabled())
+
+
+def jit_static(func):
+    """Compile a kernel called from Python that allocates nothing (serial, cached),
+    without numba's reference counting (``_nrt=False``): its arrays are all the
+    caller's, so the count on every array it touches (an atomic increment and
+    decrement per use) is dead code that costs compile time.  The compiled k-means loop
+    took 0.28 s less to compile without it (and 0.16 s less with its scratch arrays
+    passed in, not allocated)."""
+    return _njit(func, parallel=False, cache=_cache_enabled(), nrt=False)
 
 
 def jit_inline(func):

@@ -33,11 +33,9 @@ late (or never) leaves its blocks to the others, and the leader alone runs them 
 
 import numpy as np
 
-from ._decorators import jit, jit_inline
+from ._decorators import jit_inline, jit_static
 from .addressed import call, call_int
-from .bounds import BOUND_ROWS
 from .lloyd import centre_step
-from .micro import argmin_cols
 from .spin import atomic_add, atomic_cas, atomic_load, atomic_store, relax
 
 # slots of ``sync`` (int64, one 64-byte line each)
@@ -112,9 +110,9 @@ def _take_blocks(sync, tid, ipar, fpar, X, Xr, nx, C, Cr, shift, half_gap, w, la
             atomic_add(sync, DONE, 1)
 
 
-@jit
+@jit_static
 def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labels_old, U, L, part,
-             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail, ktab):
+             partw, sums, wsum, blk_full, blk_changed, chunk_done, fail, ktab, s):
     # IN (thread 0 reads and updates; see the slots above): ipar/fpar the loop's state,
     #     X (n, d), Xr the ranking copy (float32 (d, n)), mu/nx the centring (unit > 0),
     #     w (n,), the budget of iterations for this call
@@ -128,6 +126,8 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     #     K_BOUND, K_CERT, K_UPDATE, K_CENTRES, K_REDUCE = bounds.bound_rows,
     #     bounds.certify_rows_direct, lloyd.update_partials, bounds.centre_bounds,
     #     lloyd.reduce_partials compiled for these arguments' types)
+    # s: this thread's scratch for the kernels of its blocks (fastrbf._bounded_lloyd.
+    #     fit_scratch); the loop allocates nothing (jit_static)
     n = X.shape[0]
     K = C.shape[0]
     d = X.shape[1]
@@ -135,10 +135,6 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     unit = fpar[F_UNIT]
     gam = fpar[F_GAM]
     eta = fpar[F_ETA]
-    NB = argmin_cols(Cr)
-    s = (np.empty((4, BOUND_ROWS)), np.empty(BOUND_ROWS, dtype=np.bool_), np.empty(BOUND_ROWS, dtype=np.int64),
-         np.empty((d, NB), dtype=Cr.dtype), np.empty(NB, dtype=np.int64), np.empty((2, NB), dtype=Cr.dtype),
-         np.empty(NB, dtype=np.int32), np.empty((3, NB)))  # this thread's scratch for the kernels of its blocks
     leader = tid == 0
     left = ipar[I_BUDGET] if leader else 0  # iterations the leader may still start
     if leader:

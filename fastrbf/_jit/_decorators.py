@@ -74,8 +74,8 @@ def _cache_enabled():
     return os.environ.get("FASTRBF_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _njit(func, *, parallel, cache, inline="never", nrt=True):
-    opts = dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True, parallel=parallel)
+def _njit(func, *, parallel, cache, inline="never", nrt=True, fastmath=FASTMATH):
+    opts = dict(fastmath=set(fastmath), error_model="numpy", nogil=True, parallel=parallel, no_cfunc_wrapper=True)
     if inline != "never":
         opts["inline"] = inline
     if not nrt:
@@ -118,17 +118,7 @@ def jit_reduce(func):
     results stay bitwise reproducible across ``n_threads``.  Never use it on code that
     calls ``fexp`` (re-association would undo its range reduction).
     """
-    return _reduce_njit(func, set(FASTMATH) | {"reassoc"})
-
-
-def _reduce_njit(func, fastmath):
-    opts = dict(fastmath=fastmath, error_model="numpy", nogil=True)
-    if _cache_enabled():
-        try:
-            return numba.njit(cache=True, **opts)(func)
-        except RuntimeError:
-            pass
-    return numba.njit(cache=False, **opts)(func)
+    return _njit(func, parallel=False, cache=_cache_enabled(), fastmath=FASTMATH | {"reassoc"})
 
 
 #: blocks per thread of a :class:`BlockKernel` run: several, so that a thread that the

@@ -71,13 +71,16 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         def rows(ids):
             return np.ascontiguousarray(X[ids])
 
+        def scratch():
+            return np.empty(_jseed.JB, dtype=Xt.dtype)
+
         def update(cand, c, closest, wc):
-            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, c, closest, w64, c0, c1, no_part, wc), nch,
-                                n_threads)
+            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, c, closest, w64, c0, c1, no_part, wc,
+                                                                scratch()), nch, n_threads)
 
         def potentials(cand, closest, part):
-            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, -1, closest, w64, c0, c1, part, no_wc),
-                                nch, n_threads)
+            _threads.map_ranges(lambda c0, c1: _jseed.seed_pass(Xt, cand, -1, closest, w64, c0, c1, part, no_wc,
+                                                                scratch()), nch, n_threads)
 
     centers = np.empty((K, X.shape[1]), dtype=X.dtype)
     indices = np.empty(K, dtype=np.int64)

@@ -10,7 +10,7 @@ costs nothing for small data (one range, called directly).
 
 import numpy as np
 
-from ._decorators import jit, jit_inline, jit_reduce
+from ._decorators import jit_inline, jit_reduce, jit_static
 from .tiles import JB, chunk_row
 
 SEED_CHUNK = 8192  # points per partial sum
@@ -33,8 +33,8 @@ def _wmin_sum(w, closest, o):
 _row = jit_inline(chunk_row.py_func)
 
 
-@jit
-def seed_pass(Xt, cand, pick, closest, w, c0, c1, part, wc):
+@jit_static
+def seed_pass(Xt, cand, pick, closest, w, c0, c1, part, wc, o):
     # One pass of the seeding over the chunks c0:c1 (serial: the caller spreads chunk
     # ranges over worker threads).  IN: Xt (d, n), cand (t, d) candidate centres,
     #     closest (n,) float64 squared distance of each point to the nearest chosen
@@ -43,11 +43,11 @@ def seed_pass(Xt, cand, pick, closest, w, c0, c1, part, wc):
     #     sum_j w_j min(closest_j, ||x_j - cand_c||^2)
     # pick >= 0, candidate `pick` chosen: IN/OUT closest (n,); OUT wc (n,) = w * closest
     #     (for the next sampling)
+    # scratch: o (JB,) in Xt's dtype (the kernel allocates nothing: jit_static)
     # One kernel for both (not two): the distance loop is compiled once, 0.6 s less of
     # cold compile for a first k-means call.
     n = Xt.shape[1]
     t = cand.shape[0] if pick < 0 else 1
-    o = np.empty(JB, dtype=Xt.dtype)
     for b in range(c0, c1):
         lo = b * SEED_CHUNK
         hi = min(n, lo + SEED_CHUNK)

@@ -17,7 +17,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._decorators import jit
+from ._decorators import jit_inline
 
 #: rounds of the spin-wait hint before :func:`relax` yields the core on every round
 #: (about 20-60 us at 20-60 ns a ``pause``)
@@ -122,7 +122,7 @@ def _give_away(typingctx):
     return types.none(), codegen
 
 
-@jit
+@jit_inline
 def relax(rounds):
     # one round of a spin wait, ``rounds`` the rounds waited so far: the spin-wait hint,
     # and from SPINS rounds on the core given away

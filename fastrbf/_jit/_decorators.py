@@ -2,7 +2,8 @@
 
 ``jit`` is for helpers that are called from other jitted code (inlined by LLVM),
 ``jit_inline`` for the few tiny ones inlined at numba-IR level (the vectorised ``cos``
-and ``sin``), ``jit_reduce`` for re-associable sums;
+and ``sin``), ``jit_reduce`` for re-associable sums, ``jit_static`` for a kernel that
+allocates nothing (compiled without reference counting);
 ``pjit(tasks=...)`` makes a top-level kernel: a :class:`BlockKernel`, a serial
 ``nogil`` function over a range ``lo:hi`` of independent tasks (its first two
 arguments; each task owns its own part of the output), and ``kernel.run(n_threads,
@@ -54,6 +55,9 @@ Flags are the same everywhere:
   reductions and the exp range reduction).
 - ``error_model="numpy"`` (no Python exception checks on division) and ``nogil=True``
   (other Python threads run while a kernel runs).
+- ``no_cfunc_wrapper=True``: numba would compile, next to each kernel, a C-callable
+  wrapper that only a call through a first-class function uses; fastrbf makes no such
+  call (:mod:`fastrbf._jit.addressed` compiles its own).
 
 Nothing compiles at import: dispatchers are lazy and compile once per dtype on the
 first call (the public wrappers always pass C-contiguous, writeable arrays, so there

@@ -61,7 +61,9 @@ Decisions:
   (:func:`block_kernels`, :mod:`fastrbf._jit.addressed`), so their code is compiled
   once, not once more inside the loop: a realistic first call (20000 x 16, K = 64,
   fresh cache) 6.8 -> 4.8 s, the same bits and the same speed per iteration (one
-  thread, 20000 rows, 110 iterations: 59.2-62.4 against 58.4-59.3 ms).
+  thread, 20000 rows, 110 iterations: 59.2-62.4 against 58.4-59.3 ms).  The loop
+  allocates nothing (its threads' scratch comes from :func:`fit_scratch`) and is
+  compiled without reference counting: 4.6 -> 4.2 s with the seeding's pass done alike.
 - The direct and GEMM paths keep the Python loop (:meth:`BoundedAssigner.__call__`):
   assignment and update fused per chunk of ``UPDATE_CHUNK`` rows, a chunk's partial sums
   filled right after its rows are assigned, by the same thread.  (One kernel doing a
@@ -242,9 +244,8 @@ class BoundedAssigner:
         def work(c):
             lo, hi = c * chunk, min(n, (c + 1) * chunk)
             fail = np.empty(hi - lo, dtype=np.int64)
-            nb = _jb.BOUND_ROWS
             m = _jb.bound_rows(X, C, shift, far1, far_j, far2, half_gap, *args, lo, hi, labels, U, L, fail,
-                               np.empty((4, nb)), np.empty(nb, dtype=np.bool_), np.empty(nb, dtype=np.int64))
+                               *bound_scratch())
             rows = fail[:m]
             if m and self.direct:
                 _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
@@ -317,17 +318,21 @@ def block_kernels(X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labe
     )
 
 
+def bound_scratch():
+    """The scratch arrays of one call of ``bounds.bound_rows`` (``BOUND_ROWS`` rows)."""
+    rows = _jb.BOUND_ROWS
+    return np.empty((4, rows)), np.empty(rows, dtype=np.bool_), np.empty(rows, dtype=np.int64)
+
+
 def fit_scratch(d, rank_dtype):
     """One thread's scratch arrays for the kernels of the compiled loop's blocks (the
     last argument of :func:`fastrbf._jit.bounded_fit.fit_loop`): those of
-    ``bounds.bound_rows`` (``BOUND_ROWS`` rows) and of ``bounds.certify_rows_direct``
+    ``bounds.bound_rows`` (:func:`bound_scratch`) and of ``bounds.certify_rows_direct``
     (``NB`` columns of the ranking micro-kernel for ``rank_dtype``, the dtype of the
     ranking centres), in the order of :func:`block_kernels`' signatures."""
-    nb = _micro.argmin_nr() * _micro.lanes(numba.from_dtype(np.dtype(rank_dtype)))
-    rows = _jb.BOUND_ROWS
-    return (np.empty((4, rows)), np.empty(rows, dtype=np.bool_), np.empty(rows, dtype=np.int64),
-            np.empty((d, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int64), np.empty((2, nb), dtype=rank_dtype),
-            np.empty(nb, dtype=np.int32), np.empty((3, nb)))
+    nb = _micro.argmin_width(numba.from_dtype(np.dtype(rank_dtype)))
+    return (*bound_scratch(), np.empty((d, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int64),
+            np.empty((2, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int32), np.empty((3, nb)))
 
 
 class FitLoop:
@@ -356,7 +361,7 @@ class FitLoop:
             Xr = a.inner.transposed()
         chunk = _jl.UPDATE_CHUNK
         nch = (n + chunk - 1) // chunk
-        tile = _micro.argmin_nr() * _micro.lanes(types.float32)  # columns of a ranking tile
+        tile = _micro.argmin_width(types.float32)  # columns of a ranking tile
         bs = FIT_BLOCK if FIT_BLOCK < tile else -(-FIT_BLOCK // tile) * tile
         nsub = -(-chunk // bs)
         self.nt = max(1, min(_threads.resolve(a.n_threads), -(-n // bs) if nch == 1 else nch * nsub))

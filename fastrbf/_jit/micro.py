@@ -442,12 +442,18 @@ def sq_argmin_block(typingctx, C, Xt, j, best, second, lab):
     return types.void(C, Xt, types.int64, best, second, lab), _emit_argmin
 
 
+def argmin_width(dtype):
+    """The columns of a block of :func:`sq_argmin_block` for the numba dtype ``dtype``
+    (in Python; :func:`argmin_cols` in compiled code)."""
+    return argmin_nr() * lanes(dtype)
+
+
 @intrinsic
 def argmin_cols(typingctx, a):
     """The columns of a block of :func:`sq_argmin_block` for the dtype of ``a``."""
     if not isinstance(a, types.Array):
         return None
-    nb = argmin_nr() * lanes(a.dtype)
+    nb = argmin_width(a.dtype)
 
     def codegen(context, builder, sig, args):
         return ir.Constant(ir.IntType(64), nb)

@@ -9,8 +9,18 @@ from ._threads import threads
 from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
 from .cluster import EmptyClusterError, KMeansResult, kmeans, kmeans_plusplus, lloyd_assign, lloyd_update
 from .distances import sqdist
-from .gp import GPModel, GPPrediction, gp_log_marginal_likelihood, gp_regression
-from .gpr import GaussianProcess, gaussian_process, gaussian_process_lml
+from .gp import (
+    GaussianProcess,
+    GPModel,
+    GPPrediction,
+    SparseGaussianProcess,
+    gaussian_process,
+    gaussian_process_lml,
+    gp_log_marginal_likelihood,
+    gp_regression,
+    sparse_gaussian_process,
+    sparse_gaussian_process_lml,
+)
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .models import (
@@ -28,7 +38,6 @@ from .models import (
     rbf_network,
 )
 from .neighbors import knn, knn_predict, nadaraya_watson, radius_neighbors, rbf_vote
-from .sparse_gp import SparseGaussianProcess, sparse_gaussian_process, sparse_gaussian_process_lml
 from .user_kernels import UserKernel, define_kernel
 
 __version__ = "0.1.0"

@@ -21,10 +21,10 @@
   still needs the GIL to start its task, and sleeps on it while the caller prepares its
   own.
 - **One exception to "nothing spins while idle"**: the compiled k-means loop
-  (:mod:`fastrbf._jit.bounded_fit`) runs on :func:`team`, whose members stay inside
+  (:mod:`fastrbf._jit.cluster.bounded_fit`) runs on :func:`team`, whose members stay inside
   one compiled call for the whole fit and wait between iterations by spinning on the
   CPU's spin-wait hint, then yielding the core (``sched_yield``) on every round after
-  about 1024 (:mod:`fastrbf._jit.spin`).  A wait there lasts the leader's own share of
+  about 1024 (:mod:`fastrbf._jit.llvm.spin`).  A wait there lasts the leader's own share of
   an iteration (about 20-30 us); the members leave when the fit ends.  It took k-means
   to convergence on 20000 x 16, K = 64 (110 iterations, 2 cores) from 54 to 39-50 ms, where
   the polling pool above gave 4%: no task starts in Python, so no thread sleeps on
@@ -240,7 +240,7 @@ def _pool():
 def team(func, n_threads, on_exit):
     """``func(0)`` on the calling thread and ``func(1)`` ... ``func(n_threads - 1)`` on
     worker threads, for a compiled loop whose threads work together
-    (:mod:`fastrbf._jit.bounded_fit`): ``func(0)`` must finish whether or not the
+    (:mod:`fastrbf._jit.cluster.bounded_fit`): ``func(0)`` must finish whether or not the
     others ever start.  ``on_exit()`` runs when ``func(0)`` returns or raises (it tells
     the others to leave); then the workers are waited for (one that never started is
     cancelled).  Exceptions propagate, a worker's after ``func(0)``'s."""

@@ -14,7 +14,7 @@ Decisions:
   the same output width, lower variance per feature.
 - ``transform`` is one BLAS GEMM (``X @ W`` in fixed row blocks, one BLAS thread each), then one
   parallel numba pass applying a vectorised cos (and sin) in place
-  (:mod:`fastrbf._jit.trig`: Cody-Waite reduction, <= 2 ulp for ``|arg| <= 1e6`` in
+  (:mod:`fastrbf._jit.llvm.trig`: Cody-Waite reduction, <= 2 ulp for ``|arg| <= 1e6`` in
   float64, ``1e5`` in float32; larger arguments go through libm, so results are never
   wrong).  Measured on 2 cores against two alternatives: row blocks on worker
   threads, each a single-threaded GEMM then the serial pass (1.6-1.9x slower), and a
@@ -48,9 +48,9 @@ import numpy as np
 from . import _dense, _threads
 from . import _validation as _v
 from ._jit import features as _jf
-from ._jit import trig as _jt
+from ._jit.llvm import trig as _jt
 from ._typing import ArrayLike, DTypeLike, FloatArray, KernelArg, Seed, Threads
-from .cluster import kmeans_named
+from .cluster._kmeans import kmeans_named
 from .kernels import check_kernel, check_params, gram, kernel_value
 
 _F64 = np.dtype(np.float64)

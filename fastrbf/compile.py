@@ -238,7 +238,7 @@ def _knn_tree(dtype):
 
 def _knn_tree_many(dtype):
     import fastrbf
-    from fastrbf._kdtree import LIST_MIN_K, LIST_MIN_M
+    from fastrbf.neighbors._kdtree import LIST_MIN_K, LIST_MIN_M
 
     # many queries at a larger k in low dimension: the kd-tree's list search
     X, _ = _data(dtype, n=LIST_MIN_M)

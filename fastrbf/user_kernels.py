@@ -66,7 +66,7 @@ from . import _pairwise as _pw
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._jit._decorators import jit
-from ._jit.exp import fexp
+from ._jit.llvm.exp import fexp
 from .kernels import KERNELS
 
 __all__ = ["UserKernel", "define_kernel", "exp", "user_kernel"]

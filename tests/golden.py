@@ -40,9 +40,9 @@ def _flatten(value, out):
     return out
 
 
-def cases(dtype):  # noqa: PLR0915 - one flat list is the easiest to read and extend
+def cases(dtype):
     import fastrbf
-    import fastrbf.sklearn as fsk
+    import fastrbf.sklearn._estimators as fsk
 
     rng = np.random.default_rng(11)
 
@@ -279,7 +279,7 @@ def main(argv):
     bad = []
     for key in sorted(set(want) | set(got)):
         w, g = want.get(key), got.get(key)
-        if w is None or g is None or len(w) != len(g) or not all(_same(x, y) for x, y in zip(w, g)):
+        if w is None or g is None or len(w) != len(g) or not all(_same(x, y) for x, y in zip(w, g, strict=True)):
             bad.append(key)
             print("DIFFERS", key, (w or ["missing"])[0] if w and isinstance(w[0], str) else "",
                   (g or ["missing"])[0] if g and isinstance(g[0], str) else "")

@@ -1,4 +1,4 @@
-"""Kernels called through their addresses (fastrbf._jit.addressed): the call computes
+"""Kernels called through their addresses (fastrbf._jit.llvm.addressed): the call computes
 what the kernel does, and a table entry compiled for other argument types is never
 called (the call is skipped and reported)."""
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit, types
 
-from fastrbf._jit.addressed import addressed, call, call_int, check, signature_key, table
+from fastrbf._jit.llvm.addressed import addressed, call, call_int, check, signature_key, table
 
 
 def _axpy(y, a, x):

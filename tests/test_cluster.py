@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
 
 import fastrbf
-from fastrbf import _assign, cluster, reference
+from fastrbf import reference
+from fastrbf.cluster import _assign
+from fastrbf.cluster import _kmeans as cluster
 
 DTYPES = [np.float64, np.float32]
 
@@ -266,7 +268,7 @@ def test_small_problem_path_is_bitwise_the_general_path(rng, monkeypatch, dtype,
     if empty_start:
         C0[5] = 1e3  # attracts nothing: relocated at the first iteration
     a = fastrbf.kmeans(X, 20, init=C0, max_iter=40)
-    from fastrbf._jit import lloyd as jl
+    from fastrbf._jit.cluster import lloyd as jl
 
     monkeypatch.setattr(jl, "UPDATE_CHUNK", 1)  # disables the small path (n > chunk)
     monkeypatch.setattr(cluster, "_jl", jl)
@@ -302,7 +304,7 @@ def test_gemm_path_relocation_and_inertia_match_direct_path(rng, monkeypatch):
 def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offset):
     """The one-pass certification (centre index packed in the low bits of the order
     key) gives exactly the labels and distances of the two-pass one."""
-    from fastrbf._jit import lloyd as jl
+    from fastrbf._jit.cluster import lloyd as jl
 
     X = (offset + rng.standard_normal((700, 9))).astype(dtype)
     C = X[rng.choice(700, K, replace=False)].copy()
@@ -508,7 +510,7 @@ def test_labels_and_inertia_of_the_final_centres_after_a_relocation(monkeypatch,
     by an ulp while no label changes; labels and inertia must be those of the final
     centres."""
     if not small:
-        from fastrbf._jit import lloyd as jl
+        from fastrbf._jit.cluster import lloyd as jl
 
         monkeypatch.setattr(jl, "UPDATE_CHUNK", 1)  # disables the small path (n > chunk)
         monkeypatch.setattr(cluster, "_jl", jl)

@@ -116,8 +116,8 @@ for d, K in ((4, 16), (16, 64), (60, 20)):
 ADDRESSED = LISTEN + """
 import os
 from numba import njit, types
-from fastrbf._jit.addressed import addressed, call, check, table
-from fastrbf._jit.lloyd import reduce_partials
+from fastrbf._jit.llvm.addressed import addressed, call, check, table
+from fastrbf._jit.cluster.lloyd import reduce_partials
 
 sig = types.void(types.float64[:, :, ::1], types.float64[:, ::1], types.float64[:, ::1], types.float64[::1])
 k = addressed(reduce_partials, sig)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import fastrbf
-from fastrbf import _kdtree
 from fastrbf import dask as fd
 from fastrbf.dask import neighbors as neighbors_mod
+from fastrbf.neighbors import _kdtree
 
 
 @pytest.fixture(autouse=True)

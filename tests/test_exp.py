@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fastrbf._jit import _decorators
-from fastrbf._jit.exp import fexp, flog, flog_pos
+from fastrbf._jit.llvm.exp import fexp, flog, flog_pos
 
 
 @_decorators.jit

@@ -6,7 +6,8 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, DotProduct, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as Cst
 
-from fastrbf import gp, gp_log_marginal_likelihood, gp_regression, reference
+from fastrbf import gp_log_marginal_likelihood, gp_regression, reference
+from fastrbf.gp import _prml as gp
 
 
 def _sk_kernel(theta, noise, bounds=(1e-5, 1e5)):

@@ -58,7 +58,7 @@ def test_code_counts_no_references(monkeypatch):
 
 
 def test_kmeans_loop_and_seeding_are_static():
-    from fastrbf._jit import bounded_fit, seeding
+    from fastrbf._jit.cluster import bounded_fit, seeding
 
     for kernel in (bounded_fit.fit_loop, seeding.seed_pass):
         assert kernel.targetoptions["_nrt"] is False, kernel

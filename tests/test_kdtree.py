@@ -7,8 +7,9 @@ import pytest
 from scipy.spatial import cKDTree
 from sklearn.neighbors import KDTree
 
-from fastrbf import _kdtree, knn, radius_neighbors
-from fastrbf._jit import kdgroups, kdtree
+from fastrbf import knn, radius_neighbors
+from fastrbf._jit.neighbors.brute import kdgroups, kdtree
+from fastrbf.neighbors import _kdtree
 
 
 def _data(rng, kind, n, m, d, dtype):

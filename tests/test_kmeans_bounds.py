@@ -6,9 +6,12 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastrbf
-from fastrbf import _assign, _bounded_lloyd, cluster, reference
-from fastrbf._jit import lloyd as jl
-from fastrbf._kmeans_init import greedy_kmeans_plusplus
+from fastrbf import reference
+from fastrbf._jit.cluster import lloyd as jl
+from fastrbf.cluster import _assign
+from fastrbf.cluster import _bounded as _bounded_lloyd
+from fastrbf.cluster import _kmeans as cluster
+from fastrbf.cluster._seeding import greedy_kmeans_plusplus
 
 DTYPES = [np.float64, np.float32]
 
@@ -365,8 +368,8 @@ def test_centre_bounds_hold_and_are_tight(rng, K, d):
     """The centres' shifts are upper bounds of the true moves, and the half gaps lower
     bounds of half the true distance to the nearest other centre (a duplicate centre:
     0), each within a few roundings of the true value (80-bit sums of exact squares)."""
-    from fastrbf._bounded_lloyd import sq_errors
-    from fastrbf._jit import bounds as jb
+    from fastrbf._jit.cluster import bounds as jb
+    from fastrbf.cluster._bounded import sq_errors
 
     C = rng.standard_normal((K, d)) * 3.0
     C_old = C + 1e-3 * rng.standard_normal((K, d))

@@ -7,7 +7,7 @@ have none at float32 resolution, and the ties they hold (duplicated rows taken a
 initial centres) are exact in every form.
 
 Tolerances: float64 centres are the same sums divided by the same weights as on the
-densified data (bitwise, see :mod:`fastrbf._jit.sparse_lloyd`), so 1e-12 relative is
+densified data (bitwise, see :mod:`fastrbf._jit.cluster.sparse`), so 1e-12 relative is
 slack; float32 centres are the float32 rounding of the same float64 means, so equal
 to float32 resolution (``eps32``).  scikit-learn sums float32 data in float32, so its
 float32 centres differ from the exact means by about ``n eps32`` relative.
@@ -20,9 +20,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import fastrbf
 from fastrbf import _threads, reference
-from fastrbf._jit import lloyd as _jl
-from fastrbf._kmeans_init import random_init
-from fastrbf._sparse_lloyd import check_csr
+from fastrbf._jit.cluster import lloyd as _jl
+from fastrbf.cluster._seeding import random_init
+from fastrbf.cluster._sparse import check_csr
 
 DTYPES = [np.float64, np.float32]
 RTOL = {np.float64: 1e-12, np.float32: float(np.finfo(np.float32).eps)}

@@ -7,7 +7,7 @@ import pytest
 import fastrbf
 from fastrbf._jit import _decorators
 from fastrbf._jit import local as jl
-from fastrbf._jit.exp import flog
+from fastrbf._jit.llvm.exp import flog
 from fastrbf.kernels import KERNELS
 
 

@@ -1,4 +1,4 @@
-"""The register-blocked micro-kernels (fastrbf._jit.micro) give bitwise the values of
+"""The register-blocked micro-kernels (fastrbf._jit.llvm.micro) give bitwise the values of
 ``chunk_row``, whatever the shape, the offsets, the vector template and the thread count,
 and so do the functions built on them (sqdist, gram, knn, the direct Lloyd assignment)."""
 
@@ -14,9 +14,10 @@ from numpy.testing import assert_array_equal
 
 import fastrbf
 from fastrbf import _pairwise
-from fastrbf._jit import micro, tiles
-from fastrbf.cluster import lloyd_assign
-from fastrbf.neighbors import knn
+from fastrbf._jit import tiles
+from fastrbf._jit.llvm import micro
+from fastrbf.cluster._kmeans import lloyd_assign
+from fastrbf.neighbors._knn import knn
 
 DTYPES = [np.float64, np.float32]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

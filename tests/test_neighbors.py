@@ -3,8 +3,8 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 
 from fastrbf import knn, knn_predict, nadaraya_watson, rbf_vote, reference
-from fastrbf._jit import neighbors as _jn
 from fastrbf._jit import tiles as _jt
+from fastrbf._jit.neighbors.brute import brute as _jn
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

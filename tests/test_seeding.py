@@ -4,8 +4,9 @@ same greedy algorithm (scikit-learn's), with the same random draws."""
 import numpy as np
 import pytest
 
-from fastrbf import cluster, reference
-from fastrbf._jit import seeding
+from fastrbf import reference
+from fastrbf._jit.cluster import seeding
+from fastrbf.cluster import _kmeans as cluster
 
 
 def _numpy_plusplus(X, K, w, rng):

@@ -20,8 +20,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 import fastrbf
+import fastrbf.sklearn as fsk
 from fastrbf import reference
-from fastrbf import sklearn as fsk
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import fastrbf
-from fastrbf import _threads, sparse_bound, sparse_gp
+from fastrbf import _threads
 from fastrbf import reference as ref
+from fastrbf.gp import _sparse as sparse_gp
+from fastrbf.gp import _sparse_bound as sparse_bound
 
 
 def _data(rng, n=80, d=3, k=1):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fastrbf._jit import _decorators
-from fastrbf._jit.trig import LIMIT_F32, LIMIT_F64, fcos, fcossin, fsin, limit
+from fastrbf._jit.llvm.trig import LIMIT_F32, LIMIT_F64, fcos, fcossin, fsin, limit
 
 
 @_decorators.jit

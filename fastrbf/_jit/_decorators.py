@@ -36,7 +36,7 @@ Compile only what a call runs:
   ``sqdist`` 3.3 -> 4.4 s).
 - a kernel that allocates nothing is ``jit_static`` (no reference counting);
 - a compiled loop that runs a whole fit calls the big kernels of its steps through
-  their addresses (:mod:`fastrbf._jit.addressed`), not as ``jit`` callees, whose code
+  their addresses (:mod:`fastrbf._jit.llvm.addressed`), not as ``jit`` callees, whose code
   numba would compile once more inside the loop.
 - arrays are copied element by element, not by slice assignment from another array
   (``a[:] = b``): numba compiles the f-string message of that assignment's shape check,
@@ -57,7 +57,7 @@ Flags are the same everywhere:
   (other Python threads run while a kernel runs).
 - ``no_cfunc_wrapper=True``: numba would compile, next to each kernel, a C-callable
   wrapper that only a call through a first-class function uses; fastrbf makes no such
-  call (:mod:`fastrbf._jit.addressed` compiles its own).
+  call (:mod:`fastrbf._jit.llvm.addressed` compiles its own).
 
 Nothing compiles at import: dispatchers are lazy and compile once per dtype on the
 first call (the public wrappers always pass C-contiguous, writeable arrays, so there

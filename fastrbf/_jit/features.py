@@ -11,7 +11,7 @@ limit (``max ||x|| * max ||w|| + 2 pi <= LIMIT``): then there is no scan.
 import math
 
 from ._decorators import jit, pjit
-from .trig import fcos, fcossin, limit
+from .llvm.trig import fcos, fcossin, limit
 
 CB = 512  # columns per chunk of the range scan
 

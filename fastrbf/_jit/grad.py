@@ -31,7 +31,7 @@ per chunk added in chunk order, so results are bitwise the same for any thread c
 The gradient sums ``sum_j b_j (x_a - y_ja)`` use the differences directly (not
 ``x_a sum_j b_j - sum_j b_j y_ja``, which cancels for data far from the origin).
 
-:func:`shifted_sums_grad` is :func:`fastrbf._jit.neighbors.shifted_sums` (the
+:func:`shifted_sums_grad` is :func:`fastrbf._jit.neighbors.brute.shifted_sums` (the
 Nadaraya-Watson sums relative to the nearest training point, same helpers, same
 arithmetic for the values) with the sums that the quotient rule needs besides.
 """
@@ -42,7 +42,6 @@ import numpy as np
 from numba.core.extending import overload
 
 from ._decorators import FASTMATH, jit_reduce, pjit
-from .exp import fexp
 from .kernels import (
     CUBIC,
     GAUSSIAN,
@@ -64,7 +63,8 @@ from .kernels import (
     PhiType,
     user_deriv,
 )
-from .neighbors import _min, _rescale, _sum, _weights
+from .llvm.exp import fexp
+from .neighbors.brute import _min, _rescale, _sum, _weights
 from .tiles import JB, chunk_row, dot64
 
 # Element functions: (phi, t, c, degree) -> (phi(t), dphi/dt); c = [1, 1/2, coef0, 0] in

@@ -30,7 +30,7 @@ from numba import types
 from numba.core.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
 from ._decorators import FASTMATH
-from .exp import fexp
+from .llvm.exp import fexp
 
 NONE = -1
 GAUSSIAN = 0

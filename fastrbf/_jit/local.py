@@ -108,9 +108,9 @@ import numpy as np
 from numba.extending import overload
 
 from ._decorators import FASTMATH, jit_inline, pjit
-from .exp import flog_pos
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
-from .lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
+from .llvm.exp import flog_pos
+from .llvm.lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
 
 #: a tail whose LU (partial pivoting) has a pivot below this (its columns are monomials of
 #: points scaled to [-1, 1]) goes to the LU path

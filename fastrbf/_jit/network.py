@@ -5,8 +5,8 @@ pass that gives the training error and its gradient in the widths (learned gamma
 import numpy as np
 
 from ._decorators import jit
-from .exp import fexp
 from .kernels import apply_kernel
+from .llvm.exp import fexp
 from .tiles import JB, chunk_row
 
 

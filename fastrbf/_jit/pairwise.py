@@ -19,7 +19,7 @@ import numpy as np
 
 from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
-from .micro import block_cols, block_rows
+from .llvm.micro import block_cols, block_rows
 from .tiles import JB, dot64, fill_block, fill_rows
 
 

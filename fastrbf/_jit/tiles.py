@@ -27,7 +27,7 @@ import numpy as np
 
 from ._decorators import jit, jit_inline, jit_reduce
 from .kernels import apply_kernel
-from .micro import block_cols, block_rows, dot_block, sq_block
+from .llvm.micro import block_cols, block_rows, dot_block, sq_block
 
 JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
 

@@ -3,8 +3,8 @@
 
 Only the passes over the blocks are here: the argument checks, Lloyd's update and
 stopping test and the relocation rule of empty clusters are those of the in-memory
-k-means (:mod:`fastrbf._kmeans_rules`), and each block is assigned by the in-memory
-:class:`fastrbf._assign.Assigner`, prepared once per run.
+k-means (:mod:`fastrbf.cluster._rules`), and each block is assigned by the in-memory
+:class:`fastrbf.cluster._assign.Assigner`, prepared once per run.
 """
 
 import dask
@@ -13,11 +13,14 @@ import numpy as np
 from dask import delayed
 from numpy.typing import ArrayLike
 
-from .. import _assign, _progress
+from .. import _progress
 from .. import _validation as _v
-from .. import cluster as _cl
-from .._assign import Assigner
-from .._kmeans_rules import (
+from .._progress import ProgressArg
+from ..cluster import _assign
+from ..cluster import _kmeans as _cl
+from ..cluster._assign import Assigner
+from ..cluster._kmeans import KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
+from ..cluster._rules import (
     check_centers,
     check_enough_points,
     check_init,
@@ -31,8 +34,6 @@ from .._kmeans_rules import (
     weight_array,
     weight_problem,
 )
-from .._progress import ProgressArg
-from ..cluster import KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
 from .common import (
     Data,
     add_parts,
@@ -239,7 +240,7 @@ def _patch(out, idx, vals):
 
 
 def _relocate(cands, counts, sums, wsum):
-    """:func:`fastrbf._kmeans_rules.relocate_candidates` on the candidates gathered from
+    """:func:`fastrbf.cluster._rules.relocate_candidates` on the candidates gathered from
     the blocks (in block order), with the global counts.  Returns {block: (local rows,
     new labels)} and the change of the number of changed labels."""
     parts = [c[1] for c in cands]

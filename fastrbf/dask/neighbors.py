@@ -32,10 +32,10 @@ import dask.array as da
 import numpy as np
 from dask import delayed
 
-from .. import _kdtree
 from .. import _validation as _v
 from .._typing import ArrayLike
-from ..neighbors import knn as _knn_in_memory
+from ..neighbors import _kdtree
+from ..neighbors._knn import knn as _knn_in_memory
 from .common import Data, as_rows, check_threads, checked_block, offsets, raise_global, row_blocks, tree
 
 #: the largest part of the available memory that the training points and their

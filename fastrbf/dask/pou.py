@@ -46,7 +46,7 @@ from ..models.pou import (
     patch_radii,
     solve_patches,
 )
-from ..neighbors import knn
+from ..neighbors._knn import knn
 from .common import Data, aligned, as_rows, check_threads, checked_block, checked_targets, offsets, row_blocks, tree
 
 

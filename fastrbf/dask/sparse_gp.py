@@ -1,13 +1,13 @@
 """The sparse Gaussian process of dask arrays (:func:`fastrbf.sparse_gaussian_process`
 on row-chunked data).  The argument checks, the landmark and subsample draws, the
-learning and the finish are the in-memory ones (:mod:`fastrbf.sparse_gp`); only the
+learning and the finish are the in-memory ones (:mod:`fastrbf.gp._sparse`); only the
 passes over the blocks are here.
 
 Decisions:
 
 - **The passes** of the bound (``A A^T`` and ``A y`` with ``A = L^-1 K_mn``, and the
   gradient sums) are map-reduces of the in-memory passes
-  (:class:`fastrbf.sparse_bound.RowPasses` on each block, its fixed chunks inside),
+  (:class:`fastrbf.gp._sparse_bound.RowPasses` on each block, its fixed chunks inside),
   tree-added in block order: deterministic for a given chunking, equal to the
   in-memory fit to rounding.  ``X`` is converted to float64 blocks and persisted for
   the run (one read of ``X``).
@@ -30,10 +30,10 @@ from numpy.typing import ArrayLike
 
 from .. import _validation as _v
 from .._typing import KernelArg
-from ..gpr import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targets, radial_kernel
+from ..gp._exact import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targets, radial_kernel
+from ..gp._sparse import SparseGaussianProcess, check_fit_args, check_landmarks, fit
+from ..gp._sparse_bound import RowPasses
 from ..models import falkon
-from ..sparse_bound import RowPasses
-from ..sparse_gp import SparseGaussianProcess, check_fit_args, check_landmarks, fit
 from .common import (
     Data,
     add_parts,
@@ -58,7 +58,7 @@ def _grad_block(xb, tb, lsd, Zs, R, FT, entry, c0, nt):
 
 
 class BlockPasses:
-    """The passes of :class:`fastrbf.sparse_bound.RowPasses` over persisted float64 row
+    """The passes of :class:`fastrbf.gp._sparse_bound.RowPasses` over persisted float64 row
     blocks ``xb`` (with the global row ``offs``) and target blocks ``T`` (on the client)."""
 
     def __init__(self, xb, offs, T, d, entry, c0, nt):

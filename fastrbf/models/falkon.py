@@ -61,7 +61,7 @@ from .. import _validation as _v
 from .._jit import falkon as _jf
 from .._lazy import blas, lapack
 from .._typing import KernelArg
-from ..cluster import kmeans_named
+from ..cluster._kmeans import kmeans_named
 from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError
 

@@ -33,7 +33,7 @@ Decisions:
   step              1 thread  2 threads  note
   ================  ========  =========  ============================
   ``knn``           0.23      0.125      kd-tree build 0.013 (0.50 / 0.26 before
-                                         the list search of :mod:`fastrbf._kdtree`)
+                                         the list search of :mod:`fastrbf.neighbors._kdtree`)
   sort the lists    0.008     0.008      serial
   grouping          0.018     0.018      serial (0.046 before)
   solve             0.59      0.27       per neighbourhood about 6 us
@@ -45,12 +45,12 @@ Decisions:
   6.40 s, 12.2x.  The solve row is ``predict`` less the other rows.)
 
   Per neighbourhood (one thread): gathering and the tail's LU 1.7 us, kernel matrix 1.8
-  (2.4 before the faster log of :mod:`fastrbf._jit.exp`), the null-space correction, Cholesky and solves 2.2,
+  (2.4 before the faster log of :mod:`fastrbf._jit.llvm.exp`), the null-space correction, Cholesky and solves 2.2,
   evaluation 0.1 (lane-wise; 0.7-1.0 one query at a time).  Before: solve 0.87 s,
   grouping 0.046 s.  ``predict`` as a whole, old and new alternating in one script,
   min of six: 1.28-1.32 -> 1.21-1.23 s on one thread, 0.70 -> 0.61 s on two (SciPy
   6.24 s: 8.9x -> 10.3x).  The k-nearest query, untouched, is now 40% of the time (see
-  :mod:`fastrbf._kdtree` for what was tried there).
+  :mod:`fastrbf.neighbors._kdtree` for what was tried there).
 - **How far from the floor.**  Measured again (2 threads, min of seven): ``knn`` 121 ms
   (pykdtree 395 ms, SciPy ``cKDTree(workers=2)`` 451 ms for the same 50 neighbours),
   sorting and grouping 25 ms, the solve 300 ms; the benchmark row 447 / 482 ms against
@@ -80,7 +80,7 @@ from .. import _validation as _v
 from .._jit import local as _jl
 from .._typing import ArrayLike, KernelArg, Threads
 from ..kernels import check_kernel, undeclared
-from ..neighbors import knn
+from ..neighbors._knn import knn
 from .common import check_query
 
 _F64 = np.dtype(np.float64)

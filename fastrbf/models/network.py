@@ -27,7 +27,7 @@ from .._jit import network as _jnet
 from .._lazy import scipy
 from .._progress import ProgressArg
 from .._typing import ArrayLike, KernelArg, Seed, Threads
-from ..cluster import kmeans_named
+from ..cluster._kmeans import kmeans_named
 from ..kernels import KERNELS, check_kernel, check_params, kernel_value
 from ..linalg import check_alpha
 from . import forward as _fwd
@@ -53,7 +53,7 @@ class TSQRWork:
         self.Bt = np.empty((p, chunk))
 
     def fold(self, Rt, Bt):
-        from .._jit import lapack as _jlapack  # looks LAPACK up in SciPy: not at import
+        from .._jit.llvm import lapack as _jlapack  # looks LAPACK up in SciPy: not at import
 
         info = _jlapack.tpqrt(Rt, Bt, self.T, self.work, self.iw)
         if info != 0:  # pragma: no cover - only for invalid arguments

@@ -107,7 +107,7 @@ from .._lazy import scipy
 from .._typing import ArrayLike, KernelArg, Threads
 from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError
-from ..neighbors import knn
+from ..neighbors._knn import knn
 from .common import check_query
 
 _F64 = np.dtype(np.float64)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from fastrbf import reference
-from fastrbf.cluster import kmeans, lloyd_assign, lloyd_update
+from fastrbf.cluster._kmeans import kmeans, lloyd_assign, lloyd_update
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
 from ..roofline import Cost

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from fastrbf.cluster import kmeans
+from fastrbf.cluster._kmeans import kmeans
 
 from ..harness import BASELINE, FASTRBF, Contender, Workload
 from .cluster import lloyd_cost

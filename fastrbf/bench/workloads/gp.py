@@ -10,10 +10,10 @@ accuracy note gives both test RMSEs and the coverage of the 95% predictive inter
 
 import numpy as np
 
-from fastrbf.gp import gp_regression
-from fastrbf.gpr import gaussian_process
+from fastrbf.gp._exact import gaussian_process
+from fastrbf.gp._prml import gp_regression
+from fastrbf.gp._sparse import sparse_gaussian_process
 from fastrbf.models.ridge import kernel_ridge
-from fastrbf.sparse_gp import sparse_gaussian_process
 
 from ..harness import BASELINE, FASTRBF, PEER, Contender, Workload
 from ..roofline import Cost

@@ -10,7 +10,7 @@ them around each call)."""
 import numpy as np
 
 from fastrbf import reference
-from fastrbf.neighbors import knn, nadaraya_watson
+from fastrbf.neighbors._knn import knn, nadaraya_watson
 
 from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
 from ..roofline import Cost

@@ -1,0 +1,160 @@
+"""Fused neighbour kernels: k nearest neighbours, and kernel sums relative to the
+nearest training point (Nadaraya-Watson, the RBF vote), never an n_query x n matrix.
+
+Distances are those of :func:`fastrbf._jit.tiles.chunk_row` (the arithmetic of
+``sqdist``), computed in tiles of about ``JB`` training points per query row and consumed
+while in cache (``knn`` by the register-blocked micro-kernels, ``QB`` query rows at a
+time, with the same bits).  Each task (``lo:hi`` of the top-level kernels) owns whole query rows:
+results do not depend on the thread count.
+"""
+
+import numpy as np
+
+from .._decorators import jit, jit_reduce, pjit
+from ..llvm.exp import fexp
+from ..llvm.micro import block_cols
+from ..tiles import JB, chunk_row, dot64, fill_block
+
+QB = 12  # query rows per task (a multiple of the micro-kernels' block rows, 4 or 12)
+
+
+@jit
+def _push(o, j0, idx, dist):
+    # insert the entries of o (training indices j0, j0+1, ...) that beat the current
+    # k-th distance into the sorted (dist, idx); equal distances keep the lower index
+    k = dist.shape[0]
+    thr = dist[k - 1]
+    # most chunks bring no new neighbour once the list has filled: a vectorised count
+    # of the entries below the k-th distance first, and the insertion scan only if any
+    hits = 0
+    for j in range(o.shape[0]):
+        hits += o[j] < thr
+    if hits == 0:
+        return
+    for j in range(o.shape[0]):
+        v = o[j]
+        if v < thr:
+            p = k - 1
+            while p > 0 and dist[p - 1] > v:
+                dist[p] = dist[p - 1]
+                idx[p] = idx[p - 1]
+                p -= 1
+            dist[p] = v
+            idx[p] = j0 + j
+            thr = dist[k - 1]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, k, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2))
+def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
+    # IN: tasks lo:hi, Xq (m, d) queries, Xt (d, n) training points as columns, k
+    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    # Per chunk of training points, the QB x chunk block of distances by the micro-kernels
+    # (fill_block), then each row pushed in index order: the result does not depend on
+    # the chunk width.
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    nb = block_cols(Xt)
+    cw = max(nb, JB // nb * nb)
+    o = np.empty((QB, cw), dtype=Xt.dtype)
+    zero = np.int64(0)
+    for b in range(lo, hi):
+        i0 = b * QB
+        i1 = min(m, i0 + QB)
+        for i in range(i0, i1):
+            for t in range(k):
+                dist[i, t] = np.inf
+                idx[i, t] = -1
+        for j0 in range(0, n, cw):
+            j1 = min(n, j0 + cw)
+            fill_block(Xq, i0, i1, Xt, j0, j1, np.bool_(False), o, zero, zero)
+            for i in range(i0, i1):
+                _push(o[i - i0, : j1 - j0], j0, idx[i], dist[i])
+
+
+@jit_reduce
+def _sum(e):
+    s = 0.0
+    for j in range(e.shape[0]):
+        s += e[j]
+    return s
+
+
+@jit
+def _min(o):
+    m = o[0]
+    for j in range(1, o.shape[0]):
+        v = o[j]
+        m = v if v < m else m
+    return m
+
+
+@jit
+def _weights(o, m, rm, g, s1, s2, laplacian, e):
+    # e[j] = k(d_j) / k(d_min): exp(-gamma (d_j - d_min)) (gaussian) or
+    # exp(-sqrt(gamma) (r_j - r_min)) (laplacian), with r = sqrt(d) rounded in the dtype
+    # of d (rm = that of the minimum m), so that the nearest weighs exactly 1.
+    # gamma (sqrt(gamma) for laplacian) and the scaling of the distances are
+    # g * s1 * s2, s1 and s2 powers of two of the same sign of exponent applied one
+    # after the other, so that no factor overflows the dtype and an intermediate
+    # overflow (underflow) means that the exponent truly is huge (negligible).
+    if laplacian:
+        for j in range(o.shape[0]):
+            e[j] = fexp(-(((g * (np.float64(np.sqrt(o[j])) - rm)) * s1) * s2))
+    else:
+        for j in range(o.shape[0]):
+            e[j] = fexp(-(((g * (o[j] - m)) * s1) * s2))
+
+
+@jit
+def _rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
+    # k(d_old) / k(d_new) in float64, from the same rounded values as _weights
+    if laplacian:
+        return np.exp(-(((g * (r_old - r_new)) * s1) * s2))
+    return np.exp(-(((g * (m_old - m_new)) * s1) * s2))
+
+
+@pjit(tasks=lambda Xq, *_: Xq.shape[0],
+      work=lambda Xq, Xt, Tt, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2 * Tt.shape[0] + 16))
+def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
+    # IN: rows lo:hi, Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g * s1 * s2 = gamma (sqrt
+    #     of gamma with laplacian) in the units of the distances (see _weights), laplacian
+    # OUT: num (m, k) = sum_j w_j T[j], den (m,) = sum_j w_j, dmin (m,) the smallest
+    #      squared distance, with w_j = k(x, x_j) / k(x, x_nearest): the common factor
+    #      k(x, x_nearest) of numerator and denominator is left out (no underflow).
+    #      float64 sums, one partial per chunk, added in order (an online rescaling
+    #      when a chunk brings a nearer point).
+    n = Xt.shape[1]
+    k = Tt.shape[0]
+    for i in range(lo, hi):
+        o = np.empty(JB, dtype=Xt.dtype)
+        e = np.empty(JB, dtype=Xt.dtype)
+        cur = np.inf
+        cur_r = np.inf
+        W = 0.0
+        S = np.zeros(k, dtype=np.float64)
+        for j0 in range(0, n, JB):
+            j1 = min(n, j0 + JB)
+            L = j1 - j0
+            oo = o[:L]
+            ee = e[:L]
+            chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
+            cm = _min(oo)
+            if cm < cur:
+                cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances
+                if W > 0.0:
+                    s = _rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
+                                 np.float64(s2), laplacian)
+                    W *= s
+                    for q in range(k):
+                        S[q] *= s
+                cur = cm
+                cur_r = cm_r
+            _weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
+            W += _sum(ee)
+            for q in range(k):
+                S[q] += dot64(ee, Tt[q, j0:j1])
+        den[i] = W
+        dmin[i] = cur
+        for q in range(k):
+            num[i, q] = S[q]

@@ -1,0 +1,583 @@
+"""Gaussian-process regression with the registry's stationary kernels: an amplitude,
+one length scale per feature (or one for all) and a noise term, learned by maximising
+the log marginal likelihood - scikit-learn's ``GaussianProcessRegressor`` with
+``ConstantKernel(c) * K(length_scale=l) + WhiteKernel(noise)``.
+
+The covariance is ``C(x, y) = c phi(g0 sum_k ((x_k - y_k) / l_k)**2) + b + noise [x == y]``
+(the constant ``b`` only when asked for: scikit-learn's ``+ ConstantKernel(b)``) with
+``phi`` a radial kernel of :data:`fastrbf.KERNELS` (or a user kernel) and ``g0``
+its width in length-scale units: ``1/2`` for ``"gaussian"`` (scikit-learn's ``RBF``),
+``1`` otherwise (``Matern(nu=0.5 | 1.5 | 2.5)`` are ``matern12``/``matern32``/``matern52``,
+``RationalQuadratic(alpha=a)`` is ``rational_quadratic`` with ``coef0=a``, its shape
+fixed).
+
+Decisions:
+
+- **Hyperparameters in log space**, ``(log c, log l_1 .. log l_p[, log b][, log noise])``
+  with ``p`` 1 (isotropic) or ``d`` (``ard=True``, or a ``length_scale`` array), as
+  scikit-learn's ``theta`` of ``C * K [+ C] + WhiteKernel``; the gradient is of the log marginal likelihood in those coordinates.
+- **One Cholesky factor** of ``C`` (the Gram matrix from the fused pairwise engine,
+  float64); the gradient needs ``tr((a a^T - C^-1) dC/dtheta)``: ``C^-1`` comes from the
+  factor (LAPACK ``potri``), and the traces for every length scale are summed in one
+  pass over the pairs of the upper triangle (:func:`fastrbf._jit.gp.exact.stationary_grad_rows`:
+  ``O(n^2 d)``, never a matrix per parameter), per-row partials added in row order (the
+  same bits for any thread count).
+- **The optimiser** is SciPy's L-BFGS-B from the given start and from ``n_restarts``
+  log-uniform draws inside ``bounds`` (seeded), as scikit-learn's.
+- **Prediction**: the mean (and its gradient) by :class:`~fastrbf.KernelModel` (the fused
+  ``gram_matvec``; no n_query x n matrix), the standard deviation from the covariance
+  rows of chunks of queries through triangular solves, clamped at 0, noise included
+  (as scikit-learn's with a ``WhiteKernel``); ``return_cov`` forms the m x m posterior
+  covariance.
+- Computed in float64; the prediction is float32 when the training data, targets and
+  queries are all float32.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _threads
+from .. import _validation as _v
+from .._jit.gp import exact as _jgp
+from .._lazy import lapack, scipy
+from .._typing import ArrayLike, KernelArg, Seed, Threads
+from ..kernels import check_kernel, check_params, check_positive_definite, gram, kernel_value
+from ..models.common import KernelModel, check_query, owned
+
+_F64 = np.dtype(np.float64)
+#: scikit-learn's default bounds of every hyperparameter
+DEFAULT_BOUNDS = (1e-5, 1e5)
+PREDICT_CHUNK = 1024
+
+
+def unit_width(entry):
+    """The kernel's gamma in length-scale units (1/2 for the Gaussian, as ``RBF``).
+
+    Examples
+    --------
+    >>> from fastrbf import KERNELS
+    >>> unit_width(KERNELS["gaussian"]), unit_width(KERNELS["matern52"])
+    (0.5, 1.0)
+    """
+    return 0.5 if entry.name == "gaussian" else 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianProcess:
+    """A fitted Gaussian process (from :func:`gaussian_process`); arrays only, picklable.
+
+    Attributes
+    ----------
+    kernel : str or UserKernel
+    amplitude : float
+        ``c``.
+    length_scale : ndarray of shape (p,)
+        ``p = 1`` (isotropic) or ``d``.
+    noise : float
+        0 without a noise term.
+    coef0 : float
+        The rational quadratic kernel's shape (unused by the others).
+    X_train : ndarray of shape (n, d), float64
+    alpha : ndarray of shape (n,) or (n, k)
+        ``C^-1 (y - y_mean) / y_std``.
+    factor : ndarray of shape (n, n)
+        The lower Cholesky factor of ``C``.
+    y_mean, y_std : ndarray of shape (k,)
+    log_marginal_likelihood_value : float
+    theta : ndarray
+        ``log`` of ``(amplitude, length_scale..., [constant,] noise)``.
+    dtype : numpy.dtype
+    single_output : bool
+    constant : float
+        ``b``, the constant term of the covariance (0: none).
+    jitter : float
+        What the training covariance had on its diagonal beyond ``noise``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gaussian_process
+    >>> X = np.linspace(0, 1, 12)[:, None]
+    >>> gp = gaussian_process(X, np.sin(4 * X[:, 0]), kernel="matern52", noise=1e-4, optimize=False)
+    >>> mean, std = gp.predict([[0.5]], return_std=True)
+    >>> bool(abs(mean[0] - np.sin(2.0)) < 1e-2), bool(std[0] < 0.05)
+    (True, True)
+    """
+
+    kernel: KernelArg
+    amplitude: float
+    length_scale: np.ndarray
+    noise: float
+    coef0: float
+    X_train: np.ndarray
+    alpha: np.ndarray
+    factor: np.ndarray
+    y_mean: np.ndarray
+    y_std: np.ndarray
+    log_marginal_likelihood_value: float
+    theta: np.ndarray
+    dtype: np.dtype
+    single_output: bool
+    constant: float = 0.0
+    jitter: float = 0.0
+
+    def _model(self):
+        entry = check_kernel(self.kernel)
+        A = self.alpha.reshape(self.alpha.shape[0], -1)
+        W = A * (self.amplitude * self.y_std)
+        ls = np.broadcast_to(self.length_scale, (self.X_train.shape[1],)).copy()
+        intercept = self.y_mean + self.constant * self.y_std * A.sum(axis=0)  # the constant term's share of the mean
+        return KernelModel.without_tail(self.X_train, np.ascontiguousarray(W), kernel=self.kernel,
+                                        gamma=unit_width(entry), degree=1, coef0=self.coef0,
+                                        intercept=intercept, dtype=_F64, single_output=False,
+                                        length_scale=ls)
+
+    def predict(self, X: ArrayLike, *, return_std: bool = False, return_cov: bool = False, return_grad: bool = False,
+                n_threads: Threads = None) -> np.ndarray | tuple:
+        """Posterior mean at the rows of ``X``, with its standard deviation, covariance or
+        gradient on request (in that order after the mean).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        return_std : bool, default False
+            The predictive standard deviation (noise included, as scikit-learn's with a
+            ``WhiteKernel``), shape (m,).
+        return_cov : bool, default False
+            The m x m predictive covariance (not with ``return_std``).
+        return_grad : bool, default False
+            The gradient of the mean in ``x``, shape (m, d) (or (m, k, d)).
+        n_threads : int, optional
+
+        Returns
+        -------
+        mean : ndarray of shape (m,) or (m, k)
+        std or cov, grad : ndarrays, as asked
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import gaussian_process
+        >>> X = np.linspace(0, 1, 8)[:, None]
+        >>> gp = gaussian_process(X, X[:, 0] ** 2, kernel="gaussian", optimize=False)
+        >>> mean, cov = gp.predict(X[:2], return_cov=True)
+        >>> cov.shape
+        (2, 2)
+        """
+        want_std = _v.check_bool(return_std, "return_std")
+        want_cov = _v.check_bool(return_cov, "return_cov")
+        want_grad = _v.check_bool(return_grad, "return_grad")
+        if want_std and want_cov:
+            raise ValueError("At most one of `return_std` and `return_cov` may be True.")
+        Xa, qdtype = check_query(self.dtype, self.X_train.shape[1], X)
+        dtype = qdtype
+        model = self._model()
+        if want_grad:
+            mean, grad = model.predict(Xa, return_grad=True, n_threads=n_threads)
+        else:
+            mean = model.predict(Xa, n_threads=n_threads)
+        out = [mean.astype(dtype, copy=False)[:, 0] if self.single_output else mean.astype(dtype, copy=False)]
+        if want_std or want_cov:
+            extra = self._covariance(_v.to_dtype(Xa, _F64), want_cov, n_threads)
+            out.append(extra.astype(dtype, copy=False))
+        if want_grad:
+            g = grad.astype(dtype, copy=False)
+            out.append(g[:, 0] if self.single_output else g)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def sample_y(self, X: ArrayLike, n_samples: int = 1, *, seed: Seed = None,
+                 n_threads: Threads = None) -> np.ndarray:
+        """Draws of the posterior at the rows of ``X`` (noise included, as the
+        covariance of :meth:`predict`).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+        n_samples : int, default 1
+        seed : None, int or numpy.random.Generator
+        n_threads : int, optional
+
+        Returns
+        -------
+        ndarray of shape (m, n_samples) (or (m, k, n_samples) for several outputs),
+        as scikit-learn's ``sample_y``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import gaussian_process
+        >>> X = np.linspace(0, 1, 8)[:, None]
+        >>> gp = gaussian_process(X, np.sin(3 * X[:, 0]), optimize=False, noise=1e-4)
+        >>> gp.predict(X[:3]).shape, gp.sample_y(X[:3], 5, seed=0).shape
+        ((3,), (3, 5))
+        """
+        n_samples = _v.check_int(n_samples, "n_samples", 1)
+        rng = _v.check_seed(seed, name="seed")
+        mean, cov = self.predict(X, return_cov=True, n_threads=n_threads)
+        dtype = mean.dtype
+        mean = np.asarray(mean, dtype=np.float64)
+        cov = np.asarray(cov, dtype=np.float64)
+        Z = rng.standard_normal((mean.shape[0], n_samples))
+        if self.single_output:
+            with _threads.serial_blas():
+                return (mean[:, None] + _sqrt_psd(cov) @ Z).astype(dtype)
+        S = _sqrt_psd(cov[:, :, 0])  # the outputs share the kernel: covariances differ by y_std**2
+        out = np.empty((mean.shape[0], mean.shape[1], n_samples))
+        with _threads.serial_blas():
+            SZ = S @ Z
+        for q in range(mean.shape[1]):
+            out[:, q] = mean[:, q, None] + (self.y_std[q] / self.y_std[0]) * SZ
+        return out.astype(dtype, copy=False)
+
+    def _covariance(self, Xq, full, n_threads):
+        entry = check_kernel(self.kernel)
+        ls = np.broadcast_to(self.length_scale, (Xq.shape[1],))
+        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(entry),
+                                            coef0=self.coef0)[0, 0]) + self.constant + self.noise
+        scale2 = self.y_std**2 if self.single_output else None
+        if full:
+            Kq = self.amplitude * gram(Xq, self.X_train, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
+                                       length_scale=ls, n_threads=n_threads) + self.constant
+            with _threads.serial_blas():
+                V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
+                cov = self.amplitude * gram(Xq, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
+                                            length_scale=ls, n_threads=n_threads) + self.constant - V.T @ V
+            cov.flat[:: Xq.shape[0] + 1] += self.noise
+            return cov * (scale2[0] if scale2 is not None else 1.0) if self.single_output else \
+                cov[:, :, None] * self.y_std**2
+        var = np.empty(Xq.shape[0])
+        for q0 in range(0, Xq.shape[0], PREDICT_CHUNK):
+            q1 = min(Xq.shape[0], q0 + PREDICT_CHUNK)
+            Kq = self.amplitude * gram(Xq[q0:q1], self.X_train, kernel=self.kernel, gamma=unit_width(entry),
+                                       coef0=self.coef0, length_scale=ls, n_threads=n_threads) + self.constant
+            with _threads.serial_blas():
+                V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
+            var[q0:q1] = prior - np.einsum("ij,ij->j", V, V)
+        np.maximum(var, 0.0, out=var)
+        std = np.sqrt(var)
+        return std * self.y_std[0] if self.single_output else std[:, None] * self.y_std
+
+
+def _sqrt_psd(cov):
+    """A square root ``S`` with ``S S^T = cov`` of a symmetric positive semi-definite
+    matrix (eigenvalues clamped at 0: rounding can make tiny ones negative)."""
+    with _threads.serial_blas():
+        w, V = np.linalg.eigh(0.5 * (cov + cov.T))
+    return V * np.sqrt(np.maximum(w, 0.0))
+
+
+def check_length_scales(length_scale, d, ard):
+    """The length scales: one (isotropic) unless ``ard`` or an array is given."""
+    ls = _v.check_length_scale(length_scale, d)
+    return ls if (ard or not _v.is_real(length_scale)) else ls[:1]
+
+
+class _Setup:
+    """What every evaluation of the likelihood shares."""
+
+    def __init__(self, X, T, entry, coef0, n_threads, constant=False, noise=True, jitter=0.0):
+        self.nb = int(constant)  # theta holds log b after the length scales,
+        self.nn = int(noise)  # and log noise last (without a noise term, none)
+        self.jitter = jitter  # on the diagonal, not a hyperparameter
+        self.X = X
+        self.T = T
+        self.entry = entry
+        self.kernel = kernel_value(entry)
+        self.coef0 = coef0
+        self.g0 = unit_width(entry)
+        self.n_threads = n_threads
+        self.spec = entry.spec(np.ones(1), coef0, 1)
+
+    def lml(self, theta, eval_gradient):
+        """(lml, gradient or None, factor, alpha) at log-parameters ``theta``."""
+        n, d = self.X.shape
+        c = math.exp(theta[0])
+        nb, nn = self.nb, self.nn
+        p = theta.size - 1 - nb - nn
+        ls = np.exp(theta[1 : 1 + p])
+        b = math.exp(theta[1 + p]) if nb else 0.0
+        noise = math.exp(theta[-1]) if nn else 0.0
+        lsd = np.broadcast_to(ls, (d,))
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xs = self.X / lsd
+        if not np.all(np.isfinite(Xs)):
+            raise FloatingPointError("the rescaled data overflow")
+        K = gram(Xs, kernel=self.kernel, gamma=self.g0, coef0=self.coef0, n_threads=self.n_threads)
+        K *= c
+        if nb:
+            K += b
+        K.flat[:: n + 1] += noise + self.jitter
+        with _threads.serial_blas():
+            L, info = lapack.dpotrf(K, lower=1, clean=1, overwrite_a=1)
+            if info != 0:
+                raise np.linalg.LinAlgError("the covariance is not positive definite")
+            A, _ = lapack.dpotrs(L, self.T, lower=1)
+        k = self.T.shape[1]
+        lml = float(-0.5 * np.sum(self.T * A) - k * np.log(np.diag(L)).sum() - 0.5 * n * k * math.log(2 * math.pi))
+        if not eval_gradient:
+            return lml, None, L, A
+        with _threads.serial_blas():
+            Ci, info = lapack.dpotri(L.copy(), lower=1)
+        Ci = np.tril(Ci)
+        Ci += np.tril(Ci, -1).T  # the full symmetric inverse from its lower triangle
+        with _threads.serial_blas():
+            W = A @ A.T - k * Ci  # summed over the outputs
+        part = np.zeros((n, d + 1))
+        Xs_c = np.ascontiguousarray(Xs)
+        sp = self.spec
+        _threads.map_ranges(lambda lo, hi: _jgp.stationary_grad_rows(Xs_c, W, lo, hi, sp.phi, sp.c, sp.degree,
+                                                                     self.g0, part), (n + 1) // 2, self.n_threads)
+        tot = part.sum(axis=0)
+        grad = np.empty(theta.size)
+        grad[0] = 0.5 * c * tot[0]
+        dls = -c * tot[1:]  # d lml / d log l_k = 0.5 sum W c phi' (-2 g0 (dx_k / l_k)^2)
+        grad[1 : 1 + p] = dls.sum() if p == 1 else dls
+        if nb:
+            grad[1 + p] = 0.5 * b * float(W.sum())  # dC/dlog b = b 1 1^T
+        if nn:
+            grad[-1] = 0.5 * noise * float(np.trace(W))
+        return lml, grad, L, A
+
+
+def log_bounds(bounds):
+    """``(log low, log high)`` of the range ``bounds`` of every hyperparameter, checked."""
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"`bounds` must be a pair (low, high) of numbers; got {bounds!r}.") from None
+    if not (0 < lo < hi < math.inf):
+        raise ValueError(f"`bounds` must satisfy 0 < low < high < inf; got {bounds!r}.")
+    return math.log(lo), math.log(hi)
+
+
+def maximise(evaluate, starts, bounds, errors, options=None):
+    """The maximum of ``evaluate(theta) -> (value, gradient)`` found by SciPy's L-BFGS-B
+    from each of ``starts`` within ``bounds`` (one ``(low, high)`` per entry), the best
+    over the starts; ``evaluate`` raising one of ``errors`` counts as ``-inf``.  None when
+    every start failed.  Shared by the Gaussian processes and the scikit-learn estimator."""
+    from scipy.optimize import minimize
+
+    def objective(theta):
+        try:
+            value, grad = evaluate(theta)
+        except errors:
+            return math.inf, np.zeros_like(theta)
+        return -value, -grad
+
+    best = None
+    for t0 in starts:
+        res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
+        if np.isfinite(res.fun) and (best is None or res.fun < best[0]):
+            best = (float(res.fun), np.asarray(res.x, dtype=np.float64))
+    return None if best is None else best[1]
+
+
+def _check_positive(amplitude, noise, constant, jitter):
+    _v.check_real(amplitude, "amplitude", low=0, strict=True)
+    for name, value in (("noise", noise), ("constant", constant)):
+        if value is not None:
+            _v.check_real(value, name, low=0, strict=True)
+    return _v.check_real(jitter, "jitter", low=0)
+
+
+def _theta(amplitude, ls, noise, constant=None):
+    return np.log(np.r_[amplitude, ls, [] if constant is None else constant, [] if noise is None else noise])
+
+
+def radial_kernel(kernel):
+    """The registry entry (or user kernel) of ``kernel``, which must be radial."""
+    entry = check_kernel(kernel)
+    if not entry.radial:
+        raise ValueError(f"`kernel` must be a radial kernel of fastrbf.KERNELS for a Gaussian process; got {kernel!r}.")
+    return entry
+
+
+def check_gp_kernel(entry, d, coef0, what):
+    """The checked ``coef0`` of the radial kernel ``entry`` on data of ``d`` features,
+    refused unless positive definite (``what`` names the function in the refusal)."""
+    check_positive_definite(entry, d, what)
+    if entry.min_degree >= 0:
+        raise ValueError(f"`kernel` must be positive definite without a polynomial tail for a Gaussian process; "
+                         f"{entry.name!r} is only conditionally positive definite.")
+    return check_params(entry, 1, coef0)[1]
+
+
+def gp_targets(ya, normalize_y):
+    """``(T (n, k) float64, y_mean, y_std)``: the checked targets, normalised when
+    ``normalize_y`` (scikit-learn's rule: a constant column keeps ``std`` 1)."""
+    T = np.array(ya.reshape(ya.shape[0], -1), dtype=np.float64)
+    normalize_y = _v.check_bool(normalize_y, "normalize_y")
+    if normalize_y:
+        y_mean, y_std = T.mean(axis=0), T.std(axis=0)
+        y_std[y_std == 0] = 1.0
+    else:
+        y_mean, y_std = np.zeros(T.shape[1]), np.ones(T.shape[1])
+    return (T - y_mean) / y_std, y_mean, y_std
+
+
+def prepare_data(X, y, kernel, coef0, normalize_y, what="gaussian_process"):
+    """The checked kernel entry, data and targets of a Gaussian process (``what`` names
+    the function in the refusal of a user kernel not declared positive definite):
+    ``(entry, X, y, X as float64, targets (n, k) float64 normalised, coef0, y_mean, y_std)``."""
+    entry = radial_kernel(kernel)
+    Xa = _v.check_data(X, "X")
+    c0 = check_gp_kernel(entry, Xa.shape[1], coef0, what)
+    ya = _v.check_targets(y, Xa.shape[0], "y")
+    _v.check_magnitude(Xa, "X", _F64)
+    T, y_mean, y_std = gp_targets(ya, normalize_y)
+    return entry, Xa, ya, _v.to_dtype(Xa, _F64, "X"), T, c0, y_mean, y_std
+
+
+def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern52", amplitude: float = 1.0,
+                         length_scale: ArrayLike = 1.0, noise: float | None = 1e-5, coef0: float = 1.0,
+                         eval_gradient: bool = False, n_threads: Threads = None,
+                         constant: float | None = None, jitter: float = 0.0) -> float | tuple[float, np.ndarray]:
+    """The log marginal likelihood of a Gaussian process with covariance ``amplitude *
+    kernel(length_scale) + noise`` (see the module docstring), and its gradient in
+    ``theta = log(amplitude, length_scale..., [constant,] [noise])``: scikit-learn's
+    ``log_marginal_likelihood(theta, eval_gradient=True)`` of ``ConstantKernel *
+    K [+ ConstantKernel] + WhiteKernel``.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    y : array_like of shape (n,) or (n, k)
+    kernel : str or UserKernel, default "matern52"
+        A radial, positive definite kernel.
+    amplitude : float
+        > 0.
+    noise : float or None
+        > 0, or None: no noise term (the covariance then needs ``jitter``).
+    length_scale : float or array_like of shape (d,)
+        One scale for every feature, or one per feature.
+    coef0 : float, default 1.0
+        The rational quadratic kernel's shape.
+    eval_gradient : bool, default False
+    n_threads : int, optional
+    constant : float, optional
+        ``b`` > 0: a constant term added to the covariance.
+    jitter : float, default 0
+        Added to the diagonal of the training covariance, not a hyperparameter
+        (scikit-learn's ``alpha``).
+
+    Returns
+    -------
+    lml : float
+    grad : ndarray
+        With ``eval_gradient``: one entry per entry of ``theta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gaussian_process_lml
+    >>> X = np.linspace(0, 1, 10)[:, None]
+    >>> lml, grad = gaussian_process_lml(X, np.sin(3 * X[:, 0]), length_scale=0.5, noise=1e-3, eval_gradient=True)
+    >>> grad.shape
+    (3,)
+    """
+    jit = _check_positive(amplitude, noise, constant, jitter)
+    want = _v.check_bool(eval_gradient, "eval_gradient")
+    entry, Xa, _, Xd, T, c0, _, _ = prepare_data(X, y, kernel, coef0, False)
+    ls = check_length_scales(length_scale, Xa.shape[1], False)
+    setup = _Setup(Xd, T, entry, c0, _threads.for_dense(Xd.shape[0], Xd.shape[1], n_threads), constant is not None,
+                   noise is not None, jit)
+    try:
+        lml, grad, _, _ = setup.lml(_theta(amplitude, ls, noise, constant), want)
+    except np.linalg.LinAlgError:
+        raise ValueError("The covariance matrix is not positive definite for these `amplitude`, `length_scale` and "
+                         "`noise`; use a larger `noise`.") from None
+    return (lml, grad) if want else lml
+
+
+def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern52", amplitude: float = 1.0,
+                     length_scale: ArrayLike = 1.0, noise: float | None = 1e-5, ard: bool = False, coef0: float = 1.0,
+                     optimize: bool = True, n_restarts: int = 0, bounds: tuple[float, float] = DEFAULT_BOUNDS,
+                     normalize_y: bool = False, seed: Seed = None, n_threads: Threads = None,
+                     constant: float | None = None, jitter: float = 0.0) -> GaussianProcess:
+    """Gaussian-process regression with a registry kernel, an amplitude, per-feature
+    length scales and a noise term, learned by maximising the log marginal likelihood
+    (scikit-learn's ``GaussianProcessRegressor(ConstantKernel(amplitude) *
+    K(length_scale) + WhiteKernel(noise))``; see the module docstring).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    y : array_like of shape (n,) or (n, k)
+    kernel : str or UserKernel, default "matern52"
+        A radial, positive definite kernel: ``"gaussian"`` is scikit-learn's ``RBF``,
+        ``"matern12" | "matern32" | "matern52"`` its ``Matern(nu=0.5 | 1.5 | 2.5)``,
+        ``"rational_quadratic"`` its ``RationalQuadratic(alpha=coef0)``.
+    amplitude, length_scale, noise :
+        The start (or, with ``optimize=False``, the values); ``length_scale`` a number
+        or one per feature; ``noise=None``: no noise term.
+    ard : bool, default False
+        One length scale per feature (a ``length_scale`` array implies it).
+    coef0 : float, default 1.0
+        The rational quadratic kernel's shape (fixed).
+    optimize : bool, default True
+    n_restarts : int, default 0
+        Further starts drawn log-uniformly inside ``bounds``.
+    bounds : (float, float), default (1e-5, 1e5)
+        The range of every hyperparameter.
+    normalize_y : bool, default False
+        Fit ``(y - mean) / std`` and scale back (scikit-learn's ``normalize_y``).
+    seed : None, int or numpy.random.Generator
+    n_threads : int, optional
+    constant : float, optional
+        ``b`` > 0: the start (or value) of a constant term added to the covariance
+        (scikit-learn's ``+ ConstantKernel(b)``), learned with the others.
+    jitter : float, default 0
+        Added to the diagonal of the training covariance, not learned and not part of
+        the predictive variance (scikit-learn's ``alpha``).
+
+    Returns
+    -------
+    GaussianProcess
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gaussian_process
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, (40, 2))
+    >>> y = np.sin(6 * X[:, 0]) + 0.01 * rng.standard_normal(40)
+    >>> gp = gaussian_process(X, y, kernel="matern52", ard=True, noise=1e-2)
+    >>> bool(gp.length_scale[1] > gp.length_scale[0])  # the second feature does not matter
+    True
+    """
+    entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y)
+    n, d = Xa.shape
+    jit = _check_positive(amplitude, noise, constant, jitter)
+    ard = _v.check_bool(ard, "ard")
+    ls = check_length_scales(length_scale, d, ard)
+    optimize = _v.check_bool(optimize, "optimize")
+    n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
+    lo, hi = log_bounds(bounds)
+    rng = _v.check_seed(seed, name="seed")
+    nt = _threads.for_dense(n, d, n_threads)
+    setup = _Setup(Xd, T, entry, c0, nt, constant is not None, noise is not None, jit)
+    theta0 = _theta(amplitude, ls, noise, constant)
+    if optimize:
+        starts = [np.clip(theta0, lo, hi)] + [rng.uniform(lo, hi, theta0.size) for _ in range(n_restarts)]
+        best = maximise(lambda t: setup.lml(t, True)[:2], starts, [(lo, hi)] * theta0.size,
+                        (np.linalg.LinAlgError, FloatingPointError))
+        if best is None:
+            raise ValueError("gaussian_process: the covariance is not positive definite from any start; use a "
+                             "larger `noise` or narrower `bounds`.")
+        theta = best
+    else:
+        theta = theta0
+    try:
+        lml, _, L, A = setup.lml(theta, False)
+    except np.linalg.LinAlgError:
+        raise ValueError("The covariance matrix is not positive definite for these `amplitude`, `length_scale` and "
+                         "`noise`; use a larger `noise`.") from None
+    dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else _F64
+    single = np.ndim(ya) == 1
+    return GaussianProcess(kernel_value(entry),
+                           float(math.exp(theta[0])), np.exp(theta[1 : 1 + ls.size]),
+                           0.0 if noise is None else float(math.exp(theta[-1])), c0,
+                           owned(Xd, X), A[:, 0].copy() if single else A, np.tril(L), y_mean, y_std, lml, theta, dtype,
+                           single, 0.0 if constant is None else float(math.exp(theta[1 + ls.size])), jit)

@@ -42,7 +42,7 @@ def _flatten(value, out):
 
 def cases(dtype):
     import fastrbf
-    import fastrbf.sklearn._estimators as fsk
+    import fastrbf.sklearn as fsk
 
     rng = np.random.default_rng(11)
 

@@ -27,7 +27,7 @@ from sklearn.base import clone
 import fastrbf.sklearn as fsk
 from fastrbf import dask as fd
 from fastrbf import reference
-from fastrbf.sklearn import _estimators
+from fastrbf.sklearn import _base
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -221,7 +221,7 @@ def _check_fitted(est, X, y):
     assert np.all(np.isfinite(pred)), pred
     if isinstance(est, fsk.KernelRidge) and est.solver == "cholesky" and not est.fit_intercept:
         # the reference: (K + alpha I)^-1 y by NumPy
-        k = _estimators._kernel(est.kernel)
+        k = _base.resolve_kernel(est.kernel)
         g = 1.0 / Xa.shape[1] if est.gamma is None else est.gamma
         Xd = np.asarray(X, dtype=np.float64)
         K = reference.gram(Xd, kernel=k, gamma=g, degree=est.degree, coef0=est.coef0)

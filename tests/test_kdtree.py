@@ -8,7 +8,7 @@ from scipy.spatial import cKDTree
 from sklearn.neighbors import KDTree
 
 from fastrbf import knn, radius_neighbors
-from fastrbf._jit.neighbors.brute import kdgroups, kdtree
+from fastrbf._jit.neighbors import kdgroups, kdtree
 from fastrbf.neighbors import _kdtree
 
 

@@ -4,7 +4,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, Nearest
 
 from fastrbf import knn, knn_predict, nadaraya_watson, rbf_vote, reference
 from fastrbf._jit import tiles as _jt
-from fastrbf._jit.neighbors.brute import brute as _jn
+from fastrbf._jit.neighbors import brute as _jn
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

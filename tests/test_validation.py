@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fastrbf
-import fastrbf.sklearn._estimators as fsk
+import fastrbf.sklearn as fsk
 from fastrbf import _threads
 from fastrbf import _validation as _v
 

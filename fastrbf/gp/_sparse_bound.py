@@ -30,7 +30,7 @@ Decisions:
   well-conditioned ``B``), ``A A^T`` and ``w = B^-1 b``.  Amplitude and noise need only
   m x m traces.  The length scales need ``sum_nm G_nm dK_nm / dlog l_k`` with
   ``G = 2 K_nm dF/dS + y (dF/dP)^T``, formed per chunk by one ``gemm`` and contracted by
-  :func:`fastrbf._jit.gp.exact.sparse.cross_grad_rows` in ``O(chunk m d)`` (the kernel's
+  :func:`fastrbf._jit.gp.sparse.cross_grad_rows` in ``O(chunk m d)`` (the kernel's
   derivative once per pair, every feature from it), plus the same sum over the landmark
   pairs with ``dF/dK`` by the same kernel: a second pass, never a matrix per parameter.
   The two terms carry ``K^-1``'s scale and cancel: the gradient is as accurate as the

@@ -82,17 +82,11 @@ Conventions and decisions:
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """
 
-from ._estimators import (
-    GaussianProcessRegressor,
-    KernelRidge,
-    KernelRidgeCV,
-    KMeans,
-    Nystroem,
-    RandomFourierFeatures,
-    RBFInterpolatorRegressor,
-    RBFNetworkClassifier,
-    RBFNetworkRegressor,
-)
+from ._approx import Nystroem, RandomFourierFeatures
+from ._cluster import KMeans
+from ._gp import GaussianProcessRegressor
+from ._network import RBFNetworkClassifier, RBFNetworkRegressor
+from ._ridge import KernelRidge, KernelRidgeCV, RBFInterpolatorRegressor
 
 __all__ = [
     "GaussianProcessRegressor",

@@ -1,0 +1,207 @@
+"""What the estimators share: argument translation (seeds, threads, kernel names), input
+validation, error messages in scikit-learn's names, and the two base classes."""
+
+import numbers
+import re
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
+    from sklearn.utils.validation import check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
+        "`pip install 'fastrbf[sklearn]'`."
+    ) from exc
+
+from .. import _threads
+from .. import _validation as _v
+from .._typing import ArrayLike
+from ..kernels import KERNELS, check_kernel, check_params, gram, is_user
+from ..user_kernels import user_kernel
+
+_FLOATS = [np.float64, np.float32]
+_ALIASES = {"rbf": "gaussian", "poly": "polynomial", "sigmoid": "tanh"}
+
+
+# ---------------------------------------------------------------- helpers
+def to_seed(random_state):
+    """fastrbf's ``seed`` from scikit-learn's ``random_state``, checked by fastrbf's seed
+    rule (:func:`fastrbf._validation.check_seed`) under the name ``random_state``."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    try:
+        _v.check_seed(random_state, name="random_state")
+    except (TypeError, ValueError) as exc:
+        raise type(exc)("`random_state` must be None, an int >= 0, a numpy.random.RandomState or a "
+                        f"numpy.random.Generator; got {random_state!r}.") from None
+    return int(random_state) if isinstance(random_state, numbers.Integral) else random_state
+
+
+def to_n_threads(n_jobs):
+    """``n_jobs`` checked by fastrbf's rule (messages naming `n_jobs`), passed as is."""
+    try:
+        _threads.resolve(n_jobs)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(str(exc).replace("`n_threads`", "`n_jobs`")) from None
+    return n_jobs
+
+
+def to_progress(value):
+    """scikit-learn's ``verbose`` (an int >= 0, or a bool) as fastrbf's ``progress``:
+    ``verbose > 0`` reports on stderr."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    return _v.check_int(value, "verbose", 0) > 0
+
+
+#: fastrbf's names of the parameters that every estimator calls otherwise
+_RENAMES = {"seed": "random_state", "n_threads": "n_jobs", "Y": "y"}
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+
+
+def call_renamed(func, *args, renames=None, replace=(), remedy=None, **kwargs):
+    """``func(*args, **kwargs)`` whose error messages name the estimator's parameters:
+    a backticked fastrbf name in ``_RENAMES`` or ``renames`` becomes the estimator's
+    name, and each ``(old, new)`` text of ``replace`` is substituted (remedies that the
+    estimator does not offer, for example).  With ``remedy``, a ``ValueError`` that names
+    no argument (a solve that met the inf/NaN of an overflow) and non-finite results
+    (:func:`_check_overflow`) are reported as an overflow with that remedy."""
+    names = {**_RENAMES, **(renames or {})}
+    try:
+        out = func(*args, **kwargs)
+    except (ValueError, TypeError, MemoryError) as exc:  # np.linalg.LinAlgError is a ValueError
+        if exc.args and isinstance(exc.args[0], str):
+            msg = _NAME.sub(lambda m: f"`{names.get(m.group(1), m.group(1))}`", exc.args[0])
+            for old, new in replace:
+                msg = msg.replace(old, new)
+            if remedy is not None and isinstance(exc, ValueError) and not _NAME.search(msg):
+                raise ValueError(_overflow(remedy)) from exc
+            exc.args = (msg, *exc.args[1:])
+        raise
+    if remedy is not None:
+        _check_overflow(out, remedy)
+    return out
+
+
+def check_range(X, kernel, gamma, degree, coef0, scale_name):
+    """Refuse data whose kernel values overflow: a growing radial kernel at the diagonal
+    of the bounding box of ``X`` (its largest value over pairs of rows, or above), a
+    dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
+    spec = check_kernel(kernel)
+    check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
+    X = np.asarray(X, dtype=np.float64)
+    if spec.radial:
+        P = np.stack([X.min(axis=0), X.max(axis=0)])
+    else:
+        with np.errstate(over="ignore"):
+            row = X[int(np.argmax(np.einsum("ij,ij->i", X, X)))]
+        P = np.stack([row, -row])
+    g = float(np.max(gamma))  # the largest width gives the largest values of a growing kernel
+    with np.errstate(all="ignore"):
+        try:
+            K = gram(P[:1], P, kernel=kernel, gamma=g, degree=degree, coef0=coef0, n_threads=1)
+        except ValueError:  # gram refuses kernel values that overflow (its message names its own arguments)
+            K = None
+    if K is None or not np.all(np.isfinite(K)):
+        raise ValueError(f"`X` spans too wide a range for the {spec.name!r} kernel: its values between far-apart "
+                         f"points of `X` overflow float64; rescale `X` or use a smaller `{scale_name}`.")
+
+
+def _overflow(remedy):
+    return f"The fit of {remedy}"
+
+
+XY_OVERFLOW = ("`X` and `y` overflowed (the solve met non-finite values): their magnitudes are too extreme for "
+               "float64; ")
+
+
+def _check_overflow(model, remedy):
+    """Refuse a fitted model with non-finite weights (so that it never predicts NaN)."""
+    for attr in ("weights", "bias", "poly_coef", "intercept", "alpha", "y_mean", "y_std", "normalization"):
+        value = getattr(model, attr, None)
+        if isinstance(value, (np.ndarray, float)) and not np.all(np.isfinite(value)):
+            raise ValueError(_overflow(remedy))
+
+
+def scalar_gamma(gamma):
+    """One kernel width: a finite number > 0 (None is resolved before this)."""
+    if not _v.is_real(gamma):
+        raise TypeError(f"`gamma` must be a finite number > 0 (or None); got {gamma!r}.")
+    return _v.check_real(gamma, "gamma", low=0, strict=True)
+
+
+def resolve_kernel(kernel):
+    """A built-in kernel's name (aliases resolved), or a user kernel (given by object
+    or by name)."""
+    if is_user(kernel):
+        return kernel
+    if isinstance(kernel, str) and kernel not in KERNELS and kernel not in _ALIASES and user_kernel(kernel):
+        return user_kernel(kernel)
+    name = _v.check_choice(kernel, "kernel", (*KERNELS, *_ALIASES),
+                           text=f"one of {sorted(KERNELS)} or an alias {sorted(_ALIASES)}")
+    return _ALIASES.get(name, name)
+
+
+def default_gamma(gamma, n_features):
+    return 1.0 / n_features if gamma is None else gamma
+
+
+def validate_xy(est, X, y, multi_output) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (X, y): float32 or float64 ``X``; numeric ``y``, cast to ``X``'s dtype."""
+    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=multi_output, y_numeric=True)
+    return X, np.asarray(y, dtype=X.dtype)
+
+
+def validate_fit_x(est, X, **kw) -> np.ndarray:
+    """``X`` validated for ``fit`` (records ``n_features_in_``)."""
+    return validate_data(est, X, dtype=_FLOATS, **kw)
+
+
+def check_magnitude(X, name="X"):
+    """Refuse, before any work, data whose float64 squared distances would overflow
+    (the fits compute in float64), in the estimator's name for it."""
+    _v.check_magnitude(X, name, np.float64)
+
+
+def validate_fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
+    """``X``, ``y`` validated for ``fit`` (records ``n_features_in_``)."""
+    return validate_data(est, X, y, dtype=_FLOATS, **kw)
+
+
+def validate_x(est, X, **kw) -> np.ndarray:
+    check_is_fitted(est)
+    to_n_threads(est.n_jobs)
+    return validate_data(est, X, dtype=_FLOATS, reset=False, **kw)
+
+
+class MultiOutputRegressor(RegressorMixin, BaseEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The fitted model (``model_``) at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        X = validate_x(self, X)
+        return self.model_.predict(X, n_threads=self.n_jobs)
+
+
+class DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+# ---------------------------------------------------------------- RBF networks

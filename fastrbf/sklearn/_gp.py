@@ -1,0 +1,320 @@
+""":class:`GaussianProcessRegressor` (:func:`fastrbf.gaussian_process`, or :func:`fastrbf.gp_regression` given a kernel name)."""
+
+import warnings
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.gaussian_process import kernels as _skk
+    from sklearn.utils import check_random_state
+    from sklearn.utils.validation import check_is_fitted
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
+        "`pip install 'fastrbf[sklearn]'`."
+    ) from exc
+
+from .. import _validation as _v
+from .._typing import ArrayLike
+from ..gp._exact import gaussian_process, gaussian_process_lml, maximise
+from ..gp._prml import gp_regression
+from ..gp._sklearn_kernels import gp_form
+from ._base import XY_OVERFLOW, call_renamed, check_magnitude, to_n_threads, to_seed, validate_fit_xy, validate_x
+
+
+class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
+    """Gaussian-process regression: scikit-learn's ``GaussianProcessRegressor`` given a
+    kernel object (over :func:`fastrbf.gaussian_process`), or PRML's GP given a name
+    (over :func:`fastrbf.gp_regression`).
+
+    Parameters
+    ----------
+    kernel : scikit-learn kernel, None, "gaussian" or "prml"; default "gaussian"
+        A kernel object (``sklearn.gaussian_process.kernels``) of the form
+        ``ConstantKernel * K [+ ConstantKernel] [+ WhiteKernel]``, ``K`` one of ``RBF``
+        (one length scale or one per feature), ``Matern(nu=0.5 | 1.5 | 2.5 | inf)`` and
+        ``RationalQuadratic`` with a fixed ``alpha``: then the parameters, fitted
+        attributes and methods are scikit-learn's (``alpha``, ``kernel_``, ``L_``,
+        ``alpha_``, ``X_train_``, ``y_train_``, ``log_marginal_likelihood``,
+        ``predict(return_std | return_cov)``, ``sample_y``), the hyperparameters, their
+        bounds and what is fixed are the kernel's, and ``theta``, ``noise`` and ``bounds``
+        are not used.  None is scikit-learn's default, ``ConstantKernel() * RBF()``.
+        Any other kernel object is a ``ValueError``.
+        A name: ``t0 exp(-t1/2 r^2)`` (``"gaussian"``) or PRML's
+        ``t0 exp(-t1/2 r^2) + t2 + t3 x.y`` (``"prml"``); plus the noise variance.
+    theta : array_like, optional
+        With a name: starting (with ``optimizer=None``: fixed) kernel parameters;
+        default all 1.
+    noise : float, default 1e-2
+        With a name: starting (or fixed) noise variance (scikit-learn's ``WhiteKernel``).
+    alpha : float, default 1e-10
+        With a kernel object: added to the diagonal of the training covariance
+        (scikit-learn's ``alpha``; a number, not one per sample).
+    optimizer : "fmin_l_bfgs_b" or None, default "fmin_l_bfgs_b"
+        Maximise the log marginal likelihood (L-BFGS-B in log space), or keep
+        the hyperparameters.
+    n_restarts_optimizer : int, default 0
+        Further starts drawn log-uniformly inside the bounds.
+    bounds : array_like of shape (len(theta) + 1, 2), optional
+        With a name: of ``(theta..., noise)``; default ``(1e-5, 1e5)`` each.
+    normalize_y : bool, default False
+    random_state : None, int, RandomState or Generator
+        For the restarts.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.GaussianProcess (kernel object) or fastrbf.GPModel (name)
+    kernel_ : scikit-learn kernel, with a kernel object
+        The kernel with the fitted hyperparameters.
+    L_ : ndarray of shape (n_samples, n_samples), with a kernel object
+        Lower Cholesky factor of the training covariance.
+    X_train_, y_train_ : ndarrays, with a kernel object
+        The training data (``y`` normalised with ``normalize_y``).
+    theta_ : ndarray, with a name
+    noise_ : float, with a name
+    alpha_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Dual weights ``C^-1 y`` (of the normalised ``y``).
+    log_marginal_likelihood_value_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import GaussianProcessRegressor
+    >>> X = np.linspace(0, 1, 20)[:, None]
+    >>> gp = GaussianProcessRegressor(theta=[1.0, 10.0], noise=1e-4, optimizer=None).fit(X, np.sin(3 * X[:, 0]))
+    >>> mean, std = gp.predict([[0.5]], return_std=True)
+    >>> bool(abs(mean[0] - np.sin(1.5)) < 1e-3), bool(0 < std[0] < 0.03)
+    (True, True)
+
+    With scikit-learn's kernel objects:
+
+    >>> from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+    >>> k = ConstantKernel() * Matern(length_scale=[1.0], nu=2.5) + WhiteKernel(1e-3)
+    >>> gp = GaussianProcessRegressor(k, random_state=0).fit(X, np.sin(3 * X[:, 0]))
+    >>> mean, cov = gp.predict(X[:3], return_cov=True)
+    >>> cov.shape, gp.sample_y(X[:3], 4).shape
+    ((3, 3), (3, 4))
+    """
+
+    def __init__(self, kernel="gaussian", *, theta=None, noise=1e-2, alpha=1e-10, optimizer="fmin_l_bfgs_b",
+                 n_restarts_optimizer=0, bounds=None, normalize_y=False, random_state=None, n_jobs=None):
+        self.kernel = kernel
+        self.theta = theta
+        self.noise = noise
+        self.alpha = alpha
+        self.optimizer = optimizer
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.bounds = bounds
+        self.normalize_y = normalize_y
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = self.kernel is None or isinstance(self.kernel, _skk.Kernel)
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "GaussianProcessRegressor":
+        """Fit the hyperparameters (unless ``optimizer=None``) and the posterior.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        if self.kernel is None or isinstance(self.kernel, _skk.Kernel):
+            return self._fit_kernel(X, y)
+        X, y = validate_fit_xy(self, X, y, y_numeric=True)
+        check_magnitude(X)
+        _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None), text="'fmin_l_bfgs_b' or None")
+        _v.check_choice(self.kernel, "kernel", ("gaussian", "prml"),
+                        text="'gaussian', 'prml', None or a scikit-learn kernel object")
+        normalize_y = _v.check_bool(self.normalize_y, "normalize_y")
+        for name in ("theta", "bounds"):
+            value = getattr(self, name)
+            try:
+                arr = None if value is None else np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError):
+                arr = None
+            if value is not None and arr is None:
+                raise TypeError(f"`{name}` must be None or an array of numbers; got {value!r}.")
+        seed = to_seed(self.random_state)
+        renames = {"theta0": "theta", "n_restarts": "n_restarts_optimizer", "alpha": "noise"}
+        replace = (("(theta0..., noise)", "(theta..., noise)"), (', `jitter="auto"`', ""),
+                   ("Every optimiser start failed: the covariance was not positive definite.",
+                    "Every optimiser start failed: the covariance was not positive definite, or the likelihood "
+                    "overflowed. Remedies: `normalize_y`=True for targets of extreme magnitude, a larger `noise` "
+                    "or narrower `bounds`."))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            m = call_renamed(gp_regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
+                             optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer, bounds=self.bounds,
+                             seed=seed, normalize_y=normalize_y, n_threads=to_n_threads(self.n_jobs), renames=renames,
+                             replace=replace, remedy=XY_OVERFLOW + "rescale them, use `normalize_y`=True or a larger `noise`.")
+        for w in caught:  # fastrbf's "optimum on a bound" is scikit-learn's ConvergenceWarning
+            if issubclass(w.category, UserWarning) and "sits on a bound" in str(w.message):
+                warnings.warn(str(w.message), ConvergenceWarning, stacklevel=2)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.model_ = m
+        self.theta_ = m.theta
+        self.noise_ = m.noise
+        self.alpha_ = m.alpha
+        self.log_marginal_likelihood_value_ = m.log_marginal_likelihood
+        self._dtype = X.dtype
+        return self
+
+    def _fit_kernel(self, X, y):
+        """``fit`` with a scikit-learn kernel object (or None)."""
+        X, y = validate_fit_xy(self, X, y, y_numeric=True, multi_output=True)
+        check_magnitude(X)
+        _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None), text="'fmin_l_bfgs_b' or None")
+        for name in ("theta", "bounds"):
+            if getattr(self, name) is not None:
+                raise ValueError(f"`{name}` is for kernel='gaussian' or 'prml'; a kernel object carries its own "
+                                 f"hyperparameters and bounds; got {name}={getattr(self, name)!r}.")
+        jitter = _v.check_real(self.alpha, "alpha", low=0)
+        normalize_y = _v.check_bool(self.normalize_y, "normalize_y")
+        n_restarts = _v.check_int(self.n_restarts_optimizer, "n_restarts_optimizer", 0)
+        rng = check_random_state(self.random_state)
+        nt = to_n_threads(self.n_jobs)
+        kernel = _skk.ConstantKernel() * _skk.RBF() if self.kernel is None else self.kernel
+        form = gp_form(kernel)
+        Y = np.asarray(y, dtype=np.float64)
+        mean, std = (Y.mean(axis=0), Y.std(axis=0)) if normalize_y else (np.zeros(Y.shape[1:]), np.ones(Y.shape[1:]))
+        std = np.where(std == 0, 1.0, std)
+        Yn = (Y - mean) / std
+        kernel_ = kernel.clone_with_theta(kernel.theta)
+        if self.optimizer is not None and kernel.n_dims > 0:
+            bounds = kernel.bounds
+            starts = [kernel.theta]
+            if n_restarts:
+                if not np.isfinite(bounds).all():
+                    raise ValueError("`n_restarts_optimizer` > 0 needs finite bounds of every hyperparameter.")
+                starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
+            # not positive definite at theta (a ValueError): scikit-learn's -inf
+            best = maximise(lambda t: self._lml(X, Yn, form, kernel.clone_with_theta(t), jitter, nt), starts, bounds,
+                            ValueError)
+            if best is None:
+                raise ValueError("Every optimiser start failed: the covariance was not positive definite. Remedies: a "
+                                 "larger `alpha`, a WhiteKernel in `kernel`, or `normalize_y`=True.")
+            kernel_ = kernel.clone_with_theta(best)
+        m = call_renamed(gaussian_process, X, y, **form.values(kernel_), jitter=jitter, optimize=False,
+                         normalize_y=normalize_y, n_threads=nt, renames={"noise": "kernel", "jitter": "alpha"},
+                         replace=(("use a larger `kernel`", "use a larger `alpha` or a WhiteKernel in `kernel`"),))
+        self.model_ = m
+        self.kernel_ = kernel_
+        self._form = form
+        self.X_train_ = m.X_train
+        self.y_train_ = Yn
+        self.L_ = m.factor
+        self.alpha_ = m.alpha
+        self.log_marginal_likelihood_value_ = m.log_marginal_likelihood_value
+        self._dtype = X.dtype
+        return self
+
+    def _lml(self, X, Yn, form, kernel, jitter, n_threads):
+        """(log marginal likelihood, its gradient in ``kernel.theta``) of normalised targets."""
+        res = gaussian_process_lml(X, Yn, **form.values(kernel), jitter=jitter, eval_gradient=True, n_threads=n_threads)
+        assert isinstance(res, tuple)
+        return res[0], form.free_gradient(kernel, res[1])
+
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None, eval_gradient: bool = False,
+                                clone_kernel: bool = True) -> float | tuple[float, np.ndarray]:
+        """The log marginal likelihood of the training data at ``theta`` (the fitted
+        ``kernel_.theta`` when None), and its gradient, as scikit-learn's; only for a
+        model fitted with a kernel object.
+
+        Parameters
+        ----------
+        theta : array_like, optional
+            The logs of the free hyperparameters, in ``kernel_.theta``'s order.
+        eval_gradient : bool, default False
+        clone_kernel : bool, default True
+            Accepted for scikit-learn's signature: ``kernel_`` is never modified.
+
+        Returns
+        -------
+        lml : float
+        grad : ndarray of shape (len(theta),), with ``eval_gradient``
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "kernel_"):
+            raise AttributeError("`log_marginal_likelihood` needs a model fitted with a scikit-learn kernel object.")
+        want = _v.check_bool(eval_gradient, "eval_gradient")
+        if theta is None:
+            if want:
+                raise ValueError("`eval_gradient` needs a `theta`.")
+            return self.log_marginal_likelihood_value_
+        k = self.kernel_.clone_with_theta(np.asarray(theta, dtype=np.float64))
+        try:
+            value, grad = self._lml(self.X_train_, self.y_train_, self._form, k, self.model_.jitter, self.n_jobs)
+        except ValueError:  # not positive definite: scikit-learn's -inf
+            return (-np.inf, np.zeros(k.n_dims)) if want else -np.inf
+        return (value, grad) if want else value
+
+    def sample_y(self, X: ArrayLike, n_samples: int = 1,
+                 random_state: "int | np.random.RandomState | np.random.Generator | None" = 0) -> np.ndarray:
+        """Draws of the posterior at the rows of ``X``, as scikit-learn's ``sample_y``;
+        only for a model fitted with a kernel object.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples_X, n_features)
+        n_samples : int, default 1
+        random_state : None, int, RandomState or Generator, default 0
+
+        Returns
+        -------
+        ndarray of shape (n_samples_X, n_samples) or (n_samples_X, n_targets, n_samples)
+        """
+        Xv = validate_x(self, X)
+        if not hasattr(self, "kernel_"):
+            raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")
+        return call_renamed(self.model_.sample_y, Xv, n_samples, seed=to_seed(random_state), n_threads=self.n_jobs)
+
+    def predict(self, X: ArrayLike, return_std: bool = False,
+                return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Predictive mean, and with ``return_std`` the standard deviation of ``y``
+        (noise included, as scikit-learn with a ``WhiteKernel``) or with ``return_cov``
+        (a model fitted with a kernel object) the covariance.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        return_std : bool, default False
+        return_cov : bool, default False
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            float32 when ``X`` and the training data were float32.
+        std : ndarray of shape (n_samples,) (or (n_samples, n_targets)), only with ``return_std``
+        cov : ndarray of shape (n_samples, n_samples) (or (n_samples, n_samples, n_targets)),
+            only with ``return_cov``
+        """
+        return_std = _v.check_bool(return_std, "return_std")
+        return_cov = _v.check_bool(return_cov, "return_cov")
+        Xv = validate_x(self, X)
+        dtype = _v.result_dtype(Xv, self._dtype)
+        if hasattr(self, "kernel_"):
+            out = call_renamed(self.model_.predict, Xv, return_std=return_std, return_cov=return_cov, n_threads=self.n_jobs)
+            return tuple(o.astype(dtype, copy=False) for o in out) if isinstance(out, tuple) else \
+                out.astype(dtype, copy=False)
+        if return_cov:
+            raise ValueError("`return_cov` needs a model fitted with a scikit-learn kernel object.")
+        if not return_std:
+            return self.model_.predict(Xv, n_threads=self.n_jobs).astype(dtype, copy=False)
+        p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)
+        return p.mean.astype(dtype, copy=False), np.sqrt(p.var).astype(dtype, copy=False)
+

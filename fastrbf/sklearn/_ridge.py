@@ -1,0 +1,336 @@
+"""Kernel ridge and interpolation estimators: :class:`KernelRidge`, :class:`KernelRidgeCV`, :class:`RBFInterpolatorRegressor`."""
+
+import dataclasses
+
+import numpy as np
+
+try:
+    import sklearn  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
+        "`pip install 'fastrbf[sklearn]'`."
+    ) from exc
+
+from .. import _validation as _v
+from .._typing import ArrayLike
+from ..kernels import KERNELS, check_kernel, is_user
+from ..linalg import check_alpha
+from ..models import interpolate, kernel_ridge, kernel_ridge_cv
+from ._base import (
+    XY_OVERFLOW,
+    MultiOutputRegressor,
+    call_renamed,
+    check_magnitude,
+    check_range,
+    default_gamma,
+    resolve_kernel,
+    scalar_gamma,
+    to_n_threads,
+    to_seed,
+    validate_xy,
+)
+
+
+class KernelRidge(MultiOutputRegressor):
+    """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
+
+    Dual weights ``(K + alpha I)^-1 y``, the Gram matrix built and factored in place; for
+    large ``n_samples``, Nystroem kernel ridge by Falkon's preconditioned conjugate
+    gradients (``solver="nystrom-pcg"``, no n x n matrix; see :func:`fastrbf.kernel_ridge`).
+
+    Parameters
+    ----------
+    alpha : float or array_like of shape (n_samples,), default 1.0
+        Ridge added to the diagonal: one value, or one per training point (fastrbf's
+        rule; scikit-learn's array ``alpha`` is one per target).
+    kernel : str, default "gaussian"
+        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
+        positive definite.
+    gamma : float, optional
+        Default ``1 / n_features``.
+    degree : int, default 3
+    coef0 : float, default 1.0
+    fit_intercept : bool, default False
+        Fit ``y - mean(y)`` (scikit-learn's ``KernelRidge`` has no intercept).
+    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+        As :func:`fastrbf.kernel_ridge`: "auto" factors the n x n matrix while it fits
+        comfortably in free memory.
+    n_landmarks : int, optional
+        Landmarks of "nystrom-pcg" (default ``min(n, max(1000, 2 sqrt(n)))``); giving it
+        selects "nystrom-pcg" under "auto".
+    landmarks : {"uniform", "kmeans"}, default "uniform"
+    tol : float, default 1e-7
+        Relative residual at which the conjugate gradients stop.
+    max_iter : int, default 100
+    random_state : None, int, numpy.random.Generator or RandomState
+        Draws the landmarks.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        (n_landmarks rows with "nystrom-pcg").
+    X_fit_ : ndarray of shape (n_samples, n_features), float64
+        The training points (the landmarks with "nystrom-pcg").
+    n_iter_ : int
+        Conjugate-gradient iterations; 1 for the direct (Cholesky) solve, as scikit-learn
+        asks of every estimator with a ``max_iter`` (``model_.n_iter`` is 0 there).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KernelRidge
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> KernelRidge(alpha=0.1, gamma=1.0).fit(X, [0.0, 1.0, 0.0]).predict(X).round(3)
+    array([0.038, 0.883, 0.038])
+    """
+
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, fit_intercept=False,
+                 solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100, random_state=None,
+                 n_jobs=None, length_scale=None):
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.length_scale = length_scale
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
+        """Solve for the dual weights.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_xy(self, X, y, multi_output=True)
+        check_magnitude(X)
+        kernel = resolve_kernel(self.kernel)
+        check_alpha(self.alpha, X.shape[0])
+        fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
+        coef0 = _v.check_real(self.coef0, "coef0")
+        seed = to_seed(self.random_state)
+        gamma = scalar_gamma(default_gamma(self.gamma, X.shape[1]))
+        ls = _v.check_length_scale(self.length_scale, X.shape[1])
+        check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), kernel, gamma, self.degree, coef0,
+                    "gamma")
+        # the remedies of a failed factorisation that this estimator offers
+        replace = ((', `jitter="auto"`', ""),
+                   ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
+        m = call_renamed(kernel_ridge, X, y, gamma=gamma, alpha=self.alpha, kernel=kernel,
+                         fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
+                         n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
+                         seed=seed, n_threads=to_n_threads(self.n_jobs), replace=replace, length_scale=ls,
+                         remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
+        self.model_ = m
+        self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
+        self.X_fit_ = m.centers
+        self.n_iter_ = max(1, m.n_iter)
+        return self
+
+
+class KernelRidgeCV(MultiOutputRegressor):
+    """Kernel ridge regression with ``gamma`` and ``alpha`` chosen over a grid by
+    closed-form leave-one-out (scikit-learn API over :func:`fastrbf.kernel_ridge_cv`):
+    one eigendecomposition per ``gamma``, no refit per ``alpha`` or fold.
+
+    Parameters
+    ----------
+    alphas : sequence of float, default (1e-3, 1e-2, 1e-1, 1.0)
+        Candidate ridges, >= 0.
+    gammas : sequence of float, optional
+        Candidate widths, > 0; default ``1 / n_features`` times (0.1, 1, 10).
+    kernel : str, default "gaussian"
+        A positive definite kernel of :data:`fastrbf.KERNELS` (or ``"rbf"``).
+    criterion : {"loo", "gcv"}, default "loo"
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths, as :class:`KernelRidge`.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+        Fitted with the best pair.
+    selection_ : fastrbf.SelectionResult
+        Both tables (``loo_mse``, ``gcv``) and the leave-one-out residuals.
+    best_gamma_, best_alpha_ : float
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KernelRidgeCV
+    >>> X = np.linspace(0, 1, 40)[:, None]
+    >>> est = KernelRidgeCV(gammas=[1.0, 10.0, 100.0]).fit(X, np.sin(6 * X[:, 0]))
+    >>> est.best_gamma_ in (1.0, 10.0, 100.0), est.selection_.loo_mse.shape
+    (True, (3, 4))
+    """
+
+    def __init__(self, alphas=(1e-3, 1e-2, 1e-1, 1.0), *, gammas=None, kernel="gaussian", criterion="loo",
+                 length_scale=None, n_jobs=None):
+        self.alphas = alphas
+        self.gammas = gammas
+        self.kernel = kernel
+        self.criterion = criterion
+        self.length_scale = length_scale
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidgeCV":
+        """Compute the tables and fit the best pair.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_xy(self, X, y, multi_output=True)
+        check_magnitude(X)
+        kernel = resolve_kernel(self.kernel)
+        gammas = np.array([0.1, 1.0, 10.0]) / X.shape[1] if self.gammas is None else self.gammas
+        ls = _v.check_length_scale(self.length_scale, X.shape[1])
+        Xk = X if ls is None else _v.scale_features(X, ls, np.float64, "X")
+        for g in np.atleast_1d(np.asarray(gammas, dtype=float)):
+            if np.isfinite(g) and g > 0:
+                check_range(Xk, kernel, float(g), 3, 1.0, "gammas")
+        res = call_renamed(kernel_ridge_cv, Xk, y, gamma=gammas, alpha=self.alphas, kernel=kernel, criterion=self.criterion,
+                           n_threads=to_n_threads(self.n_jobs), renames={"gamma": "gammas", "alpha": "alphas"},
+                           remedy=XY_OVERFLOW + "rescale them, or use larger `alphas`.")
+        model = res.model if ls is None else dataclasses.replace(res.model, centers=np.asarray(X, dtype=np.float64),
+                                                                 length_scale=ls)
+        self.model_ = model
+        self.selection_ = res
+        self.best_gamma_ = res.best_gamma
+        self.best_alpha_ = res.best_alpha
+        self.dual_coef_ = model.weights[:, 0] if model.single_output else model.weights
+        return self
+
+
+# ---------------------------------------------------------------- interpolation
+class RBFInterpolatorRegressor(MultiOutputRegressor):
+    """RBF interpolation as a regressor: SciPy ``RBFInterpolator``'s interpolant
+    (scikit-learn API over :func:`fastrbf.interpolate`).
+
+    With ``smoothing=0`` the fit reproduces the training targets exactly.
+
+    Parameters
+    ----------
+    kernel : str, default "thin_plate_spline"
+        A radial kernel of :data:`fastrbf.KERNELS` (SciPy's names).
+    epsilon : float, optional
+        SciPy's shape parameter: fastrbf's ``gamma = epsilon ** 2``.  Required unless
+        the kernel is scale invariant (then 1.0), as in SciPy.
+    smoothing : float or array_like of shape (n_samples,), default 0.0
+        Added to the diagonal (fastrbf's ``alpha``).
+    degree : int, optional
+        Degree of the polynomial tail (-1: none); default the kernel's minimum, or 0.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+
+    length_scale : float or array_like of shape (n_features,), optional
+        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
+        divided by its scale before the kernel.
+    Attributes
+    ----------
+    model_ : fastrbf.KernelModel
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import RBFInterpolatorRegressor
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
+    >>> y = [0.0, 1.0, 1.0, 2.0, 1.5]
+    >>> bool(np.allclose(RBFInterpolatorRegressor().fit(X, y).predict(X), y))
+    True
+    """
+
+    def __init__(self, kernel="thin_plate_spline", *, epsilon=None, smoothing=0.0, degree=None, n_jobs=None,
+                 length_scale=None):
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.smoothing = smoothing
+        self.degree = degree
+        self.n_jobs = n_jobs
+        self.length_scale = length_scale
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFInterpolatorRegressor":
+        """Solve the interpolation system.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_xy(self, X, y, multi_output=True)
+        check_magnitude(X)
+        spec = check_kernel(resolve_kernel(self.kernel))
+        if not spec.radial:
+            radial = sorted(k for k, v in KERNELS.items() if v.radial)
+            raise ValueError(f"`kernel` must be a radial kernel for interpolation (one of {radial}); "
+                             f"got {self.kernel!r}.")
+        eps = self.epsilon
+        if eps is None:
+            if not spec.scale_invariant:
+                raise ValueError(f"`epsilon` must be given for the {spec.name!r} kernel (it is not scale invariant).")
+            eps = 1.0
+        eps = _v.check_real(eps, "epsilon", low=0, strict=True)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            gamma = float(np.float64(eps) ** 2)
+        if not (np.isfinite(gamma) and gamma > 0):
+            raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
+                             f"gamma = epsilon ** 2); got {self.epsilon!r}.")
+        n, d = X.shape
+        ls = _v.check_length_scale(self.length_scale, d)
+        check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), spec, gamma, 3, 1.0, "epsilon")
+        degree = max(spec.min_degree, 0) if self.degree is None else self.degree
+        if _v.is_int(degree) and int(degree) >= 0:
+            from math import comb
+
+            q = comb(d + int(degree), int(degree))
+            if n < q:
+                raise ValueError(f"`X` must have at least {q} samples for a polynomial tail of degree {degree} "
+                                 f"in {d} dimensions; got n_samples = {n}.")
+        replace = (("a smoothing `smoothing`", "a `smoothing`"),
+                   ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
+        self.model_ = call_renamed(interpolate, X, y, kernel=spec if is_user(spec) else spec.name, gamma=gamma,
+                                   degree=self.degree, alpha=self.smoothing, n_threads=to_n_threads(self.n_jobs),
+                                   length_scale=ls,
+                                   renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
+                                   remedy=XY_OVERFLOW + "rescale them (the kernel grows with the distance), or use another "
+                                                        "`epsilon` or a larger `smoothing`.")
+        return self
+
+
+# ---------------------------------------------------------------- k-means

@@ -17,7 +17,8 @@ import threading
 import time
 
 from numba import types
-from numba.core import event
+
+from ._jit.llvm import internals
 
 #: seconds of compilation before the notice is printed
 DELAY = 1.0
@@ -78,7 +79,7 @@ def _fire(with_dtype):
         pass
 
 
-class _Listener(event.Listener):
+class _Listener(internals.Listener):
     def on_start(self, ev):
         global _timer, _burst, _burst_dtype
         disp = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
@@ -117,4 +118,4 @@ class _Listener(event.Listener):
 
 
 _listener = _Listener()
-event.register("numba:compile", _listener)
+internals.on_compile(_listener)

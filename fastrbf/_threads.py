@@ -111,12 +111,9 @@ _fork_held_compiler = False
 
 
 def _compiler_lock():
-    try:
-        from numba.core.compiler_lock import global_compiler_lock
+    from ._jit.llvm.internals import compiler_lock
 
-        return global_compiler_lock._lock
-    except Exception:  # pragma: no cover - a numba without this lock
-        return None
+    return compiler_lock()
 
 
 def _before_fork():

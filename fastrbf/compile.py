@@ -425,32 +425,12 @@ def _cache_dir():
     return os.path.dirname(_jp.pairwise_rows.kernel._cache._cache_path)
 
 
-def _serialise_cache_writes(lock_path):
-    """Make numba's cache writes in this process wait for a lock file shared with the
-    other compiling processes: numba picks the name of a new cache entry from the index
-    it read, so two processes adding entries for one function at the same moment could
-    otherwise give two entries one file."""
-    import fcntl
-
-    from numba.core import caching
-
-    save = caching.IndexDataCacheFile.save
-
-    def locked_save(self, key, data):
-        with open(lock_path, "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                return save(self, key, data)
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
-
-    caching.IndexDataCacheFile.save = locked_save  # type: ignore[method-assign]
-
-
 def _worker_init(lock_path):
     os.environ["FASTRBF_QUIET"] = "1"
     if lock_path is not None:
-        _serialise_cache_writes(lock_path)
+        from ._jit.llvm.internals import serialise_cache_writes
+
+        serialise_cache_writes(lock_path)
 
 
 def _run_one(job):

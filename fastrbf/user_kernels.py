@@ -60,7 +60,7 @@ from collections.abc import Callable
 
 import numpy as np
 from numba import types as nbtypes
-from numba.core.registry import CPUDispatcher
+from numba.extending import is_jitted
 
 from . import _pairwise as _pw
 from . import _validation as _v
@@ -209,7 +209,7 @@ def _fname(function):
 
 
 def _py_function(function, name, what):
-    if isinstance(function, CPUDispatcher):
+    if is_jitted(function):
         function = function.py_func
     if not isinstance(function, pytypes.FunctionType):
         raise TypeError(f"The {what} of user kernel {name!r} must be a Python function (or a numba-jitted one); "
@@ -263,7 +263,7 @@ def _value_bytes(value, depth):
         return repr(value).encode()
     if isinstance(value, np.ndarray):
         return value.dtype.str.encode() + repr(value.shape).encode() + value.tobytes()
-    if isinstance(value, CPUDispatcher):
+    if is_jitted(value):
         value = value.py_func
     if isinstance(value, pytypes.FunctionType):
         return _function_bytes(value, depth + 1) if depth < 1 else _code_bytes(value.__code__)

@@ -90,7 +90,7 @@ def test_cli_covers_every_kmeans_assignment_path(tmp_path):
     res = subprocess.run(cmd, env=_env(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     code = LISTEN + """
-from fastrbf import _assign
+from fastrbf.cluster import _assign
 rng = np.random.default_rng(1)
 for d, K in ((4, 16), (16, 64), (60, 20)):
     Xb = rng.standard_normal((3000, d))

@@ -6,6 +6,9 @@
 - ``numba.njit`` (and ``numba.jit``) appear only in the decorator factory
   ``fastrbf/_jit/_decorators.py``, so every kernel gets the same flags.
 - The import graph has no cycle.
+- The low-level layer is fenced: ``numba.core``, ``llvmlite`` and ``@intrinsic`` appear
+  only under ``fastrbf/_jit/llvm/``, and ``@overload`` only through the decorator
+  factory's ``jit_overload`` (one set of flags for every overload).
 """
 
 import ast
@@ -107,6 +110,49 @@ def test_numba_jit_only_in_the_decorator_factory():
                     any(a.name in ("njit", "jit") for a in node.names):
                 found.append(f"{path.name}:{node.lineno}: from numba import njit/jit")
     assert found == []
+
+
+LLVM = "fastrbf._jit.llvm"
+
+
+def _low_level_uses(name, tree):
+    """What module ``name`` uses of the low-level layer: imports of ``numba.core`` or
+    ``llvmlite``, ``intrinsic`` (imported or as ``numba.extending.intrinsic``) and
+    ``overload`` outside the decorator factory."""
+    found = []
+    in_llvm = name == LLVM or name.startswith(LLVM + ".")
+    for node in ast.walk(tree):
+        mods, names = [], []
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            mods = [node.module]
+            if node.module.split(".")[0] == "numba":
+                names = [a.name for a in node.names]
+        elif isinstance(node, ast.Attribute) and node.attr in ("intrinsic", "overload") \
+                and ast.unparse(node.value).split(".")[0] == "numba":
+            names = [node.attr]
+        if not in_llvm:
+            found += [m for m in mods if m.split(".")[:2] == ["numba", "core"] or m.split(".")[0] == "llvmlite"]
+            found += [n for n in names if n == "intrinsic"]
+        if name != "fastrbf._jit._decorators":
+            found += [n for n in names if n == "overload"]
+    return found
+
+
+def test_low_level_layer_is_fenced():
+    found = [f"{MODULES[name][0].relative_to(PKG.parent)}: {what}" for name, (_p, tree) in MODULES.items()
+             for what in _low_level_uses(name, tree)]
+    assert found == []
+
+
+def test_the_fence_check_sees_a_violation():
+    probe = ast.parse("from numba.core import types\nimport llvmlite.ir\nfrom numba.extending import intrinsic, overload\n")
+    assert _low_level_uses("fastrbf._jit.kernels", probe) == ["numba.core", "llvmlite.ir", "intrinsic", "overload"]
+    assert _low_level_uses("fastrbf._jit.llvm.micro", probe) == ["overload"]
+    assert _low_level_uses("fastrbf._jit._decorators", ast.parse("from numba.extending import overload\n")) == []
+    assert _low_level_uses("fastrbf.models.common", ast.parse("from typing import overload\n")) == []
+    assert _low_level_uses("fastrbf.models.common", ast.parse("numba.extending.intrinsic\n")) == ["intrinsic"]
 
 
 def _graph(module_level_only):

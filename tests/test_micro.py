@@ -129,7 +129,8 @@ def test_other_vector_templates_same_bits(cpu, features, width):
     # process, give the bits of chunk_row compiled for the same CPU
     code = f"""
 import numpy as np
-from fastrbf._jit import micro, tiles
+from fastrbf._jit import tiles
+from fastrbf._jit.llvm import micro
 assert micro.vector_bits() == {width}
 rng = np.random.default_rng(3)
 z = np.int64
@@ -193,7 +194,8 @@ def test_argmin_block_other_vector_templates(cpu, features, width):
     code = f"""
 import numba
 import numpy as np
-from fastrbf._jit import micro, tiles
+from fastrbf._jit import tiles
+from fastrbf._jit.llvm import micro
 assert micro.vector_bits() == {width}
 
 @numba.njit
@@ -281,7 +283,7 @@ def test_axpy_and_sq_row_other_vector_templates(cpu, features, width):
     code = f"""
 import numba
 import numpy as np
-from fastrbf._jit import micro
+from fastrbf._jit.llvm import micro
 assert micro.vector_bits() == {width}
 FM = {{"contract", "nsz", "arcp"}}
 

@@ -68,10 +68,14 @@ import functools
 import os
 
 import numba
+from numba.extending import overload
 
 from .. import _notice  # noqa: F401  (the notice while kernels compile)
 
 FASTMATH = frozenset({"contract", "nsz", "arcp"})
+
+#: the flags numba compiles an ``@overload``'s implementation with: the kernels' own
+OVERLOAD_OPTIONS = dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True)
 
 
 def _cache_enabled():
@@ -111,6 +115,14 @@ def jit_inline(func):
     """Compile a small helper that numba inlines into each caller at IR level (so it is
     compiled with the caller's flags; never cached on its own)."""
     return numba.njit(inline="always", fastmath=set(FASTMATH), error_model="numpy")(func)
+
+
+def jit_overload(func, *, inline="never"):
+    """``@jit_overload(f)`` over ``def impl(...)``: the compiled implementation of the
+    Python function ``f`` (a stand-in that kernels call; ``impl`` dispatches on the
+    argument types and returns the function to compile), with :data:`OVERLOAD_OPTIONS`.
+    ``inline="always"`` inlines it into each caller at numba IR level."""
+    return overload(func, jit_options=OVERLOAD_OPTIONS, inline=inline)
 
 
 def jit_reduce(func):

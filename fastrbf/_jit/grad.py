@@ -39,9 +39,8 @@ arithmetic for the values) with the sums that the quotient rule needs besides.
 import math
 
 import numpy as np
-from numba.core.extending import overload
 
-from ._decorators import FASTMATH, jit_reduce, pjit
+from ._decorators import jit_overload, jit_reduce, pjit
 from .kernels import (
     CUBIC,
     GAUSSIAN,
@@ -258,8 +257,7 @@ def value_and_deriv(phi, t, c, degree):
     return deriv_impl(PhiType(phi.code))(phi, t, c, degree)
 
 
-@overload(value_and_deriv, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True),
-          inline="always")
+@jit_overload(value_and_deriv, inline="always")
 def _value_and_deriv_overload(phi, t, c, degree):
     return deriv_impl(phi)
 

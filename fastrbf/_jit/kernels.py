@@ -27,10 +27,10 @@ import math
 
 import numpy as np
 from numba import types
-from numba.core.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from ._decorators import FASTMATH
+from ._decorators import jit_overload
 from .llvm.exp import fexp
+from .llvm.internals import register_opaque
 
 NONE = -1
 GAUSSIAN = 0
@@ -74,17 +74,7 @@ class PhiType(types.Type):
         super().__init__(name=f"Phi({code})")
 
 
-@typeof_impl.register(Phi)
-def _typeof_phi(val, c):
-    return PhiType(val.code)
-
-
-register_model(PhiType)(models.OpaqueModel)
-
-
-@unbox(PhiType)
-def _unbox_phi(typ, obj, c):
-    return NativeValue(c.context.get_dummy_value())
+register_opaque(Phi, PhiType, lambda val: PhiType(val.code))
 
 
 _PHIS = {code: Phi(code) for code in range(NONE, LAST + 1)}
@@ -314,7 +304,7 @@ def apply_kernel(phi, o, g, c, degree):
     _IMPLS[phi.code](phi, o, g, c, degree)
 
 
-@overload(apply_kernel, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True))
+@jit_overload(apply_kernel)
 def _apply_kernel_overload(phi, o, g, c, degree):
     if isinstance(phi, PhiType):
         return _USER_IMPLS[phi.code] if isinstance(phi.code, str) else _IMPLS[phi.code]

@@ -105,9 +105,8 @@ Everything is float64 inside.
 import math
 
 import numpy as np
-from numba.extending import overload
 
-from ._decorators import FASTMATH, jit_inline, pjit
+from ._decorators import jit_inline, jit_overload, pjit
 from .kernels import THIN_PLATE_SPLINE, PhiType, apply_kernel
 from .llvm.exp import flog_pos
 from .llvm.lanes import LANES, lane_dot4_sub, lane_dot4x2_sub, lane_dot_sub, lane_fnma, lane_mul, lane_sqdist
@@ -135,7 +134,7 @@ def _other(phi, o, g, c, degree):
     apply_kernel(phi, o, g, c, degree)
 
 
-@overload(local_kernel, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True))
+@jit_overload(local_kernel)
 def _local_kernel_overload(phi, o, g, c, degree):
     if isinstance(phi, PhiType):
         return _thin_plate if phi.code == THIN_PLATE_SPLINE else _other

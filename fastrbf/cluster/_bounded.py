@@ -116,7 +116,7 @@ import itertools
 
 import numba
 import numpy as np
-from numba.core import types
+from numba import types
 
 from .. import _threads
 from .._jit.cluster import bounded_fit as _jf

@@ -83,9 +83,8 @@ lloyd-large float32 110.0 / 178.0 (before 166.6 / 324.5; faiss 161.1 / 320.2: 1.
 
 import numpy as np
 from numba import types
-from numba.extending import overload
 
-from .._decorators import FASTMATH, jit, jit_inline
+from .._decorators import jit, jit_inline, jit_overload
 from ..llvm.exp import _bits_to_f32, _f32_to_bits
 from ..llvm.micro import argmin_cols, axpy_row, block_rows, sq_argmin_block
 from ..tiles import fill_block
@@ -473,7 +472,7 @@ def _add_row(s, lab, X, i, wi, d):
         s[lab, k] += wi * X[i, k]
 
 
-@overload(_add_row, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True), inline="always")
+@jit_overload(_add_row, inline="always")
 def _add_row_impl(s, lab, X, i, wi, d):
     # C-contiguous rows: by whole vectors (axpy_row, the same bits; numba's own loop ran a
     # row of 16 float64 as its scalar tail); any other layout: the loop

@@ -48,9 +48,9 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
-from .._decorators import FASTMATH
+from .._decorators import jit_overload
 
 
 @intrinsic
@@ -259,7 +259,7 @@ def flog_pos(x):
     return type(x)(math.log(x))
 
 
-@overload(flog_pos, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy"), inline="always")
+@jit_overload(flog_pos, inline="always")
 def _flog_pos_overload(x):
     if x == types.float64:
         return _log64_pos
@@ -275,7 +275,7 @@ def flog(x):
     return type(x)(-math.inf if x == 0 else math.nan)
 
 
-@overload(flog, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy"), inline="always")
+@jit_overload(flog, inline="always")
 def _flog_overload(x):
     if x == types.float64:
         return _log64
@@ -292,7 +292,7 @@ def fexp(x):
         return type(x)(math.inf)
 
 
-@overload(fexp, jit_options=dict(fastmath=set(FASTMATH), error_model="numpy"), inline="always")
+@jit_overload(fexp, inline="always")
 def _fexp_overload(x):
     if x == types.float64:
         return _exp64

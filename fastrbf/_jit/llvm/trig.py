@@ -36,9 +36,9 @@ import math
 
 import numpy as np
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
-from .._decorators import FASTMATH, jit_inline
+from .._decorators import jit_inline, jit_overload
 from .exp import _bits_to_f32, _bits_to_f64, _f32_to_bits, _f64_to_bits
 
 #: the vectorised functions are accurate (<= 2 ulp) for |x| up to these limits
@@ -243,9 +243,6 @@ def limit(x):
     return type(x)(LIMIT_F32 if isinstance(x, np.float32) else LIMIT_F64)
 
 
-_OPTS = dict(fastmath=set(FASTMATH), error_model="numpy")
-
-
 def _pick(x, f64, f32):
     if x == types.float64:
         return f64
@@ -254,17 +251,17 @@ def _pick(x, f64, f32):
     return None
 
 
-@overload(fcos, jit_options=_OPTS, inline="always")
+@jit_overload(fcos, inline="always")
 def _fcos_overload(x):
     return _pick(x, _cos64, _cos32)
 
 
-@overload(fsin, jit_options=_OPTS, inline="always")
+@jit_overload(fsin, inline="always")
 def _fsin_overload(x):
     return _pick(x, _sin64, _sin32)
 
 
-@overload(fcossin, jit_options=_OPTS, inline="always")
+@jit_overload(fcossin, inline="always")
 def _fcossin_overload(x):
     return _pick(x, _cossin64, _cossin32)
 
@@ -280,6 +277,6 @@ def _limit32(x):
     return _LIMIT_F32
 
 
-@overload(limit, jit_options=_OPTS, inline="always")
+@jit_overload(limit, inline="always")
 def _limit_overload(x):
     return _pick(x, _limit64, _limit32)

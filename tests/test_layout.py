@@ -217,6 +217,26 @@ def test_the_checks_see_a_violation():
         del MODULES["fastrbf._layout_probe"]
 
 
+def test_architecture_page_names_every_module():
+    """docs/architecture.md names every module of the package by its path under ``fastrbf/``."""
+    text = (PKG.parent / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`([\w./]+\.py)`", text))
+    missing = [str(p.relative_to(PKG)) for p in sorted(PKG.rglob("*.py"))
+               if p.name != "__init__.py" and str(p.relative_to(PKG)) not in named]
+    assert missing == []
+
+
+def test_jit_map_names_every_kernel_module():
+    """The docstring of ``fastrbf/_jit/__init__.py`` names every module under ``_jit/``
+    (dotted, relative to ``_jit``: ``cluster.lloyd``)."""
+    jit = PKG / "_jit"
+    doc = ast.get_docstring(ast.parse((jit / "__init__.py").read_text())) or ""
+    named = set(re.findall(r"``([\w.]+)``", doc))
+    missing = [".".join(p.relative_to(jit).with_suffix("").parts) for p in sorted(jit.rglob("*.py"))
+               if p.name != "__init__.py"]
+    assert [m for m in missing if m not in named] == []
+
+
 def test_architecture_page_names_files_that_exist():
     """Every module or folder docs/architecture.md names in backticks exists (under
     ``fastrbf/`` or at the top of the repository)."""

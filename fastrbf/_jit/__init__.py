@@ -1,16 +1,28 @@
-"""numba kernels: no validation, no allocation policy; one module per family.
+"""numba kernels: no validation, no allocation policy; a module (or a folder) per family.
 
-``tiles`` holds the building blocks shared by the families (a row or two of distances
-against a chunk of columns, the kernel function applied in cache); ``micro`` the
-register-blocked micro-kernels (several rows by several vectors of columns held in
-vector registers, emitted as LLVM vector IR for the host's vector width); ``pairwise``
-the kernels of the pairwise engine (``sqdist``, ``gram``, ``gram_matvec``); ``lloyd``,
-``seeding``, ``bounds`` and ``sparse_lloyd`` (CSR data) k-means; ``neighbors``;
-``kdtree`` the kd-tree and ``kdgroups`` its list search (the queries of a leaf
-sharing a list of nearby leaves); ``local`` and ``lanes`` local interpolation over 8
-neighbourhoods in vector lanes; ``pou`` partition of unity; ``linalg`` the solves;
-``network`` the RBF network and ``forward`` its forward selection; ``falkon`` Nystroem
-kernel ridge; ``gp``; ``features`` random Fourier features; ``kernels``, ``exp``,
-``trig`` the kernel functions and their vectorised maths; ``lapack`` LAPACK called from
-numba; ``_decorators`` the one decorator factory.
+The map (every module is named here; ``tests/test_layout.py`` checks it):
+
+- ``_decorators``: the one decorator factory (``jit``, ``jit_inline``, ``jit_reduce``,
+  ``jit_overload``, ``jit_static``, ``pjit``) and the block kernels' launcher.
+- ``kernels``: the kernel functions (applied to a tile row in place) and the user-kernel
+  registry; ``grad``: their derivatives, for gradients of models and kernel sums.
+- ``tiles``: the building blocks of every pairwise kernel (a row or two of distances
+  against a chunk of columns, the kernel applied in cache); ``pairwise``: the kernels of
+  ``sqdist``, ``gram`` and ``gram_matvec``.
+- ``cluster.lloyd`` (assignment, certified ranking, update, the small serial loop),
+  ``cluster.seeding`` (k-means++), ``cluster.bounds`` (Hamerly bounds),
+  ``cluster.bounded_fit`` (the compiled k-means loop), ``cluster.sparse`` (CSR data).
+- ``neighbors.brute`` (k-NN and kernel sums by brute force), ``neighbors.kdtree`` (the
+  kd-tree), ``neighbors.kdgroups`` (its list search: the queries of a leaf share a list of
+  nearby leaves).
+- ``gp.exact`` (the exact GP's gradient passes), ``gp.sparse`` (the sparse GP's).
+- ``local`` (local interpolation over 8 neighbourhoods in vector lanes), ``pou``
+  (partition of unity), ``linalg`` (the solves), ``network`` and ``forward`` (the RBF
+  network and its forward selection), ``falkon`` (Nystroem kernel ridge), ``features``
+  (random Fourier features).
+- ``llvm``: the low-level layer (see its docstring): ``llvm.micro`` (register-blocked
+  micro-kernels as LLVM vector IR), ``llvm.lanes`` (vector operations over independent
+  problems), ``llvm.exp`` and ``llvm.trig`` (vectorised maths), ``llvm.lapack`` (LAPACK
+  from numba), ``llvm.addressed`` and ``llvm.spin`` (kernels called by address, atomics),
+  ``llvm.internals`` (numba's internal modules).
 """

@@ -1,1 +1,1 @@
-"""(package)"""
+"""The numba kernels of k-means (see the map in ``fastrbf._jit``)."""

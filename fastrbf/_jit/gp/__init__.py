@@ -1,1 +1,1 @@
-"""(package)"""
+"""The numba kernels of the Gaussian processes (see the map in ``fastrbf._jit``)."""

@@ -1,1 +1,1 @@
-"""(package)"""
+"""The numba kernels of the neighbour searches (see the map in ``fastrbf._jit``)."""

@@ -82,6 +82,15 @@ Conventions and decisions:
   weight-equivalence checks cannot pass for a randomly seeded k-means++).
 """
 
+try:
+    # the estimators need scikit-learn >= 1.6 (validate_data): say so before any of them imports it
+    from sklearn.utils.validation import validate_data  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError(
+        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
+        "`pip install 'fastrbf[sklearn]'`."
+    ) from exc
+
 from ._approx import Nystroem, RandomFourierFeatures
 from ._cluster import KMeans
 from ._gp import GaussianProcessRegressor

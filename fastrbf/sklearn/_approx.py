@@ -3,14 +3,6 @@
 
 import numpy as np
 
-try:
-    import sklearn  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
-        "`pip install 'fastrbf[sklearn]'`."
-    ) from exc
-
 from .. import _validation as _v
 from .._typing import ArrayLike
 from ..approx import nystroem, random_fourier

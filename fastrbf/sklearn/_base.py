@@ -5,15 +5,8 @@ import numbers
 import re
 
 import numpy as np
-
-try:
-    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
-    from sklearn.utils.validation import check_is_fitted, validate_data
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
-        "`pip install 'fastrbf[sklearn]'`."
-    ) from exc
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, RegressorMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _threads
 from .. import _validation as _v

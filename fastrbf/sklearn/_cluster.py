@@ -2,14 +2,7 @@
 
 
 import numpy as np
-
-try:
-    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
-        "`pip install 'fastrbf[sklearn]'`."
-    ) from exc
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from .. import _validation as _v
 from .._typing import ArrayLike

@@ -3,18 +3,11 @@
 import warnings
 
 import numpy as np
-
-try:
-    from sklearn.base import BaseEstimator, RegressorMixin
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.gaussian_process import kernels as _skk
-    from sklearn.utils import check_random_state
-    from sklearn.utils.validation import check_is_fitted
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
-        "`pip install 'fastrbf[sklearn]'`."
-    ) from exc
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process import kernels as _skk
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as _v
 from .._typing import ArrayLike

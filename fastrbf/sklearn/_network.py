@@ -1,16 +1,10 @@
-"""The RBF-network estimators: :class:`RBFNetworkRegressor` and :class:`RBFNetworkClassifier` (:func:`fastrbf.rbf_network`)."""
+"""The RBF-network estimators: :class:`RBFNetworkRegressor` and :class:`RBFNetworkClassifier`
+(:func:`fastrbf.rbf_network`)."""
 
 
 import numpy as np
-
-try:
-    from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils.multiclass import check_classification_targets
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        "fastrbf.sklearn needs scikit-learn >= 1.6: install the extra with "
-        "`pip install 'fastrbf[sklearn]'`."
-    ) from exc
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
 
 from .. import _validation as _v
 from .._typing import ArrayLike

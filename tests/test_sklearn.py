@@ -22,6 +22,7 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 import fastrbf
 import fastrbf.sklearn as fsk
 from fastrbf import reference
+from fastrbf.sklearn import _network
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -541,7 +542,7 @@ def test_network_parameters_checked_before_the_kmeans(data, monkeypatch):
     def no_kmeans(*args, **kwargs):
         raise AssertionError("k-means ran before the parameters were checked")
 
-    monkeypatch.setattr(fsk, "kmeans", no_kmeans)
+    monkeypatch.setattr(_network, "kmeans", no_kmeans)
     for bad in ({"alpha": -1.0}, {"gamma": -2.0}, {"kernel": "chi2"}, {"fit_intercept": "yes"},
                 {"random_state": -1}, {"n_jobs": 0}, {"learn_gamma": True, "kernel": "cubic"}):
         with pytest.raises((ValueError, TypeError), match=f"`{next(iter(bad))}`"):

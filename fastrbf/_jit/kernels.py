@@ -158,7 +158,9 @@ def _multiquadric(phi, o, g, c, degree):
 def _inverse_multiquadric(phi, o, g, c, degree):
     one = c[0]
     for j in range(o.shape[0]):
-        o[j] = one / np.sqrt(one + g[j] * o[j])
+        # exactly 1 at distance 0: with `arcp`, LLVM may lower float32 1/sqrt to the
+        # reciprocal-square-root estimate and a Newton step, which gives 1 - 2**-24 there
+        o[j] = one if o[j] == 0 else one / np.sqrt(one + g[j] * o[j])
 
 
 def _inverse_quadratic(phi, o, g, c, degree):

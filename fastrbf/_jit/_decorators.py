@@ -74,7 +74,7 @@ from .. import _notice  # noqa: F401  (the notice while kernels compile)
 FASTMATH = frozenset({"contract", "nsz", "arcp"})
 
 
-def _cache_enabled():
+def cache_enabled():
     return os.environ.get("FASTRBF_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -94,7 +94,7 @@ def _njit(func, *, parallel, cache, inline="never", nrt=True, fastmath=FASTMATH)
 
 def jit(func):
     """Compile a helper called from other kernels (serial, cached)."""
-    return _njit(func, parallel=False, cache=_cache_enabled())
+    return _njit(func, parallel=False, cache=cache_enabled())
 
 
 def jit_static(func):
@@ -104,7 +104,7 @@ def jit_static(func):
     decrement per use) is dead code that costs compile time.  The compiled k-means loop
     took 0.28 s less to compile without it (and 0.16 s less with its scratch arrays
     passed in, not allocated)."""
-    return _njit(func, parallel=False, cache=_cache_enabled(), nrt=False)
+    return _njit(func, parallel=False, cache=cache_enabled(), nrt=False)
 
 
 def jit_inline(func):
@@ -122,7 +122,7 @@ def jit_reduce(func):
     results stay bitwise reproducible across ``n_threads``.  Never use it on code that
     calls ``fexp`` (re-association would undo its range reduction).
     """
-    return _njit(func, parallel=False, cache=_cache_enabled(), fastmath=FASTMATH | {"reassoc"})
+    return _njit(func, parallel=False, cache=cache_enabled(), fastmath=FASTMATH | {"reassoc"})
 
 
 #: blocks per thread of a :class:`BlockKernel` run: several, so that a thread that the
@@ -142,7 +142,7 @@ class BlockKernel:
         self.py_func = func
         self.tasks = tasks
         self.work = work
-        self.kernel = _njit(func, parallel=False, cache=_cache_enabled())
+        self.kernel = _njit(func, parallel=False, cache=cache_enabled())
 
     @property
     def signatures(self):

@@ -202,6 +202,17 @@ def full_rows(X, Ct, rows, gam, eta, labels, U, L):
         L[i] = lower_from_sq(second, gam, eta)
 
 
+@jit_inline
+def lower_from_ranked(nxi, b, e, gam64):
+    # a lower bound on the true distance of a row (||x - mu||^2 = nxi) to every centre
+    # whose GEMM ranking value is >= b: d_j^2 = ||x - mu||^2 + v_j >= nxi (1 - gam64) +
+    # (b - e); twice e, and the rounding of the sum, for safety
+    a = nxi * (1.0 - gam64)
+    c = 2.0 * e
+    s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+    return np.sqrt(max(s, 0.0)) * DOWN
+
+
 @jit
 def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels, U, L):
     # IN: GT (m, K) float32 dot products of the centred rows `rows` with the centred
@@ -234,11 +245,7 @@ def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels
         # true d_j^2 = ||x - mu||^2 + v_j >= nx (1 - gam64) + (ranking value - e); the
         # nearest other centre's ranking value is m2 when the label is the ranking's
         # best, else m1.  Twice e, and the rounding of the sum, for safety.
-        a = nx[i] * (1.0 - gam64)
-        b = np.float64(m2 if ebi == j1 else m1)
-        c = 2.0 * e
-        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
-        L[i] = np.sqrt(max(s, 0.0)) * DOWN if K > 1 else np.inf
+        L[i] = lower_from_ranked(nx[i], np.float64(m2 if ebi == j1 else m1), e, gam64) if K > 1 else np.inf
 
 
 @jit
@@ -273,11 +280,8 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
         # the smallest ranking value of a centre other than the label: >= the
         # truncated second key's when the label is the key's best, else >= the
         # truncated best key's (as in certify_rows, less twice e)
-        a = nx[i] * (1.0 - gam64)
         b = np.float64(from_order_key(second[r] & high) if ebi == (bb & low) else from_order_key(bb & high))
-        c = 2.0 * e
-        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
-        L[i] = np.sqrt(max(s, 0.0)) * DOWN
+        L[i] = lower_from_ranked(nx[i], b, e, gam64)
 
 
 @jit

@@ -411,7 +411,7 @@ def _cache_problem():
 
     if numba.config.DISABLE_JIT:  # type: ignore[attr-defined]
         return "numba's JIT is disabled (NUMBA_DISABLE_JIT=1): there is nothing to compile"
-    if not _decorators._cache_enabled():
+    if not _decorators.cache_enabled():
         return "the on-disk cache is turned off (FASTRBF_CACHE=0): compiled kernels would not be kept"
     if type(_jp.pairwise_rows.kernel._cache).__name__ == "NullCache":
         return ("no writable cache directory for numba (a read-only install?): set NUMBA_CACHE_DIR to a writable "

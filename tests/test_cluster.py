@@ -304,7 +304,7 @@ def test_gemm_path_relocation_and_inertia_match_direct_path(rng, monkeypatch):
 def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offset):
     """The one-pass certification (centre index packed in the low bits of the order
     key) gives exactly the labels and distances of the two-pass one."""
-    from fastrbf._jit.cluster import lloyd as jl
+    from fastrbf._jit.cluster import certify as jc
 
     X = (offset + rng.standard_normal((700, 9))).astype(dtype)
     C = X[rng.choice(700, K, replace=False)].copy()
@@ -313,7 +313,7 @@ def test_packed_certification_matches_unpacked(rng, monkeypatch, dtype, K, offse
     monkeypatch.setattr(_assign, "GEMM_CHUNK_ROWS", 128)
     results = []
     for max_k in (0, 10**9):
-        monkeypatch.setattr(jl, "PACKED_MAX_K", max_k)
+        monkeypatch.setattr(jc, "PACKED_MAX_K", max_k)
         results.append(fastrbf.lloyd_assign(X, C))
     assert_array_equal(results[0][0], results[1][0])
     assert_array_equal(results[0][1], results[1][1])

@@ -300,4 +300,4 @@ def test_kdtree_compiles_each_helper_once(tmp_path):
     res = _python(LISTEN + 'fastrbf.knn(X, X[:7], 3, method="tree")\n', tmp_path, FASTRBF_QUIET="1")
     names = _compiled(res.stdout)
     assert "build_nodes" in names and "knn_tree" in names
-    assert all(names.count(h) == 1 for h in ("_select", "_partition", "_insert", "chunk_row")), names
+    assert all(names.count(h) == 1 for h in ("_select", "_partition", "insert", "chunk_row")), names

@@ -7,6 +7,7 @@ from numpy.testing import assert_array_equal
 
 import fastrbf
 from fastrbf import reference
+from fastrbf._jit.cluster import certify as jc
 from fastrbf._jit.cluster import lloyd as jl
 from fastrbf.cluster import _assign
 from fastrbf.cluster import _bounded as _bounded_lloyd
@@ -76,7 +77,7 @@ def test_bounded_equals_brute_force(rng, path, dtype, K, d, data):
 def test_bounded_equals_brute_force_with_tol_and_unpacked_certification(rng, monkeypatch, path, dtype):
     X, C = _blob_data(rng, 900, 9, 70, dtype)
     ref = fastrbf.kmeans(X, 70, init=C, algorithm="lloyd")
-    monkeypatch.setattr(jl, "PACKED_MAX_K", 0)  # the row-wise certification of the recomputed rows
+    monkeypatch.setattr(jc, "PACKED_MAX_K", 0)  # the row-wise certification of the recomputed rows
     _same(fastrbf.kmeans(X, 70, init=C, algorithm="bounded", n_threads=2), ref)
 
 

@@ -97,6 +97,58 @@ def test_no_module_uses_another_modules_private_names():
     assert _violations() == []
 
 
+def _in_jit(name):
+    return name == "fastrbf._jit" or name.startswith("fastrbf._jit.")
+
+
+def _jit_violations():
+    """Underscore names that a module under ``fastrbf/_jit/`` imports from, or reads as
+    an attribute of, another module under ``fastrbf/_jit/`` (the shared layer itself
+    exempts nothing here: what its modules share has a plain name where it lives)."""
+    found = []
+    for current, (path, tree) in MODULES.items():
+        if not _in_jit(current):
+            continue
+        module_aliases = {}
+        for node, mod, name, bound in _imports(tree, current):
+            if name is None:
+                module_aliases[bound] = mod
+                continue
+            full = f"{mod}.{name}"
+            if full in MODULES:
+                module_aliases[bound] = full
+                continue
+            if _private(name) and _in_jit(mod) and mod != current:
+                found.append(f"{path.name}:{node.lineno}: from {mod} import {name}")
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in module_aliases and _private(node.attr)):
+                target = module_aliases[node.value.id]
+                if f"{target}.{node.attr}" in MODULES or not _in_jit(target) or target == current:
+                    continue
+                found.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr} ({target})")
+    return found
+
+
+def test_no_jit_module_uses_another_jit_modules_private_names():
+    """The kernels' modules (``fastrbf/_jit/`` and its families, ``llvm/`` included)
+    share helpers only under plain names; ``fastrbf/_jit/gp/`` is checked too."""
+    assert _jit_violations() == []
+
+
+def test_the_jit_check_sees_a_violation():
+    """The check above would fail on an import and on an attribute read of another
+    ``_jit`` module's underscore name, and passes plain names and modules."""
+    tree = ast.parse("from .lloyd import _secret, exact_sq\nfrom ..llvm import micro as m\nm._hidden\n"
+                     "m.argmin_cols\nfrom .. import _decorators\n")
+    before = len(_jit_violations())
+    MODULES["fastrbf._jit.cluster._layout_probe"] = (PKG / "_jit" / "cluster" / "_layout_probe.py", tree)
+    try:
+        assert len(_jit_violations()) == before + 2
+    finally:
+        del MODULES["fastrbf._jit.cluster._layout_probe"]
+
+
 def test_numba_jit_only_in_the_decorator_factory():
     found = []
     for name, (path, tree) in MODULES.items():

@@ -234,10 +234,10 @@ def test_nothing_compiles_at_import_and_cache_can_be_off():
     code = """
     import fastrbf
     from fastrbf._jit import pairwise
-    from fastrbf._jit.cluster import lloyd
+    from fastrbf._jit.cluster import certify, lloyd
     kernels = [pairwise.pairwise_rows, pairwise.pairwise_upper, pairwise.mirror_upper, pairwise.gram_matvec]
     assert all(len(k.signatures) == 0 for k in kernels)
-    kernels = (lloyd.assign_rows, lloyd.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32)
+    kernels = (lloyd.assign_rows, certify.certify_cols, lloyd.update_partials, lloyd.lloyd_small, lloyd.centre_f32)
     assert all(len(k.signatures) == 0 for k in kernels)
     import numpy as np
     D = fastrbf.sqdist(np.ones((3, 2), np.float32))

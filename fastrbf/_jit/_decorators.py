@@ -78,7 +78,7 @@ FASTMATH = frozenset({"contract", "nsz", "arcp"})
 OVERLOAD_OPTIONS = dict(fastmath=set(FASTMATH), error_model="numpy", nogil=True)
 
 
-def _cache_enabled():
+def cache_enabled():
     return os.environ.get("FASTRBF_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -98,7 +98,7 @@ def _njit(func, *, parallel, cache, inline="never", nrt=True, fastmath=FASTMATH)
 
 def jit(func):
     """Compile a helper called from other kernels (serial, cached)."""
-    return _njit(func, parallel=False, cache=_cache_enabled())
+    return _njit(func, parallel=False, cache=cache_enabled())
 
 
 def jit_static(func):
@@ -108,7 +108,7 @@ def jit_static(func):
     decrement per use) is dead code that costs compile time.  The compiled k-means loop
     took 0.28 s less to compile without it (and 0.16 s less with its scratch arrays
     passed in, not allocated)."""
-    return _njit(func, parallel=False, cache=_cache_enabled(), nrt=False)
+    return _njit(func, parallel=False, cache=cache_enabled(), nrt=False)
 
 
 def jit_inline(func):
@@ -134,7 +134,7 @@ def jit_reduce(func):
     results stay bitwise reproducible across ``n_threads``.  Never use it on code that
     calls ``fexp`` (re-association would undo its range reduction).
     """
-    return _njit(func, parallel=False, cache=_cache_enabled(), fastmath=FASTMATH | {"reassoc"})
+    return _njit(func, parallel=False, cache=cache_enabled(), fastmath=FASTMATH | {"reassoc"})
 
 
 #: blocks per thread of a :class:`BlockKernel` run: several, so that a thread that the
@@ -154,7 +154,7 @@ class BlockKernel:
         self.py_func = func
         self.tasks = tasks
         self.work = work
-        self.kernel = _njit(func, parallel=False, cache=_cache_enabled())
+        self.kernel = _njit(func, parallel=False, cache=cache_enabled())
 
     @property
     def signatures(self):

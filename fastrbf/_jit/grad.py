@@ -63,7 +63,7 @@ from .kernels import (
     user_deriv,
 )
 from .llvm.exp import fexp
-from .neighbors.brute import _min, _rescale, _sum, _weights
+from .neighbors.brute import kernel_weights, min_all, rescale, sum_all
 from .tiles import JB, chunk_row, dot64
 
 # Element functions: (phi, t, c, degree) -> (phi(t), dphi/dt); c = [1, 1/2, coef0, 0] in
@@ -357,11 +357,11 @@ def shifted_sums_grad(lo, hi, Xq, Xt, Tt, Ut, g, s1, s2, laplacian, num, den, dm
             hh = h[:L]
             bb = bq[:L]
             chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
-            cm = _min(oo)
+            cm = min_all(oo)
             if cm < cur:
                 cm_r = np.float64(np.sqrt(cm))
                 if W > 0.0:
-                    sc = _rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
+                    sc = rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
                                   np.float64(s2), laplacian)
                     W *= sc
                     for q in range(k):
@@ -372,8 +372,8 @@ def shifted_sums_grad(lo, hi, Xq, Xt, Tt, Ut, g, s1, s2, laplacian, num, den, dm
                         G0[a] *= sc
                 cur = cm
                 cur_r = cm_r
-            _weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
-            W += _sum(ee)
+            kernel_weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
+            W += sum_all(ee)
             for q in range(k):
                 S[q] += dot64(ee, Tt[q, j0:j1])
             if laplacian:

@@ -142,7 +142,7 @@ def _local_kernel_overload(phi, o, g, c, degree):
 
 
 @jit_inline
-def _monomials(x, shift, scale, powers, out):
+def monomials(x, shift, scale, powers, out):
     # out[p] = prod_j ((x_j - shift_j) / scale_j) ** powers[p, j]
     d = x.shape[0]
     for p in range(powers.shape[0]):
@@ -186,7 +186,7 @@ def _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree,
                 s += e * e
             kv[a] = s
         local_kernel(phi, kv, g, c, degree)
-        _monomials(Xq[i], shift, scale, powers, pv)
+        monomials(Xq[i], shift, scale, powers, pv)
         for r in range(t):
             acc = 0.0
             for a in range(k):
@@ -223,7 +223,7 @@ def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A,
             A[a, b] = kv[b - a]
             A[b, a] = kv[b - a]
         A[a, a] += alpha[nbr[u, a]]
-        _monomials(yl[a], shift, scale, powers, pv)
+        monomials(yl[a], shift, scale, powers, pv)
         for p in range(q):
             A[a, k + p] = pv[p]
             A[k + p, a] = pv[p]
@@ -573,7 +573,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                     xq[j, e] = Xq[i, j]
                     sh1[j] = sh[j, e]
                     sc1[j] = sc[j, e]
-                _monomials(Xq[i], sh1, sc1, powers, pv)
+                monomials(Xq[i], sh1, sc1, powers, pv)
                 for p in range(q):
                     pl[p, e] = pv[cp[p]]
             for a in range(k):

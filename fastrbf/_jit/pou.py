@@ -27,7 +27,7 @@ import numpy as np
 from ._decorators import jit, jit_inline, pjit
 from .grad import diff_dot64, value_and_deriv
 from .kernels import apply_kernel
-from .local import _monomials
+from .local import monomials
 from .tiles import chunk_row, dot64
 
 OK, TOO_FEW, TAIL_RANK, DUPLICATE, NOT_PD = 0, 1, 2, 3, 4
@@ -237,7 +237,7 @@ def patch_fit(lo_, hi_, ptr, members, Xs, Ys, alpha, powers, phi, g, c, degree,
             A[i, i] += ai
             for b in range(i):
                 A[b, i] = row[b]
-            _monomials(xr[i], shift[j], scale[j], powers, P0[i])
+            monomials(xr[i], shift[j], scale[j], powers, P0[i])
             for r in range(t):
                 Bt[r, i] = Ys[members[j0 + i], r]
         if status[j] != OK:
@@ -356,7 +356,7 @@ def _wendland(r2, rho):
 
 @jit_inline
 def _monomial_grads(x, shift, scale, powers, val, grad):
-    # val[p] as _monomials; grad[p, a] = its derivative in x_a
+    # val[p] as monomials; grad[p, a] = its derivative in x_a
     d = x.shape[0]
     for p in range(powers.shape[0]):
         v = 1.0
@@ -481,7 +481,7 @@ def _patch_value(Xq, i, Pt, Wt, ptr, coef, shift, scale, powers, phi, g, c, degr
         _monomial_grads(Xq[i], shift[j], scale[j], powers, pv, pg)
     else:
         apply_kernel(phi, kk, g[:p], c, degree)
-        _monomials(Xq[i], shift[j], scale[j], powers, pv)
+        monomials(Xq[i], shift[j], scale[j], powers, pv)
     for r in range(t):
         wr = Wt[r, j0:j0 + p]
         s = dot64(kk, wr)

@@ -26,6 +26,7 @@ import threading
 import numpy as np
 
 from .. import _threads
+from .._jit.cluster import certify as _jc
 from .._jit.cluster import lloyd as _jl
 from ._bounded import for_chunks, sq_errors
 from ._rules import transposed
@@ -166,12 +167,12 @@ class Assigner:
                 _, Xt, nx = self._prepare_gemm()
                 Cr, _, ncmax, _ = self.ranking_centres(C)
                 unit = _jl.CENTRED_UNIT
-            _run(lambda lo, hi: _jl.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
+            _run(lambda lo, hi: _jc.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
                                                    mind), X, labels, update, self.n_threads, _jl.RB)
             return want_dist
         _, Xct32, nx = self._prepare_gemm()
         Cc32, nc32, ncmax, err = self.ranking_centres(C)
-        packed = K <= _jl.PACKED_MAX_K
+        packed = K <= _jc.PACKED_MAX_K
         nbits = max(1, (K - 1).bit_length())
 
         def work(lo, hi):
@@ -180,9 +181,9 @@ class Assigner:
                 Gb = _gemm_tile(K, r1 - r0)
                 np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
                 if packed:
-                    _jl.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
+                    _jc.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
                 else:
-                    _jl.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
+                    _jc.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
 
         with _threads.serial_blas():
             _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)
@@ -195,7 +196,7 @@ class Assigner:
         mu = self._prepare_gemm()[0]
         Cc = np.subtract(C, mu, dtype=np.float64)
         nc = np.einsum("ij,ij->i", Cc, Cc)
-        # bound of the float32 ranking error, see fastrbf._jit.cluster.lloyd.certify_cols
+        # bound of the float32 ranking error, see fastrbf._jit.cluster.certify.certify_cols
         err = (self.X.shape[1] + 8) * float(np.finfo(np.float32).eps) * 1.01
         return Cc.astype(np.float32), nc.astype(np.float32), float(nc.max()), err
 

@@ -121,6 +121,7 @@ from numba import types
 from .. import _threads
 from .._jit.cluster import bounded_fit as _jf
 from .._jit.cluster import bounds as _jb
+from .._jit.cluster import certify as _jc
 from .._jit.cluster import lloyd as _jl
 from .._jit.llvm import micro as _micro
 from .._jit.llvm.addressed import addressed, check, table
@@ -232,7 +233,7 @@ class BoundedAssigner:
         else:
             _, Xct32, nx = self.inner.centred()
             Cc32, nc32, ncmax, err = self.inner.ranking_centres(C)
-            packed = K <= _jl.PACKED_MAX_K
+            packed = K <= _jc.PACKED_MAX_K
             nbits = max(1, (K - 1).bit_length())
         w, part, partw = update
         chunk = _jl.UPDATE_CHUNK

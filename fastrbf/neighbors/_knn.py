@@ -330,7 +330,7 @@ def _target_shift(T):
 def _nw_units(Xa, Qa, dtype, g, laplacian):
     """(X, Xq scaled as by :func:`_scaled`, their exponent t, and gm, s1, s2: the width
     in the units of the scaled squared distances (distances with laplacian) is
-    ``gm * s1 * s2``, gm in [0.5, 1), s1 and s2 powers of two (see ``_weights``), E the
+    ``gm * s1 * s2``, gm in [0.5, 1), s1 and s2 powers of two (see ``kernel_weights``), E the
     exponent of s1 s2)."""
     Xc, Qc, t = _scaled(Xa, Qa, dtype)
     gm, ge = np.frexp(np.sqrt(g) if laplacian else g)  # gamma = gm * 2**ge, gm in [0.5, 1)

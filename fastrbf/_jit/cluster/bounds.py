@@ -7,7 +7,7 @@ after each operation, which covers the rounding of that operation.  A row whose 
 do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the other
-paths the float64 distances of :func:`fastrbf._jit.cluster.lloyd._exact_sq`, ranked in float32
+paths the float64 distances of :func:`fastrbf._jit.cluster.certify.exact_sq`, ranked in float32
 by the micro-kernel (:func:`certify_rows_direct`) or by a GEMM
 (:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps the lowest index
 on ties.  A distance used only for a bound (never to choose a label)
@@ -21,7 +21,7 @@ import numpy as np
 
 from .._decorators import jit, jit_inline
 from ..llvm.micro import argmin_cols, sq_argmin_block, sq_row
-from .lloyd import _exact_sq, _key, _key32, _unkey, cleared, exact_two
+from .certify import cleared, exact_candidates, exact_two, from_order_key, order_key, packed_keys
 
 EPS64 = float(np.finfo(np.float64).eps)
 UP = 1.0 + 4.0 * EPS64  # covers one rounding (and a margin) of a float64 upper bound
@@ -62,7 +62,7 @@ def centre_bounds(C_old, C, gam, eta, shift, half_gap):
 @jit_inline
 def sq_any_order(X, i, C, j):
     # the float64 squared distance of row i of X to centre j summed in any order (by
-    # whole vectors): within the same error bound as _exact_sq, for bounds only
+    # whole vectors): within the same error bound as exact_sq, for bounds only
     d = X.shape[1]
     return sq_row(X, i * d, C, j * d, d)
 
@@ -113,7 +113,7 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     #     centres' moves since U and L were valid, far1 the largest shift (of centre
     #     far_j), far2 the largest of the others, half_gap (K,) lower bounds of half the
     #     distance of each centre to the nearest other, gam/eta the relative and absolute
-    #     error bound of a brute-force squared distance, gam64/eta64 that of _exact_sq,
+    #     error bound of a brute-force squared distance, gam64/eta64 that of exact_sq,
     #     the rows lo:hi to do (serial)
     # IN/OUT: U (n,) upper bound of the distance to the labelled centre, L (n,) lower
     #     bound of the distance to every other centre (both moved by the shifts)
@@ -202,12 +202,23 @@ def full_rows(X, Ct, rows, gam, eta, labels, U, L):
         L[i] = lower_from_sq(second, gam, eta)
 
 
+@jit_inline
+def lower_from_ranked(nxi, b, e, gam64):
+    # a lower bound on the true distance of a row (||x - mu||^2 = nxi) to every centre
+    # whose GEMM ranking value is >= b: d_j^2 = ||x - mu||^2 + v_j >= nxi (1 - gam64) +
+    # (b - e); twice e, and the rounding of the sum, for safety
+    a = nxi * (1.0 - gam64)
+    c = 2.0 * e
+    s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
+    return np.sqrt(max(s, 0.0)) * DOWN
+
+
 @jit
 def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels, U, L):
     # IN: GT (m, K) float32 dot products of the centred rows `rows` with the centred
-    #     centres, nx, nc32, ncmax, err_coef as in fastrbf._jit.cluster.lloyd.certify_cols
+    #     centres, nx, nc32, ncmax, err_coef as in fastrbf._jit.cluster.certify.certify_cols
     # OUT: for each row i in rows: labels[i] the argmin of the float64 distances
-    #      (_exact_sq) over the centres the ranking cannot exclude, ties to the lowest
+    #      (exact_sq) over the centres the ranking cannot exclude, ties to the lowest
     #      index (the rule of certify_cols), U[i] from that distance, L[i] from the
     #      ranking value of the nearest other centre less twice its error bound
     K = GT.shape[1]
@@ -228,73 +239,39 @@ def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels
                 m2 = v
         e = err_coef * (nx[i] + ncmax)
         lim = np.float32(np.float64(m1) + 2.0 * e)
-        eb = np.inf
-        ebi = 0
-        for j in range(K):
-            if nc32[j] - two * g[j] <= lim:
-                dj = _exact_sq(X, i, C, j)
-                if dj < eb:
-                    eb = dj
-                    ebi = j
+        eb, ebi = exact_candidates(GT.T, r, nc32, lim, X, i, C)
         labels[i] = ebi
         U[i] = upper_from_sq(eb, gam64, eta64)
         # true d_j^2 = ||x - mu||^2 + v_j >= nx (1 - gam64) + (ranking value - e); the
         # nearest other centre's ranking value is m2 when the label is the ranking's
         # best, else m1.  Twice e, and the rounding of the sum, for safety.
-        a = nx[i] * (1.0 - gam64)
-        b = np.float64(m2 if ebi == j1 else m1)
-        c = 2.0 * e
-        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
-        L[i] = np.sqrt(max(s, 0.0)) * DOWN if K > 1 else np.inf
+        L[i] = lower_from_ranked(nx[i], np.float64(m2 if ebi == j1 else m1), e, gam64) if K > 1 else np.inf
 
 
 @jit
 def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, eta64, labels, U, L):
     # certify_rows (same result) for K <= PACKED_MAX_K, vectorised over the rows as
-    # fastrbf._jit.cluster.lloyd.certify_packed: G (K, m) is the transpose of GT, nbits =
+    # fastrbf._jit.cluster.certify.certify_packed: G (K, m) is the transpose of GT, nbits =
     # ceil(log2 K).  The running minimum and second minimum of the packed keys give the
     # label where the best centre is the only candidate, and the bound of L: every
     # centre other than the key's best has a value >= that of the truncated second key.
     K = G.shape[0]
     m = G.shape[1]
-    two = np.float32(2.0)
     low = np.int32((1 << nbits) - 1)
     high = np.int32(~low)
     best = np.empty(m, dtype=np.int32)
     second = np.empty(m, dtype=np.int32)
-    g = G[0]
-    c0 = nc32[0]
-    for r in range(m):
-        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
-        second[r] = np.int32(0x7FFFFFFF)
-    for j in range(1, K):
-        g = G[j]
-        cj = nc32[j]
-        jj = np.int32(j)
-        for r in range(m):
-            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
-            bb = best[r]
-            sr = second[r]
-            hi2 = kk if kk > bb else bb
-            second[r] = hi2 if hi2 < sr else sr
-            best[r] = kk if kk < bb else bb
+    packed_keys(G, nc32, nbits, best, second)
     for r in range(m):
         i = rows[r]
         bb = best[r]
         e = err_coef * (nx[i] + ncmax)
-        lim = np.float32(np.float64(_unkey(bb | low)) + 2.0 * e)
-        if (second[r] & high) > _key(lim):
+        lim = np.float32(np.float64(from_order_key(bb | low)) + 2.0 * e)
+        if (second[r] & high) > order_key(lim):
             ebi = bb & low
             eb = sq_any_order(X, i, C, ebi)  # only the bound needs it
         else:
-            eb = np.inf
-            ebi = 0
-            for j in range(K):
-                if nc32[j] - two * G[j, r] <= lim:
-                    dj = _exact_sq(X, i, C, j)
-                    if dj < eb:
-                        eb = dj
-                        ebi = j
+            eb, ebi = exact_candidates(G, r, nc32, lim, X, i, C)
         labels[i] = ebi
         U[i] = upper_from_sq(eb, gam64, eta64)
         if K == 1:
@@ -303,11 +280,8 @@ def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, 
         # the smallest ranking value of a centre other than the label: >= the
         # truncated second key's when the label is the key's best, else >= the
         # truncated best key's (as in certify_rows, less twice e)
-        a = nx[i] * (1.0 - gam64)
-        b = np.float64(_unkey(second[r] & high) if ebi == (bb & low) else _unkey(bb & high))
-        c = 2.0 * e
-        s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
-        L[i] = np.sqrt(max(s, 0.0)) * DOWN
+        b = np.float64(from_order_key(second[r] & high) if ebi == (bb & low) else from_order_key(bb & high))
+        L[i] = lower_from_ranked(nx[i], b, e, gam64)
 
 
 @jit
@@ -316,14 +290,14 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     # IN: X (n, d), C (K, d) the centres in X's dtype; Xt (d, n) the ranking copy of X
     #     (the transposed float32 X, or centre_f32's copy); the m rows to recompute:
     #     rows[:m] (listed), or lo:lo+m; Cr (K, d) float32 the ranking centres of
-    #     fastrbf._jit.cluster.lloyd.certify_direct: the centres themselves for float32 X
+    #     fastrbf._jit.cluster.certify.certify_direct: the centres themselves for float32 X
     #     (unit = 0), else centred and rounded (unit > 0, with nx, ncmax and the error
     #     bounds as there)
     # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
-    #      _exact_sq distances, ties to the lowest index); if bounds, U[i] from the
+    #      exact_sq distances, ties to the lowest index); if bounds, U[i] from the
     #      smallest ranked distance plus the ranking's error and L[i] from the second
     #      smallest (every other centre's is at least that) less it; a row near a tie,
-    #      recomputed, takes both from its _exact_sq distances
+    #      recomputed, takes both from its exact_sq distances
     # scratch (NB = argmin_cols(Cr) columns): tile (d, NB) and ranked (2, NB) in Cr's
     #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
     # (called by address from the compiled loop, fastrbf._jit.cluster.bounded_fit: allocates

@@ -1,5 +1,8 @@
 """Lloyd (k-means) kernels: assignment and update.
 
+(The certifying kernels named below, and their helpers, are in
+:mod:`fastrbf._jit.cluster.certify`.)
+
 Assignment has three paths (chosen by the public wrapper): the direct one, the GEMM one
 (two certifications) and the certified direct one of float32 data:
 
@@ -28,7 +31,7 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   the subnormals), far tighter than the GEMM ranking's ``(d + 8) eps32 (|x|^2 +
   max |c|^2)``, so no GEMM, no centred copy, no pass over a ``K x n`` block.  A row
   whose second smallest distance is within the bound of the smallest is recomputed
-  against every centre by ``_exact_sq`` (rows of near ties only).  float64 data (the
+  against every centre by ``exact_sq`` (rows of near ties only).  float64 data (the
   same sizes) are ranked the same way on the centred float32 copies of the GEMM path
   (``centre_f32``; the centres centred in float64, then rounded): each entry is within
   ``unit |x_k - mu_k|`` (``unit`` = 1.01 (2^-24 + 2^-53)) of the float64 value, so a
@@ -85,16 +88,16 @@ import numpy as np
 from numba import types
 
 from .._decorators import jit, jit_inline, jit_overload
-from ..llvm.exp import _bits_to_f32, _f32_to_bits
-from ..llvm.micro import argmin_cols, axpy_row, block_rows, sq_argmin_block
+from ..llvm.micro import axpy_row, block_rows
 from ..tiles import fill_block
+from .certify import exact_sq
 
 
 @jit
 def assigned_sqdist(X, C, labels, lo, hi, mind):
     # OUT: mind[lo:hi] = exact squared distance of each row to its labelled centre
     for i in range(lo, hi):
-        mind[i] = _exact_sq(X, i, C, labels[i])
+        mind[i] = exact_sq(X, i, C, labels[i])
 
 
 #: each entry of the centred float32 copies (centre_f32) is within this times
@@ -147,120 +150,6 @@ def assign_rows(Xt, C, lo, hi, labels, mind):
             mind[r0 + r] = bl[r]
 
 
-@jit_inline
-def cleared(Db, Ds, nxi, ncmax, unit, d, gam, eta, gam64, eta64):
-    # whether ranked squared distances Db (the smallest) and Ds (the second smallest) of
-    # the micro-kernels prove the ranking's argmin the argmin of the _exact_sq distances
-    # (certify_direct's test; gam/eta, gam64/eta64, unit and the norms as there)
-    # r_b^2 <= (D_b + eta) / (1 - gam), E_b <= r_b^2 (1 + gam64) + eta64, and
-    # E_j >= r_j^2 (1 - gam64) - eta64 > E_b once r_j^2 > R = ((D_b + eta) (1 + gam64) /
-    # (1 - gam) + 2 eta64) / (1 - gam64), which r_j^2 >= (D_j - eta) / (1 + gam) proves
-    # for D_j > R (1 + gam) + eta; the float64 rounding of the limit (a few eps64, all
-    # terms positive) is covered by the factor 1 + 1e-12
-    Db = np.float64(Db)
-    Ds = np.float64(Ds)
-    if unit == 0.0:
-        a = (1.0 + gam64) / (1.0 - gam) / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12)
-        b = 2.0 * eta64 / (1.0 - gam64) * (1.0 + gam) * (1.0 + 1e-12) + eta * (1.0 + 1e-12)
-        return Ds > (Db + eta) * a + b
-    # centred copies: the ranked difference of a row and a centre is within
-    # delta = unit (||x - mu|| + ||c - mu||) (+ float32 underflow) of the true one, so
-    # r <= r~ + delta and r >= r~ - delta for the true distances r and ranked ones r~:
-    # r_b <= sqrt((D_b + eta) / (1 - gam)) + delta, E_j > E_b once r_j^2 > R2 =
-    # (r_b^2 (1 + gam64) + 2 eta64) / (1 - gam64), which D_j > (sqrt(R2) + delta)^2
-    # (1 + gam) + eta proves; the float64 rounding of the limit is covered by 1 + 1e-12
-    tiny = 2.0 * np.sqrt(np.float64(d)) * 2.0**-149
-    # first the same limit without square roots, an upper bound of it (a row it clears
-    # is cleared): (u + v)^2 <= (1 + RHO) u^2 + (1 + 1/RHO) v^2 for both squares of
-    # sums, and delta^2 <= 3 (unit^2 (||x - mu||^2 + max ||c - mu||^2) + tiny^2).  It is
-    # looser by a factor of about 1 + 2 RHO, so only the rows within 1.6 % of a tie
-    # take the square roots (three a row cost 0.2 ms of 1.6 ms per 50000 x 16, K = 64)
-    RHO = 1.0 / 128.0
-    d2 = (3.0 * unit * unit * (nxi + ncmax) + 3.0 * tiny * tiny) * (1.0 + 1.0 / RHO)
-    r2 = ((Db + eta) * (1.0 + RHO) / (1.0 - gam) + d2) * (1.0 + gam64) / (1.0 - gam64) + 2.0 * eta64 / (1.0 - gam64)
-    if Ds > (((1.0 + RHO) * r2 + d2) * (1.0 + gam) + eta) * (1.0 + 1e-12):
-        return True
-    delta = unit * (np.sqrt(nxi) + np.sqrt(ncmax)) + tiny
-    rb = np.sqrt((Db + eta) / (1.0 - gam)) + delta
-    r2 = (rb * rb * (1.0 + gam64) + 2.0 * eta64) / (1.0 - gam64)
-    t = np.sqrt(r2) + delta
-    return Ds > (t * t * (1.0 + gam) + eta) * (1.0 + 1e-12)
-
-
-@jit
-def certify_direct(Xt, Cr, C, X, lo, hi, gam, eta, gam64, eta64, nx, ncmax, unit, want_dist, labels, mind):
-    # IN: Xt (d, n) and Cr (K, d): the rows of X as columns and the centres, ranked by
-    #     the micro-kernels: float32 data and centres themselves (unit = 0), or the
-    #     centred float32 copies of float64 ones (centre_f32, ranking_centres; unit > 0);
-    #     C (K, d) the centres and X (n, d) the rows in their own dtype; the rows lo:hi
-    #     to do; gam/eta: D = r^2 (1 + e) + f with |e| <= gam, |f| <= eta for a distance
-    #     D of the micro-kernels (true distance r of the ranked values), gam64/eta64 the
-    #     same for _exact_sq; nx (n,) ||x - mu||^2 and ncmax max ||c - mu||^2 of the
-    #     centred copies, whose entries are within unit |x_k - mu_k| of x_k - mu_k;
-    #     want_dist as in certify_cols
-    # OUT: labels[lo:hi], mind[lo:hi]
-    # The labels and distances of certify_cols (the argmin of the float64 _exact_sq
-    # distances, ties to the lowest index), from the direct distances in X's dtype: per
-    # block of NB rows the smallest and second smallest distance and the argmin, held in
-    # registers by sq_argmin_block.  A centre j with D_j > lim(D_best) has
-    # _exact_sq_j > _exact_sq_best (the limit of cleared); when the second smallest D is above
-    # lim the argmin is the label, otherwise every centre is recomputed by _exact_sq.
-    NB = argmin_cols(Xt)
-    d = Xt.shape[0]
-    best = np.empty(NB, dtype=Xt.dtype)
-    second = np.empty(NB, dtype=Xt.dtype)
-    lab = np.empty(NB, dtype=np.int32)
-    tail = np.empty((d, NB), dtype=Xt.dtype)
-    for j in range(lo, hi, NB):
-        cols = min(NB, hi - j)
-        src, off = Xt, j
-        if cols < NB:  # the last columns, padded with copies of the last one
-            for k in range(d):
-                for c in range(NB):
-                    tail[k, c] = Xt[k, j + min(c, cols - 1)]
-            src, off = tail, 0
-        sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
-        for c in range(cols):
-            i = j + c
-            if cleared(best[c], second[c], nx[i] if unit > 0.0 else 0.0, ncmax, unit, d, gam, eta, gam64, eta64):
-                lb = lab[c]
-                labels[i] = lb
-                if want_dist:
-                    mind[i] = _exact_sq(X, i, C, lb)
-            else:
-                eb, _, ebi = exact_two(X, i, C)
-                labels[i] = ebi
-                mind[i] = eb
-
-
-@jit_inline
-def exact_two(X, i, C):
-    # (the smallest and second smallest _exact_sq distance of row i to the centres, the
-    # argmin with ties to the lowest index): the recomputation of a row near a tie
-    eb = np.inf
-    e2 = np.inf
-    ebi = 0
-    for q in range(C.shape[0]):
-        dq = _exact_sq(X, i, C, q)
-        if dq < eb:
-            e2 = eb
-            eb = dq
-            ebi = q
-        elif dq < e2:
-            e2 = dq
-    return eb, e2, ebi
-
-
-@jit
-def _exact_sq(X, i, C, j):
-    d = X.shape[1]
-    acc = 0.0
-    for k in range(d):
-        t = np.float64(X[i, k]) - np.float64(C[j, k])
-        acc += t * t
-    return acc
-
-
 TB = 256  # rows per block of transpose_rows (a block of X and its columns stay in cache)
 
 
@@ -289,159 +178,6 @@ def centre_f32(X, mu, lo, hi, Xct32, nx):
             Xct32[k, i] = np.float32(t)
             acc += t * t
         nx[i] = acc
-
-
-@jit
-def _key(x):
-    # float32 -> int32 with the same order (finite values)
-    b = _f32_to_bits(x)
-    return b ^ ((b >> 31) & np.int32(0x7FFFFFFF))
-
-
-@jit
-def _unkey(k):
-    return _bits_to_f32(k ^ ((k >> 31) & np.int32(0x7FFFFFFF)))
-
-
-@jit
-def _key32(x):
-    # _key with every step in int32 (numba widens int32 expressions to int64, which
-    # would halve the vector width of the loops that use it)
-    b = _f32_to_bits(x)
-    m = np.int32(np.int32(b >> np.int32(31)) & np.int32(0x7FFFFFFF))
-    return np.int32(b ^ m)
-
-
-@jit
-def certify_cols(GT, row0, nx, nc32, ncmax, X, C, err_coef, want_dist, labels, mind):
-    # IN: GT (K, b) float32 dot products of the centred centres with the centred rows
-    #     row0:row0+b (one column per row, so that the work vectorises over rows),
-    #     nx (n,) float64 and nc32 (K,) float32 squared norms of the centred data,
-    #     ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
-    #     err_coef = (d + 8) eps32, want_dist: also compute mind (else mind is only
-    #     written for rows that needed exact distances)
-    # OUT: labels[row0:row0+b], mind[row0:row0+b]
-    # The ranking value of centre j for a row is v_j = ||c_j||^2 - 2 x.c_j (float32).
-    # |computed v_j - exact v_j| <= e = err_coef (||x||^2 + max ||c||^2): the rounding of
-    # the centred data to float32 and the float32 accumulation of d products
-    # ((d + 2) eps32), the two float32 operations of v (3 eps32), the rounding of the
-    # limit below to float32 (1 eps32), and a margin.  Every centre with
-    # v_j <= min(v) + 2 e may be the nearest; when there is only one it is, otherwise
-    # the exact distances decide (ties: lowest index).
-    K = GT.shape[0]
-    b = GT.shape[1]
-    two = np.float32(2.0)
-    # running minimum over centres, elementwise over rows, on order-preserving int32
-    # keys of the (finite) floats: an integer min that LLVM vectorises
-    best = np.empty(b, dtype=np.int32)
-    g = GT[0]
-    c0 = nc32[0]
-    for r in range(b):
-        best[r] = _key32(c0 - two * g[r])
-    for j in range(1, K):
-        g = GT[j]
-        cj = nc32[j]
-        for r in range(b):
-            kk = _key32(cj - two * g[r])
-            bb = best[r]
-            best[r] = kk if kk < bb else bb
-    lim = np.empty(b, dtype=np.float32)
-    for r in range(b):
-        lim[r] = np.float32(np.float64(_unkey(best[r])) + 2.0 * err_coef * (nx[row0 + r] + ncmax))
-    cnt = np.zeros(b, dtype=np.int32)
-    isum = np.zeros(b, dtype=np.int32)
-    for j in range(K):
-        g = GT[j]
-        cj = nc32[j]
-        jj = np.int32(j)
-        for r in range(b):
-            c = np.int32((cj - two * g[r]) <= lim[r])
-            cnt[r] = np.int32(cnt[r] + c)
-            isum[r] = np.int32(isum[r] + jj * c)
-    for r in range(b):
-        i = row0 + r
-        if cnt[r] == 1:
-            labels[i] = isum[r]  # the index of the only candidate
-            if want_dist:
-                mind[i] = _exact_sq(X, i, C, isum[r])
-        else:
-            eb = np.inf
-            ebi = 0
-            for j in range(K):
-                if nc32[j] - two * GT[j, r] <= lim[r]:
-                    dj = _exact_sq(X, i, C, j)
-                    if dj < eb:
-                        eb = dj
-                        ebi = j
-            labels[i] = ebi
-            mind[i] = eb
-
-
-#: largest K for certify_packed: the centre index takes ceil(log2 K) low bits of the
-#: 32-bit order key, so the ranking keeps 23 - 12 = 11 mantissa bits at worst
-PACKED_MAX_K = 4096
-
-
-@jit
-def certify_packed(GT, row0, nx, nc32, ncmax, X, C, err_coef, nbits, want_dist, labels, mind):
-    # certify_cols in one pass over GT (same arguments, plus nbits = ceil(log2 K),
-    # K <= PACKED_MAX_K; the result is the same).  The ranking value of centre j
-    # for a row becomes an int32 order key whose low nbits bits are replaced by j:
-    # keys of different centres differ, their order is that of the values truncated to
-    # the remaining bits (ties: lower index), and a running minimum and second
-    # minimum of the keys are integer min/max that LLVM vectorises.  With t the
-    # truncated value of the minimum and u the largest value with that truncated key
-    # (so t <= min(v) <= v_best <= u), the best centre is the only candidate when the
-    # truncated second smallest key is above lim = u + 2 e: every other centre then has
-    # v_j > lim >= v_best + 2 e.  Otherwise every centre with v_j <= lim is a candidate
-    # (a superset of those within 2 e of the minimum) and the exact distances decide,
-    # as in certify_cols.
-    K = GT.shape[0]
-    b = GT.shape[1]
-    two = np.float32(2.0)
-    low = np.int32((1 << nbits) - 1)
-    high = np.int32(~low)
-    best = np.empty(b, dtype=np.int32)
-    second = np.empty(b, dtype=np.int32)
-    g = GT[0]
-    c0 = nc32[0]
-    for r in range(b):
-        best[r] = np.int32(_key32(c0 - two * g[r]) & high)
-        second[r] = np.int32(0x7FFFFFFF)
-    for j in range(1, K):
-        g = GT[j]
-        cj = nc32[j]
-        jj = np.int32(j)
-        for r in range(b):
-            # int32 throughout (numba would widen mixed int32 expressions to int64,
-            # halving the vector width)
-            kk = np.int32(np.int32(_key32(cj - two * g[r]) & high) | jj)
-            bb = best[r]
-            sr = second[r]
-            hi2 = kk if kk > bb else bb
-            second[r] = hi2 if hi2 < sr else sr
-            best[r] = kk if kk < bb else bb
-    for r in range(b):
-        i = row0 + r
-        bb = best[r]
-        u = _unkey(bb | low)
-        lim = np.float32(np.float64(u) + 2.0 * err_coef * (nx[i] + ncmax))
-        if (second[r] & high) > _key(lim):
-            lab = bb & low
-            labels[i] = lab
-            if want_dist:
-                mind[i] = _exact_sq(X, i, C, lab)
-        else:
-            eb = np.inf
-            ebi = 0
-            for j in range(K):
-                if nc32[j] - two * GT[j, r] <= lim:
-                    dj = _exact_sq(X, i, C, j)
-                    if dj < eb:
-                        eb = dj
-                        ebi = j
-            labels[i] = ebi
-            mind[i] = eb
 
 
 UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend on threads)

@@ -42,7 +42,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.typing import signature
 from numba.extending import intrinsic
 
-from .._decorators import FASTMATH, _cache_enabled
+from .._decorators import FASTMATH, cache_enabled
 
 
 class _Addressed(CFunc):
@@ -91,7 +91,7 @@ def addressed(kernel, sig):
         if compiled is None:
             compiled = _Addressed(func, sigutils.normalize_signature(sig), locals={},
                                   options=dict(fastmath=set(FASTMATH), error_model="numpy", _nrt=False))
-            if _cache_enabled():
+            if cache_enabled():
                 try:
                     compiled.enable_caching()
                 except RuntimeError:  # "cannot cache function ...: no locator available"

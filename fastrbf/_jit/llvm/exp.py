@@ -54,7 +54,7 @@ from .._decorators import jit_overload
 
 
 @intrinsic
-def _bits_to_f64(typingctx, x):
+def bits_to_f64(typingctx, x):
     sig = types.float64(types.int64)
 
     def codegen(context, builder, signature, args):
@@ -64,7 +64,7 @@ def _bits_to_f64(typingctx, x):
 
 
 @intrinsic
-def _f64_to_bits(typingctx, x):
+def f64_to_bits(typingctx, x):
     sig = types.int64(types.float64)
 
     def codegen(context, builder, signature, args):
@@ -74,7 +74,7 @@ def _f64_to_bits(typingctx, x):
 
 
 @intrinsic
-def _bits_to_f32(typingctx, x):
+def bits_to_f32(typingctx, x):
     sig = types.float32(types.int32)
 
     def codegen(context, builder, signature, args):
@@ -84,7 +84,7 @@ def _bits_to_f32(typingctx, x):
 
 
 @intrinsic
-def _f32_to_bits(typingctx, x):
+def f32_to_bits(typingctx, x):
     sig = types.int32(types.float32)
 
     def codegen(context, builder, signature, args):
@@ -136,8 +136,8 @@ def _exp64(x):
     p = p * r + 1.0
     n1 = np.floor(n * 0.5)
     n2 = n - n1
-    s1 = _bits_to_f64(_f64_to_bits(n1 + _MAGIC) << 52)
-    s2 = _bits_to_f64(_f64_to_bits(n2 + _MAGIC) << 52)
+    s1 = bits_to_f64(f64_to_bits(n1 + _MAGIC) << 52)
+    s2 = bits_to_f64(f64_to_bits(n2 + _MAGIC) << 52)
     return p * s1 * s2
 
 
@@ -156,8 +156,8 @@ def _exp32(x):
     p = p * r + _ONE_F
     n1 = np.floor(n * _HALF_F)
     n2 = n - n1
-    s1 = _bits_to_f32(_f32_to_bits(n1 + _MAGIC_F) << 23)
-    s2 = _bits_to_f32(_f32_to_bits(n2 + _MAGIC_F) << 23)
+    s1 = bits_to_f32(f32_to_bits(n1 + _MAGIC_F) << 23)
+    s2 = bits_to_f32(f32_to_bits(n2 + _MAGIC_F) << 23)
     return p * s1 * s2
 
 
@@ -209,7 +209,7 @@ def _split(typingctx, y):
 
 
 def _log64_pos(x):
-    b = _f64_to_bits(x)
+    b = f64_to_bits(x)
     # a subnormal's bits read as an integer are the normal number x 2**1074
     sub = np.uint64(b) < np.uint64(_MIN_BITS)
     k, m = _split(np.float64(b) if sub else x)
@@ -227,12 +227,12 @@ def _log64_pos(x):
 def _log64(x):
     r = flog_pos(x)
     # 0 < x < inf in one unsigned comparison of the bits (false for nan)
-    ok = np.uint64(_f64_to_bits(x) - 1) < np.uint64(_INF_BITS - 1)
+    ok = np.uint64(f64_to_bits(x) - 1) < np.uint64(_INF_BITS - 1)
     return r if ok else (-np.inf if x == 0.0 else (np.nan if x < 0.0 else x))
 
 
 def _log32_pos(x):
-    b = _f32_to_bits(x)
+    b = f32_to_bits(x)
     sub = np.uint32(b) < np.uint32(_MIN_BITS_F)
     k, m = _split(np.float32(b) if sub else x)
     k = k - _SUB_SHIFT_F if sub else k
@@ -248,7 +248,7 @@ def _log32_pos(x):
 
 def _log32(x):
     r = flog_pos(x)
-    ok = np.uint32(_f32_to_bits(x) - 1) < np.uint32(_INF_BITS_F - 1)
+    ok = np.uint32(f32_to_bits(x) - 1) < np.uint32(_INF_BITS_F - 1)
     return r if ok else (np.float32(-np.inf) if x == _ZERO_F else (np.float32(np.nan) if x < _ZERO_F else x))
 
 

@@ -39,7 +39,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .._decorators import jit_inline, jit_overload
-from .exp import _bits_to_f32, _bits_to_f64, _f32_to_bits, _f64_to_bits
+from .exp import bits_to_f32, bits_to_f64, f32_to_bits, f64_to_bits
 
 #: the vectorised functions are accurate (<= 2 ulp) for |x| up to these limits
 LIMIT_F64 = 1e6
@@ -88,7 +88,7 @@ def _reduce64(x):
     r = _fma(-n, _P1, x)
     r = _fma(-n, _P2, r)
     r = _fma(-n, _P3, r)
-    q = _f64_to_bits(n + _MAGIC)  # low two bits: n mod 4 (two's complement)
+    q = f64_to_bits(n + _MAGIC)  # low two bits: n mod 4 (two's complement)
     return r, q
 
 
@@ -115,14 +115,14 @@ def _poly64(r):
 @jit_inline
 def _flip64(v, q):
     # v * (-1)**(bit 1 of q), as a sign-bit XOR
-    return _bits_to_f64(_f64_to_bits(v) ^ ((q & 2) << 62))
+    return bits_to_f64(f64_to_bits(v) ^ ((q & 2) << 62))
 
 
 @jit_inline
 def _select64(q, a, b):
     # a if q is odd else b, by bit masks (no branch, no phi node)
     mask = -(q & 1)
-    return _bits_to_f64((_f64_to_bits(a) & mask) | (_f64_to_bits(b) & ~mask))
+    return bits_to_f64((f64_to_bits(a) & mask) | (f64_to_bits(b) & ~mask))
 
 
 def _cos64(x):
@@ -171,7 +171,7 @@ def _reduce32(x):
     r = _fma(-n, _P1_F, x)
     r = _fma(-n, _P2_F, r)
     r = _fma(-n, _P3_F, r)
-    q = _f32_to_bits(n + _MAGIC_F)
+    q = f32_to_bits(n + _MAGIC_F)
     return r, q
 
 
@@ -191,13 +191,13 @@ def _poly32(r):
 
 @jit_inline
 def _flip32(v, q):
-    return _bits_to_f32(_f32_to_bits(v) ^ ((q & 2) << 30))
+    return bits_to_f32(f32_to_bits(v) ^ ((q & 2) << 30))
 
 
 @jit_inline
 def _select32(q, a, b):
     mask = -(q & 1)
-    return _bits_to_f32((_f32_to_bits(a) & mask) | (_f32_to_bits(b) & ~mask))
+    return bits_to_f32((f32_to_bits(a) & mask) | (f32_to_bits(b) & ~mask))
 
 
 def _cos32(x):

@@ -73,7 +73,7 @@ def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
 
 
 @jit_reduce
-def _sum(e):
+def sum_all(e):
     s = 0.0
     for j in range(e.shape[0]):
         s += e[j]
@@ -81,7 +81,7 @@ def _sum(e):
 
 
 @jit
-def _min(o):
+def min_all(o):
     m = o[0]
     for j in range(1, o.shape[0]):
         v = o[j]
@@ -90,7 +90,7 @@ def _min(o):
 
 
 @jit
-def _weights(o, m, rm, g, s1, s2, laplacian, e):
+def kernel_weights(o, m, rm, g, s1, s2, laplacian, e):
     # e[j] = k(d_j) / k(d_min): exp(-gamma (d_j - d_min)) (gaussian) or
     # exp(-sqrt(gamma) (r_j - r_min)) (laplacian), with r = sqrt(d) rounded in the dtype
     # of d (rm = that of the minimum m), so that the nearest weighs exactly 1.
@@ -107,8 +107,8 @@ def _weights(o, m, rm, g, s1, s2, laplacian, e):
 
 
 @jit
-def _rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
-    # k(d_old) / k(d_new) in float64, from the same rounded values as _weights
+def rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
+    # k(d_old) / k(d_new) in float64, from the same rounded values as kernel_weights
     if laplacian:
         return np.exp(-(((g * (r_old - r_new)) * s1) * s2))
     return np.exp(-(((g * (m_old - m_new)) * s1) * s2))
@@ -118,7 +118,7 @@ def _rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
       work=lambda Xq, Xt, Tt, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2 * Tt.shape[0] + 16))
 def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
     # IN: rows lo:hi, Xq (m, d), Xt (d, n), Tt (k, n) targets as rows, g * s1 * s2 = gamma (sqrt
-    #     of gamma with laplacian) in the units of the distances (see _weights), laplacian
+    #     of gamma with laplacian) in the units of the distances (see kernel_weights), laplacian
     # OUT: num (m, k) = sum_j w_j T[j], den (m,) = sum_j w_j, dmin (m,) the smallest
     #      squared distance, with w_j = k(x, x_j) / k(x, x_nearest): the common factor
     #      k(x, x_nearest) of numerator and denominator is left out (no underflow).
@@ -139,19 +139,19 @@ def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
             oo = o[:L]
             ee = e[:L]
             chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
-            cm = _min(oo)
+            cm = min_all(oo)
             if cm < cur:
                 cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances
                 if W > 0.0:
-                    s = _rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
+                    s = rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
                                  np.float64(s2), laplacian)
                     W *= s
                     for q in range(k):
                         S[q] *= s
                 cur = cm
                 cur_r = cm_r
-            _weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
-            W += _sum(ee)
+            kernel_weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
+            W += sum_all(ee)
             for q in range(k):
                 S[q] += dot64(ee, Tt[q, j0:j1])
         den[i] = W

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._decorators import jit_inline, pjit
 from ..tiles import chunk_row
-from .kdtree import QB, _box_lb, _duplicates_out, _insert, _prunable, _range
+from .kdtree import QB, box_lb, duplicates_out, insert, node_range, prunable
 
 #: most leaves in the list of a group of queries (a longer list: the tree search)
 MAX_LIST = 128
@@ -53,7 +53,7 @@ def _group_leaves(Xq, order, r0, r1, box_lo, box_hi, leaf_level, shrink, slack, 
         sp -= 1
         node = st_node[sp]
         s = R - R
-        for t in range(d):  # as _box_lb, from the nearest point of the box of queries
+        for t in range(d):  # as box_lb, from the nearest point of the box of queries
             a = box_lo[node, t] - ghi[t]
             u = glo[t] - box_hi[node, t]
             a = u if u > a else a
@@ -109,7 +109,7 @@ def _sort_into(bd, bi, c, g, bk, cb, td, ti, drow, irow):
     for j in range(cb[last]):
         v = td[j]
         if j < k or v < drow[k - 1] or (v == drow[k - 1] and ti[j] < irow[k - 1]):
-            _insert(v, ti[j], j, drow, irow)
+            insert(v, ti[j], j, drow, irow)
 
 
 @jit_inline
@@ -129,13 +129,13 @@ def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g,
         t += 1
         if lbv[t - 1] * shrink - slack > g:
             continue
-        s, e = _range(n, leaf_level, node - first_leaf)
+        s, e = node_range(n, leaf_level, node - first_leaf)
         first = node
         while t < nl and leaves[t] == node + 1 and node + 1 - first < RUN:  # consecutive leaves: one call
             if lbv[t] * shrink - slack > g:
                 break
             node = leaves[t]
-            e = _range(n, leaf_level, node - first_leaf)[1]
+            e = node_range(n, leaf_level, node - first_leaf)[1]
             t += 1
         if c + (e - s) > bd.shape[0]:
             return np.int64(-1)
@@ -172,38 +172,38 @@ def _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, sl
         sp -= 1
         node = st_node[sp]
         lb = st_lb[sp]
-        if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
-                box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+        if prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                box_lo[node, 0] == box_hi[node, 0] and duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
                                                                        n, o, kd, ki)):
             continue
         while node < first_leaf:
             a = 2 * node + 1
-            la = _box_lb(q, box_lo, box_hi, a)
-            lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+            la = box_lb(q, box_lo, box_hi, a)
+            lb_b = box_lb(q, box_lo, box_hi, a + 1)
             near = a
             far = a + 1
             if lb_b < la:
                 near = a + 1
                 far = a
                 la, lb_b = lb_b, la
-            if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+            if not prunable(lb_b, shrink, slack, far, min_id, kd, ki):
                 st_node[sp] = far
                 st_lb[sp] = lb_b
                 sp += 1
-            if _prunable(la, shrink, slack, near, min_id, kd, ki):
+            if prunable(la, shrink, slack, near, min_id, kd, ki):
                 node = -1
                 break
             node = near
         if node < 0:
             continue
-        s, e = _range(n, leaf_level, node - first_leaf)
+        s, e = node_range(n, leaf_level, node - first_leaf)
         chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
         for p in range(e - s):
             v = o[p]
             if v <= kd:
                 pid = perm[s + p]
                 if v < kd or pid < ki:
-                    _insert(v, pid, c, di, ii)
+                    insert(v, pid, c, di, ii)
                     c += 1
                     kd = di[k - 1]
                     ki = ii[k - 1]
@@ -264,7 +264,7 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
         if nl >= 0:
             q = Xq[i]
             d = Xq.shape[1]
-            for t in range(nl):  # the lower bounds of the list, as _box_lb (vectorised)
+            for t in range(nl):  # the lower bounds of the list, as box_lb (vectorised)
                 lbv[t] = R - R
             for u in range(d):
                 x = q[u]

@@ -45,7 +45,7 @@ QB = 16  # query rows per task
 
 
 @jit
-def _range(n, level, j):
+def node_range(n, level, j):
     # the points [s, e) of node j of `level`
     return (j * n) >> level, ((j + 1) * n) >> level
 
@@ -135,7 +135,7 @@ def build_nodes(lo, hi, level, last, leaf_level, Xt, perm, box_lo, box_hi, min_i
         f = 1 << (lev - level)
         for j in range(lo * f, hi * f):
             node = (1 << lev) - 1 + j
-            s, e = _range(n, lev, j)
+            s, e = node_range(n, lev, j)
             if lev < leaf_level:
                 dim = np.int64(0)  # not literals (here, strict above, c below): each would compile a helper again
                 w = box_hi[node, 0] - box_lo[node, 0]
@@ -192,7 +192,7 @@ def fit_nodes(lo, hi, level, last, box_lo, box_hi, min_id):
 
 
 @jit
-def _box_lb(q, box_lo, box_hi, node):
+def box_lb(q, box_lo, box_hi, node):
     # squared distance from q to the box of `node` (rounded; deflated by the caller)
     s = q[0] - q[0]
     for r in range(q.shape[0]):
@@ -206,7 +206,7 @@ def _box_lb(q, box_lo, box_hi, node):
 
 
 @jit
-def _prunable(lb, shrink, slack, node, min_id, kd, ki):
+def prunable(lb, shrink, slack, node, min_id, kd, ki):
     # True when no point of `node` can enter a list whose k-th entry is (kd, ki): every
     # distance is >= b (the deflated bound, or 0: a sum of squares)
     b = lb * shrink - slack
@@ -215,7 +215,7 @@ def _prunable(lb, shrink, slack, node, min_id, kd, ki):
 
 
 @jit
-def _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node, n, o, kd, ki):
+def duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node, n, o, kd, ki):
     # for a node whose points are all the same point (duplicates: a box of one point,
     # whose deflated bound is below its exact distance), True when that distance, by the
     # brute-force arithmetic and so the same for all of them, cannot enter the list
@@ -225,13 +225,13 @@ def _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node, n, o, kd, ki):
     level = 0
     while (2 << level) <= node + 1:
         level += 1
-    s = _range(n, level, node + 1 - (1 << level))[0]
+    s = node_range(n, level, node + 1 - (1 << level))[0]
     chunk_row(Xq, i, Xt, s, s + 1, np.bool_(False), o)
     return o[0] > kd or (o[0] == kd and min_id[node] > ki)
 
 
 @jit
-def _insert(v, p_id, c, dist, idx):
+def insert(v, p_id, c, dist, idx):
     # insert (v, p_id) into the list of c entries sorted by (distance, index), dropping
     # the last when it holds k already (the entries past c are not read)
     p = c if c < dist.shape[0] else dist.shape[0] - 1
@@ -274,38 +274,38 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
             sp -= 1
             node = st_node[sp]
             lb = st_lb[sp]
-            if _prunable(lb, shrink, slack, node, min_id, kd, ki) or (
-                    box_lo[node, 0] == box_hi[node, 0] and _duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
+            if prunable(lb, shrink, slack, node, min_id, kd, ki) or (
+                    box_lo[node, 0] == box_hi[node, 0] and duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
                                                                            n, o, kd, ki)):
                 continue
             while node < first_leaf:
                 a = 2 * node + 1
-                la = _box_lb(q, box_lo, box_hi, a)
-                lb_b = _box_lb(q, box_lo, box_hi, a + 1)
+                la = box_lb(q, box_lo, box_hi, a)
+                lb_b = box_lb(q, box_lo, box_hi, a + 1)
                 near = a
                 far = a + 1
                 if lb_b < la:
                     near = a + 1
                     far = a
                     la, lb_b = lb_b, la
-                if not _prunable(lb_b, shrink, slack, far, min_id, kd, ki):
+                if not prunable(lb_b, shrink, slack, far, min_id, kd, ki):
                     st_node[sp] = far
                     st_lb[sp] = lb_b
                     sp += 1
-                if _prunable(la, shrink, slack, near, min_id, kd, ki):
+                if prunable(la, shrink, slack, near, min_id, kd, ki):
                     node = -1
                     break
                 node = near
             if node < 0:
                 continue
-            s, e = _range(n, leaf_level, node - first_leaf)
+            s, e = node_range(n, leaf_level, node - first_leaf)
             chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
             for p in range(e - s):
                 v = o[p]
                 if v <= kd:
                     pid = perm[s + p]
                     if v < kd or pid < ki:
-                        _insert(v, pid, c, di, ii)
+                        insert(v, pid, c, di, ii)
                         c += 1
                         kd = di[k - 1]
                         ki = ii[k - 1]
@@ -366,7 +366,7 @@ def radius_tree(lo, hi, Xq, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack,
         while sp > 0:
             sp -= 1
             node = st_node[sp]
-            b = _box_lb(q, box_lo, box_hi, node) * shrink - slack
+            b = box_lb(q, box_lo, box_hi, node) * shrink - slack
             if b > r2:
                 continue
             if node < first_leaf:
@@ -374,7 +374,7 @@ def radius_tree(lo, hi, Xq, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack,
                 st_node[sp + 1] = 2 * node + 1
                 sp += 2
                 continue
-            s, e = _range(n, leaf_level, node - first_leaf)
+            s, e = node_range(n, leaf_level, node - first_leaf)
             chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
             for p in range(e - s):
                 if o[p] <= r2:

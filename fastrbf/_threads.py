@@ -10,25 +10,18 @@
   region by default, which stalled small fits on a busy machine), calls from several
   Python threads at once are safe under any numba threading layer, and a child forked
   at any moment can run every kernel.
-- **What a parallel step costs.**  On a 2-vCPU cloud machine, two tasks of 53 us on
-  two threads took 155 us (one task alone: 53 us): a sleeping worker takes about 70 us
-  to start (the host must wake its virtual CPU), and the caller as long to learn that
-  the worker has finished.  Tried and not taken: workers that poll for the next task
-  without the GIL for 0.25 ms before they sleep, and a caller that polls for the
-  worker's result as long (an atomic load and ``pause`` in a compiled loop).  Two tasks
-  of 53 us then took 107-148 us, k-means to convergence on 20000 x 16, K = 64 (110
-  parallel steps) 56.9 -> 54.7 ms, medians of 15 alternating runs: the woken worker
-  still needs the GIL to start its task, and sleeps on it while the caller prepares its
-  own.
+- **What a parallel step costs.**  On a virtual machine a sleeping worker takes tens of
+  microseconds to start (the host must wake its virtual CPU), and the caller as long to
+  learn that the worker has finished.  Workers and a caller that poll before they sleep
+  were tried and not kept: the woken worker still needs the GIL to start its task, and
+  sleeps on it while the caller prepares its own (see docs/performance.md, 'Threads').
 - **One exception to "nothing spins while idle"**: the compiled k-means loop
   (:mod:`fastrbf._jit.cluster.bounded_fit`) runs on :func:`team`, whose members stay inside
   one compiled call for the whole fit and wait between iterations by spinning on the
   CPU's spin-wait hint, then yielding the core (``sched_yield``) on every round after
   about 1024 (:mod:`fastrbf._jit.llvm.spin`).  A wait there lasts the leader's own share of
-  an iteration (about 20-30 us); the members leave when the fit ends.  It took k-means
-  to convergence on 20000 x 16, K = 64 (110 iterations, 2 cores) from 54 to 39-50 ms, where
-  the polling pool above gave 4%: no task starts in Python, so no thread sleeps on
-  the GIL.
+  an iteration; the members leave when the fit ends.  No task starts in Python, so no
+  thread sleeps on the GIL (see docs/performance.md, 'Threads').
 - BLAS threads never multiply with fastrbf's: fastrbf's own BLAS calls run on one BLAS
   thread each (see below), ``n_threads`` of them at once.
 - Fork at any moment: a fork waits (up to :data:`FORK_WAIT` seconds) until no other

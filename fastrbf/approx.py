@@ -16,10 +16,10 @@ Decisions:
   parallel numba pass applying a vectorised cos (and sin) in place
   (:mod:`fastrbf._jit.llvm.trig`: Cody-Waite reduction, <= 2 ulp for ``|arg| <= 1e6`` in
   float64, ``1e5`` in float32; larger arguments go through libm, so results are never
-  wrong).  Measured on 2 cores against two alternatives: row blocks on worker
-  threads, each a single-threaded GEMM then the serial pass (1.6-1.9x slower), and a
-  numba kernel making the projections in L1 and turning them into features there (no
-  faster with 16 input features): the plain GEMM-then-pass is kept.  The pair form
+  wrong).  Measured on 2 cores against two alternatives (row blocks on worker threads,
+  each a single-threaded GEMM then the serial pass, and a numba kernel making the
+  projections in L1), both no faster: the plain GEMM-then-pass is kept (see
+  docs/performance.md, 'Models and approximations').  The pair form
   runs the GEMM on blocks of rows into a scratch buffer (cos and sin go to the two
   halves of each output row).  The result does not depend on ``n_threads``.
 - **nystroem** follows scikit-learn ``Nystroem``: ``Z = K(X, L) N`` with ``N = K(L, L)^

@@ -28,21 +28,18 @@ Compile only what a call runs:
   also called with a variable (numba compiles one more copy per literal value);
 - a helper with one call site in each of its callers is ``jit_inline``: a ``jit``
   helper is compiled on its own and its code optimised and compiled again inside every
-  caller, so a chain of three costs about three compiles of the innermost code.
-  Measured on the cold first call (process CPU): ``sqdist`` 3.7 -> 3.2 s,
-  ``gram_matvec`` 3.7 -> 3.2 s, ``gp_regression`` 6.7 -> 5.9 s, Falkon 5.5 -> 4.9 s.
-  The tile functions (``chunk_row``, ``chunk_row2``) stay ``jit``: they have several
-  call sites, and numba's IR inliner copies a body per site (inlining them made
-  ``sqdist`` 3.3 -> 4.4 s).
+  caller, so a chain of three costs about three compiles of the innermost code (see
+  docs/performance.md, 'Compile time').  The tile functions (``chunk_row``,
+  ``chunk_row2``) stay ``jit``: they have several call sites, and numba's IR inliner
+  copies a body per site.
 - a kernel that allocates nothing is ``jit_static`` (no reference counting);
 - a compiled loop that runs a whole fit calls the big kernels of its steps through
   their addresses (:mod:`fastrbf._jit.llvm.addressed`), not as ``jit`` callees, whose code
   numba would compile once more inside the loop.
 - arrays are copied element by element, not by slice assignment from another array
   (``a[:] = b``): numba compiles the f-string message of that assignment's shape check,
-  1.6 s of CPU here (one such copy of the centres in the compiled k-means loop
-  made its first call 9.6 s of CPU against 8.0 s without; fresh cache, 20000 x 16,
-  K = 64).  Filling with a scalar (``a[:] = 0.0``) has no such check.
+  which costs seconds of cold compile (see docs/performance.md, 'Compile time').  Filling
+  with a scalar (``a[:] = 0.0``) has no such check.
 
 Flags are the same everywhere:
 
@@ -105,9 +102,8 @@ def jit_static(func):
     """Compile a kernel called from Python that allocates nothing (serial, cached),
     without numba's reference counting (``_nrt=False``): its arrays are all the
     caller's, so the count on every array it touches (an atomic increment and
-    decrement per use) is dead code that costs compile time.  The compiled k-means loop
-    took 0.28 s less to compile without it (and 0.16 s less with its scratch arrays
-    passed in, not allocated)."""
+    decrement per use) is dead code that costs compile time (see docs/performance.md,
+    'Compile time')."""
     return _njit(func, parallel=False, cache=cache_enabled(), nrt=False)
 
 

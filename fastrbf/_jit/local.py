@@ -43,55 +43,23 @@ per eight multiply-adds).
 Evaluation is lane-wise too, in rounds: round r evaluates the r-th query of every lane
 (``k(x) . w + p(x) . c`` from the factor's weights, lanes without an r-th query masked),
 so most neighbourhoods (one query each) cost one round per 8 and no copy of a lane's
-data: 0.7-1.0 -> 0.1 us per neighbourhood.  A neighbourhood with far more queries than
-the others of its group is evaluated a round at a time (about 8 lanes' work per query:
-queries clustered far more densely than the data are slower to evaluate than one at a
-time).  One call site and no copy loop, for compile time (cold first call of
-``interpolate(neighbors=k)``, process CPU, 2 busy cores, five alternating runs, min /
-median: 6.29 / 6.62 s before, 6.61 / 6.75 s now; the first query lane-wise and the
-scalar evaluation kept for the others cost 0.8 s more, and a copy of one lane's data to
-every lane for its other queries 2 s more).  The small loops over the lanes in it are
-bounded by ``tgt.shape[0]``, a number LLVM does not know, rather than the constant.
+data.  A neighbourhood with far more queries than the others of its group is evaluated
+a round at a time (about 8 lanes' work per query: queries clustered far more densely
+than the data are slower to evaluate than one at a time).  One call site and no copy
+loop, for compile time (see docs/performance.md, 'Local interpolation').  The small loops
+over the lanes in it are bounded by ``tgt.shape[0]``, a number LLVM does not know,
+rather than the constant.
 
 The kernel is applied to each row of the matrix on a multiple of four vectors (the
 entries past the diagonal are zeros, never read): a row's remainder otherwise runs the
-scalar epilogue of the vectorised loop (kernel matrix 2.6 -> 2.4 us).
+scalar epilogue of the vectorised loop.
 
-Measured (thin-plate spline, k = 50, q = 4, d = 3, 1e5 data points and queries, one
-thread, CPU time on 2 shared cores, per neighbourhood), with the old log: 6.5 us, of
-which gathering and the tail's LU 1.7, the kernel matrix 2.4, the correction, Cholesky
-and solves 2.2, evaluation 0.1-0.2 (before: 8.7 us with the evaluation one query at a
-time; 9.4-11.3 us with two-sided Householder).  The values agree with the Householder
-ones to about 3e-15 relative there.  With the cheaper reduction of
-:func:`~.exp.flog_pos` (0.80 ns per entry, 1.19 for the old ``flog``) the kernel matrix
-is 1.76 us (2.25 before; alone in a loop, min of seven): 0.46 the squared distances and
-diagonal, 1.3 the 1348 kernel entries of a lane, whose loops run as fast as one loop over
-a flat array (the shape costs nothing measurable; the log is what is left).  The whole
-solve: 6.6 us (7.3 before; old and new alternating, min of four, on busy cores).
-Ordering the neighbourhoods along a Z-order curve so that consecutive ones share their
-data saves about 5% of the solve (1e5 points stay in cache), less than the sort costs on
-the calling thread.  (Measured again: queries in Z-order 6.04 -> 5.62 us, data and
-queries both in Z-order 5.35 us; the data's order is the caller's.)
-
-Where the 6 us go now, and the floor (one thread, per neighbourhood, each step timed by
-stopping the kernel after it, min of nine): the gathering, the tail's monomials and LU
-and the copies into the lanes 1.6-1.7 us (scalar, one lane at a time); ``E^T`` and the
-kernel matrix 1.8-2.0; the correction ``Z^T A Z`` and the Cholesky factor 2.1-2.3
-together; the solves 0.3-0.4; the evaluation 0.1-0.2.  The correction and the factor
-are about 25 000 vector multiply-adds per group of eight (the correction 1 081
-entries of 2q = 8 terms, the factor about m^3 / 6 = 16 200), about 3 100 cycles a
-neighbourhood at one 8-wide multiply-add a cycle (Zen 4 splits each into two 4-wide
-halves): 1.0-1.2 us at the 2.6-3 GHz this machine runs at (its DGEMM rate, 32 flops a
-cycle, gives 3 GHz).  The kernel matrix is 1 275 logarithms a neighbourhood at 0.8 ns,
-1.0 us, and its squared distances 0.46.  So the arithmetic alone takes 2.5-2.7 us; the
-gathering, the tail, the solves and the evaluation, 2.1-2.4 us now, are memory moves
-and short dependent chains that lanes cannot shorten much.  Tried and not taken: the rank-2q
-correction folded into the Cholesky factor's dot products (each entry one chain over
-``V_i . E_j``, ``E_i . V_j`` and ``L_i . L_j``, in a row layout with ``E^T`` beside ``V``):
-6.27 / 6.53 -> 6.12 / 6.40 us, min / median of 15 alternating runs, within the noise;
-the tail's LU done in place in the lane arrays, the points, values and smoothing swapped
-with its pivots instead of copied in pivot order afterwards: 5.91 -> 6.00 us (one lane's
-strided rows cost more than the copies they save).
+The values agree with those of two-sided Householder to about 3e-15 relative.  Ordering
+the neighbourhoods along a Z-order curve (consecutive ones sharing their data) is left to
+the caller: it saves less than the sort costs on the calling thread.  Where the time of a
+solve goes, how far it is from the arithmetic floor, and the variants tried and not kept
+(the correction folded into the factor's dot products, the tail's LU in place in the
+lane arrays): docs/performance.md, 'Local interpolation'.
 
 The log-kernel (thin-plate spline) is applied with :func:`~.exp.flog_pos`, which
 vectorises (0.8 ns against 5 ns per entry for ``math.log`` in

@@ -59,57 +59,32 @@ Decisions:
   that keeps no bounds.  The loop calls the kernels of its steps (the bound pass, the
   ranking, the update, the centres' gaps, the sums) through their addresses
   (:func:`block_kernels`, :mod:`fastrbf._jit.llvm.addressed`), so their code is compiled
-  once, not once more inside the loop: a realistic first call (20000 x 16, K = 64,
-  fresh cache) 6.8 -> 4.8 s, the same bits and the same speed per iteration (one
-  thread, 20000 rows, 110 iterations: 59.2-62.4 against 58.4-59.3 ms).  The loop
-  allocates nothing (its threads' scratch comes from :func:`fit_scratch`) and is
-  compiled without reference counting: 4.6 -> 4.2 s with the seeding's pass done alike.
+  once, not once more inside the loop: a shorter first call, the same bits and the same
+  speed per iteration.  The loop allocates nothing (its threads' scratch comes from
+  :func:`fit_scratch`) and is compiled without reference counting.
+- Why keep the compiled loop and its runtime (``addressed``, ``spin``, ``jit_static``,
+  ``_threads.team``): against the Python loop over the same kernels it is 10-50% faster
+  per fit where iterations are many and cheap (kmeans-converge, the smaller Lloyd rows)
+  with AVX-512 and AVX2 alike, within noise elsewhere, for about 1 s more of cold compile
+  (docs/performance.md, 'The compiled k-means loop against the Python loop').
 - The direct and GEMM paths keep the Python loop (:meth:`BoundedAssigner.__call__`):
   assignment and update fused per chunk of ``UPDATE_CHUNK`` rows, a chunk's partial sums
   filled right after its rows are assigned, by the same thread.  (One kernel doing a
-  chunk by steps of 2048 rows, so that the bounds, the recomputation and the update
-  found each row of ``X`` in L2, measured no faster and cost 0.8 s more of cold
-  compile.)
-- Speed on the ranked path (2 cores, float64, normal data, to convergence with
-  ``tol=0``, from the same initial centres as scikit-learn; the benchmark's
-  kmeans-converge row, min / median, paired ratio): 20000 x 16, K = 64 (110 iterations):
-  54 / 59 ms and 2.09x with the Python loop, 39-50 / 40-52 ms and 2.66-3.25x (five runs
-  on a machine with other load) with the compiled one (its leader waits for the last
-  block about 9 us an iteration and works alone about 19 us: the centres' gaps, the
-  sums, the update); 50000 x 16 (258 iterations): 233 / 242 ms and 3.01x, now 202-237 /
-  233-272 ms and 2.88-3.65x; 100000 x 16 (866 iterations): 2.63-3.58x.  Then the bound
-  pass read ``X`` only for the rows the moved bounds fail, and the ranked rows took their
-  upper bound from the ranking (below): 33.6 / 34.0 ms and 3.69x, 175 / 194 ms and
-  3.98x, 1.21 / 1.29 s and 3.69x on a quiet machine; in a second quiet run (with the
-  blocks of whole tiles) 3.56x, 4.18x and 4.33x.  The brute-force loop in the same
-  compiled loop: 44.5 / 45.0 ms at 20000 rows in the first of them.  One thread, 20000
-  rows: 60.9 ms (67.1 ms before those two changes), 24 full passes of about 0.82 ms
-  (a brute-force iteration: 0.76 ms) and 86 bounded iterations of 0.35-0.6 ms; the bound
-  pass takes 5.5-6.3 ns a row, a row it leaves about 38 ns (its float32 ranking against
-  every centre, 30 ns, and the gather of its column), the update 4 ns a row.
+  chunk by steps of 2048 rows measured no faster and compiled slower.)
+- Speed on the ranked path against scikit-learn, to convergence: see
+  docs/performance.md, 'k-means' (``python -m fastrbf.bench --only kmeans-converge``).
 - The bounds leave about a quarter of the rows to recompute on such data even after 100
   iterations (Hamerly's one lower bound moves by the largest shift of any other centre).
-  Replayed in NumPy on the same 110 iterations (exact distances), Yinyang's group bounds
-  (4, 8, 16 groups of centres, by index or by clustering the centres alike) leave 28%,
-  26% and 23% of the rows against Hamerly's 32%, and a row they leave needs its
-  distances to 19, 10 and 5 centres of the 64 (the groups whose bound fails), not 64.
-  But the micro-kernel ranks all 64 centres of a row in about 30 ns, and ranking the
-  groups apart does not pay: prototyped (per group of 8 centres, the rows that need it
-  gathered into a tile and ranked by the same kernel, then merged), 1.45 groups a row
-  took 36-43 ns against 37 ns for all 64 centres, every group 125 ns (the gathers, the
-  kernel's set-up per tile and the merge cost more than the centres left out).  The
-  centres within twice the upper bound of a row's centre (the candidates of the
-  annular and Exponion methods) were all 64 for almost every row: normal data in 16
-  dimensions put every centre near every point.  Tried in the compiled loop and not
-  kept: summing anew only the update slots of the clusters a row left or joined (the
-  same bits; no faster on one thread, 75.3 against 74.9 ms: the test per row costs
-  what the add saved); ``FULL_FRACTION`` from 0.15 to 0.7, or no full pass after the
-  first: within 7% of one another (one thread, 64.3-69.9 ms), 0.15-0.35 the fastest.
-  Kept: the upper bound of a ranked row from its smallest ranked distance and the
-  ranking's error instead of its float64 distance (no read of ``X``, see
-  :func:`fastrbf._jit.cluster.bounds.certify_rows_direct`; measured whole, 2 threads, the first
-  time it was tried: 38.0-39.2 against 38.5-39.7 ms, within the noise; measured alone,
-  8.5 -> 2.1 ns a row).
+  Yinyang's group bounds leave somewhat fewer rows, and fewer centres per row, but the
+  micro-kernel ranks all the centres of a row faster than the gathers, the set-up per tile
+  and the merge of ranking the groups apart; the candidates of the annular and Exponion
+  methods were all the centres for almost every row (normal data in 16 dimensions put
+  every centre near every point).  Not kept either: summing anew only the update slots of
+  the clusters a row left or joined (the test per row costs what the add saved).  Kept:
+  the upper bound of a ranked row from its smallest ranked distance and the ranking's
+  error instead of its float64 distance (no read of ``X``, see
+  :func:`fastrbf._jit.cluster.bounds.certify_rows_direct`).  The prototypes and their
+  timings: docs/performance.md, 'k-means'.
 """
 
 import itertools
@@ -128,22 +103,14 @@ from .._jit.llvm.addressed import addressed, check, table
 
 #: On the ranked path, an iteration after one that recomputed more than this fraction of
 #: the rows recomputes them all, on the contiguous ranking copy (no gather), and sets every
-#: bound anew: the next iterations then settle more rows.  50000 x 16, K = 64, normal
-#: data, to convergence (241 iterations), 2 cores, medians of 7 interleaved runs:
-#: 257 ms with the first iteration alone recomputing all, 257 / 238 / 228-222 / 218 /
-#: 226 / 241 ms with 0.5 / 0.35 / 0.25 / 0.2 / 0.15 / 0.1, 272 ms every other iteration;
-#: 25000 x 32, K = 256, 100000 x 8, K = 128, separated clusters, float32: within 3%.
+#: bound anew: the next iterations then settle more rows.  0.2-0.25 was the fastest of a
+#: sweep from 0.1 to 0.5 (see docs/performance.md, 'k-means').
 FULL_FRACTION = 0.25
 
 #: ``algorithm="auto"`` uses the bounds from this many clusters, rows and iterations on,
-#: on the ranked and GEMM paths.  Measured on 2 cores (median of 3 interleaved runs,
-#: tol=0, normal data unless named), bounded / brute-force speed: 50000 x 16, K = 64:
-#: 0.81 over 20 iterations, 1.08 to convergence (173); 25000 x 32, K = 256: 0.82, 1.03
-#: (51); 100000 x 8, K = 128: 0.96, 1.55 (347); 64 separated clusters, 50000 x 16: 1.27,
-#: 1.35 (31) - hence the minimum ``max_iter``.  The direct path (K * d <= 512): a
-#: brute-force iteration costs about what the bookkeeping and recomputations do (20000
-#: x 16, K = 32: 0.40 over 20 iterations, 0.67 to convergence).  (Measured before the full
-#: passes of ``FULL_FRACTION``, which made the bounded loop faster still.)
+#: on the ranked and GEMM paths: below them (few clusters, rows or iterations, or the
+#: direct path's ``K * d <= 512``) a brute-force iteration costs about what the bounds'
+#: bookkeeping and recomputations do (see docs/performance.md, 'k-means').
 BOUNDED_MIN_K = 32
 BOUNDED_MIN_ROWS = 16384
 BOUNDED_MIN_ITER = 50
@@ -290,9 +257,8 @@ RANKED = ("direct32", "centred32")
 #: rows per block of the compiled loop (about: an update chunk of UPDATE_CHUNK rows is cut
 #: into blocks of this many rows rounded up to whole tiles of the ranking micro-kernel, the
 #: last block of a chunk taking the rest; 20000 rows make about 20 blocks to share between
-#: the threads).  Whole tiles: a block of 1024 rows ended in a tile of 64 rows padded to
-#: 96 (AVX-512), 3% of the block's ranking spent on copies (250000 x 32, K = 256, float64,
-#: one thread: 57.7 ms an iteration against 55.8 ms with a block per chunk).
+#: the threads).  Whole tiles: a block of 1024 rows would end in a partial tile padded
+#: with copies (see docs/performance.md, 'k-means').
 FIT_BLOCK = 1024
 
 

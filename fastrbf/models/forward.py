@@ -21,8 +21,7 @@ Decisions:
   runs in the C-dimensional space (:func:`select`): Gram-Schmidt in the Gram's inner
   product (a pivoted, partial Cholesky factorisation whose pivot is the best
   candidate), O(C s) per step at step s.  The pass costs N C^2 flops at the DGEMM
-  rate: N = 1e5, d = 8, C = 5000, K = 200 took 60 s (fastest of 3) on two cores shared
-  with other work, 270 MiB traced at peak (the Gram is 200 MiB).
+  rate (see docs/performance.md, 'Models and approximations').
 - The Gram squares the condition number.  A candidate whose squared norm left after
   projecting out the chosen basis is at most :data:`DEPENDENT` (1e-10) times its own
   squared norm is numerically dependent on the chosen ones and is skipped (its

@@ -11,8 +11,8 @@ Decisions:
   definite of an order the tail covers (``degree < min_degree``, or a user kernel not
   declared positive definite).  Elsewhere the null-space method: the tail's pivot points
   eliminated (a basis ``[-E; I]`` of its null space), Cholesky on the null space, 8
-  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, about 4x
-  faster than the LU per neighbourhood; the same values to about 1e-14 relative on
+  neighbourhoods per vector (:func:`fastrbf._jit.local.local_solve_lanes`, faster than
+  the LU per neighbourhood; the same values to about 1e-14 relative on
   well-conditioned systems; a
   lane whose factorisation breaks down is solved again by the LU, whose verdict on a
   singular system stands).  The fit is lazy, as SciPy's: the model keeps the data; the work happens in
@@ -20,47 +20,15 @@ Decisions:
 - **Each distinct neighbourhood is solved once**: the neighbour lists are sorted and the
   queries grouped by them (as SciPy's ``np.unique``, but by one stable sort of a hash of
   each list; only lists whose hash repeats are compared, so distinct lists cost no check
-  and no copy: 1e5 lists of 50, 0.52 s for ``np.unique``, 0.04 s when every list was
-  checked and copied, 0.02 s now), the groups in the order of their first query, then
+  and no copy), the groups in the order of their first query, then
   compiled tasks (one per
   neighbourhood for the LU, one per fixed group of 8 for the null-space method) build,
   factor and evaluate the systems (:mod:`fastrbf._jit.local`), in parallel; each task
   writes only its own queries, so the bits do not depend on the thread count.
-- **Where the time goes** (SciPy's benchmark row: 1e5 points in 3-D, thin-plate spline,
-  k = 50, 1e5 queries, all distinct neighbourhoods; 2 shared cores, best of three, s):
-
-  ================  ========  =========  ============================
-  step              1 thread  2 threads  note
-  ================  ========  =========  ============================
-  ``knn``           0.23      0.125      kd-tree build 0.013 (0.50 / 0.26 before
-                                         the list search of :mod:`fastrbf.neighbors._kdtree`)
-  sort the lists    0.008     0.008      serial
-  grouping          0.018     0.018      serial (0.046 before)
-  solve             0.59      0.27       per neighbourhood about 6 us
-  rest of predict   0.03      0.03       checks, output, Python
-  ================  ========  =========  ============================
-
-  (``predict`` as a whole, the same conditions on a quiet machine: 0.87 s on one thread,
-  0.45 s on two; the benchmark row: 442 / 453 ms, min / median, against SciPy's 6.22 /
-  6.40 s, 12.2x.  The solve row is ``predict`` less the other rows.)
-
-  Per neighbourhood (one thread): gathering and the tail's LU 1.7 us, kernel matrix 1.8
-  (2.4 before the faster log of :mod:`fastrbf._jit.llvm.exp`), the null-space correction, Cholesky and solves 2.2,
-  evaluation 0.1 (lane-wise; 0.7-1.0 one query at a time).  Before: solve 0.87 s,
-  grouping 0.046 s.  ``predict`` as a whole, old and new alternating in one script,
-  min of six: 1.28-1.32 -> 1.21-1.23 s on one thread, 0.70 -> 0.61 s on two (SciPy
-  6.24 s: 8.9x -> 10.3x).  The k-nearest query, untouched, is now 40% of the time (see
-  :mod:`fastrbf.neighbors._kdtree` for what was tried there).
-- **How far from the floor.**  Measured again (2 threads, min of seven): ``knn`` 121 ms
-  (pykdtree 395 ms, SciPy ``cKDTree(workers=2)`` 451 ms for the same 50 neighbours),
-  sorting and grouping 25 ms, the solve 300 ms; the benchmark row 447 / 482 ms against
-  SciPy's 6.37 / 6.49 s, 12.1x.  Twenty times SciPy would be 0.32 s: with the query
-  and the serial steps as they are, the solves would have 0.17 s on two threads, about
-  3.0 us a neighbourhood on one thread (6 us now; two threads run them 1.77 times as
-  fast).  Their multiply-adds and logarithms alone take 2.5-2.7 us at this 2-core Zen 4
-  machine's peak rates (:mod:`fastrbf._jit.local` has the count), which would leave
-  0.3-0.5 us for gathering the points, the tail's LU, the solves and the evaluation,
-  which take 2.1-2.4 us now.
+- **Where the time goes**: the solves, then the k-nearest query; sorting and grouping the
+  lists are serial and small.  The table per step, the end-to-end ratio to SciPy and how
+  far each solve is from its arithmetic floor: docs/performance.md, 'Local
+  interpolation' (``python -m fastrbf.bench --only interp-local``).
   The local solves are exact, one per distinct neighbourhood as in SciPy, so the
   speed-up over SciPy is bounded by how much faster each solve is than SciPy's LAPACK
   call plus its Python loop, not by an algorithm that skips solves.

@@ -90,8 +90,8 @@ Decisions:
   patches from the points that can fall in them) and :func:`finish`; in memory one
   range holds every patch, :mod:`fastrbf.dask.pou` routes the blocks' points to
   several.
-- Measured at 1e6 points in 3-D (2 cores shared with other work, load 3.5 to 5): fit
-  22-32 s, 1e6 evaluations 6-8 s, peak RSS 1.2 GB.
+- Fit and evaluation time at 1e6 points in 3-D: docs/performance.md, 'Models and
+  approximations'.
 """
 
 import math

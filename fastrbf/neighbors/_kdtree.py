@@ -12,25 +12,16 @@ Decisions:
   for any thread count, and the depth is ``ceil(log2(n / 32))`` whatever the data
   (clusters, duplicates, coordinates spanning many orders of magnitude), which a
   uniform grid cannot promise (its cells fill unevenly with clustered data).
-  Measured on 2 busy cores, 1e6 Gaussian points in 3-D, 1e5 queries, k = 8, one
-  thread: build 0.17-0.23 s, queries 0.26 s (pykdtree 0.23 s and 0.80 s, SciPy
-  cKDTree 0.48 s and 0.71 s, scikit-learn KDTree 1.0 s and 1.6 s).
+  Build and queries are on a par with pykdtree and faster than SciPy's and
+  scikit-learn's trees (see docs/performance.md, 'Neighbours and the kd-tree').
 - **Queries in the order of their leaves** (the leaf each reaches by following the
-  splits, then a stable sort): neighbouring queries share the tree's memory (1e5
-  queries against 1e6 points: 0.52 -> 0.31 s).
+  splits, then a stable sort): neighbouring queries share the tree's memory.
 - **The list of the k nearest** grows from empty in a buffer of the task (an insertion
-  moves only the entries it has, the row of the result is written once): 1e5 points
-  and queries, d = 3, one thread, k = 50: 0.58 -> 0.51 s, k = 100: 1.31 -> 1.01 s,
-  k <= 8 unchanged.  Measured and not taken (no faster, or slower): each query's
-  bound seeded from the previous query's neighbours (in leaf order consecutive queries
-  are about a leaf apart, so the bound admits about 2k points: insertions 110 -> 100
-  per query at k = 50), candidates kept unsorted and sorted by buckets or by ranks
-  when 2k are gathered, each leaf's candidates sorted and merged into the list, a
-  binary-search insertion, leaves of 16 to 128 points, a max-heap of the k best (k =
-  50: 0.48 -> 0.63 s, its sift branches mispredict), a branch-free insertion that
-  counts the entries before the candidate (0.48 -> 0.80 s).  Even with the exact k-th
-  distance known in advance the queries take 0.54 s at k = 50: the insertions of the
-  k neighbours themselves (a few us per query) bound what the list can gain.
+  moves only the entries it has, the row of the result is written once).  The insertions
+  of the k neighbours themselves bound what the list can gain: seeded bounds, bucketed or
+  merged candidates, binary-search insertion, other leaf sizes, a max-heap and a
+  branch-free insertion were measured and not taken (see docs/performance.md,
+  'Neighbours and the kd-tree').
 - **The queries of a leaf share a list of leaves** (k >= :data:`LIST_MIN_K`, d <=
   :data:`LIST_MAX_D`, m >= :data:`LIST_MIN_M`; ``knn_groups`` in
   :mod:`fastrbf._jit.neighbors.kdgroups`): the leaves within ``REACH`` times the previous query's
@@ -41,24 +32,13 @@ Decisions:
   within the list's bound, then by the tree. A bound is only a guess: a wrong one costs
   time, never exactness. This skips the descent per query (about 35 inner nodes at k =
   50) and the k-nearest list's insertions of points that are later pushed out (108
-  insertions per query for 50 neighbours). 1e5 points and queries uniform in the unit
-  cube, one thread, process time, A/B in one run: d = 3, k = 50: 0.51 -> 0.24 s (two
-  threads, wall: 0.51 -> 0.23 s); k = 8: 0.18 -> 0.13 s; d = 2, k = 50: 0.34 -> 0.16 s;
-  d = 4, k = 50: 1.7 times faster; Gaussian data, d = 3, k = 50: 0.54 -> 0.28 s; 1e4
-  queries against 1e5 points: 0.070 -> 0.049 s. Not for k < 8 (k = 1: 0.11 -> 0.13 s, k
-  = 4: 0.15 -> 0.17 s: the plain descent is cheap there) nor d >= 5 (the lists outgrow
-  ``MAX_LIST``: no faster at d = 5, k = 50). The bounds were swept (``GUESS`` 1.15 to
-  1.4, ``REACH`` 1.2 to 2.0: all within the noise of the machine). Measured and not
-  taken: the list search inserting into the sorted list of the k nearest as the tree
-  search does (0.25 -> 0.35 s at k = 50: visited in leaf order, many points enter and
-  are pushed out), each query's bound taken from the previous one in the tree search
-  (0.51 -> 0.43 s), leaves of 12 to 16 points (more leaves to bound, slower), the lower
-  bounds of the list one leaf at a time (0.24 -> 0.30 s), a rank sort or an insertion
-  sort of the candidates (2.6 and 2 times the bucket order's time). A separate kernel,
-  so that queries with k < 8 compile and run the tree search alone: the first call that
-  takes it compiles it instead of ``knn_tree`` (fresh process, empty cache, process
-  time: 4.4 -> 6.5 s for 5 000 queries at k = 50; unchanged for k < 8, d > 4 or fewer
-  than ``LIST_MIN_M`` queries, where it saves too little to pay for that).
+  insertions per query for 50 neighbours).  Not for k < 8 (the plain descent is cheap
+  there) nor d >= 5 (the lists outgrow ``MAX_LIST``). The bounds ``GUESS`` and ``REACH``
+  are within the noise over the swept range. A separate kernel, so that queries with
+  k < 8 compile and run the tree search alone (the first call that takes it compiles it
+  instead of ``knn_tree``; unchanged for k < 8, d > 4 or fewer than ``LIST_MIN_M``
+  queries, where it saves too little to pay for that).  Timings, and the variants
+  measured and not taken: docs/performance.md, 'Neighbours and the kd-tree'.
 - **Exact, the brute force's answer bit for bit**: leaf distances are computed by the
   brute force's own tile function, candidates are ordered by (distance, index), and a
   node is skipped only when its deflated lower bound proves that none of its points
@@ -77,9 +57,7 @@ Decisions:
 
   The tree is taken when it is expected to take less than 0.9 times the brute force,
   and never for k > n / 4.  At every measured point ``"auto"`` is then within 1.13
-  times the faster method (the former model, with a query term linear in k and no k
-  in the brute force, took the brute force at n = m = 1e4, k = 50, d = 3: 185 ms
-  where the tree takes 57 ms).  Few queries against many points stay brute force (the
+  times the faster method.  Few queries against many points stay brute force (the
   build would dominate), d = 3 with 1e4 points and queries or more takes the tree at
   any k up to 100, d = 8 takes it only from about 1e5 points, and d = 16 never does
   at these sizes (the tree costs 2 to 5 times the brute force there).  Not refit for

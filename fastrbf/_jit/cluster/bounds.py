@@ -33,15 +33,12 @@ def centre_bounds(C_old, C, gam, eta, shift, half_gap):
     # IN: C_old, C (K, d) the previous and the current centres, gam/eta the relative
     #     and absolute error of a float64 sum of d squares
     # OUT: shift (K,) >= ||C_j - C_old_j||, half_gap (K,) <= min_{l != j} ||C_j - C_l|| / 2
-    #      (inf for K = 1)
     # The squared distances are summed in any order (sq_row, whole vectors): the error
-    # bound of a sum of non-negative terms does not depend on it (the scalar loops took
-    # 29 us of a 0.5 ms iteration at K = 64, d = 16).
+    # bound of a sum of non-negative terms does not depend on it.
     # The smallest squared gap of each centre first, then one square root per centre:
     # the bound is a non-decreasing function of the squared distance (every rounded
     # step is), so this is the minimum of the bounds, bit for bit, for a square root
-    # per centre instead of per pair (K = 64, d = 16: 11.6 -> 7.7 us; K = 256, d = 32:
-    # 246 -> 152 us).
+    # per centre instead of per pair (see docs/performance.md, 'k-means').
     K = C.shape[0]
     d = C.shape[1]
     for j in range(K):
@@ -128,13 +125,8 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     # of X; the centres' shifts and gaps gathered, then the bounds without a branch:
     # vectorised, square roots included); then, for the rows it fails, the upper bound
     # tightened with the distance to the labelled centre and the test again; the rows
-    # that fail it too are listed.  One loop per row held a chain of about 100 cycles
-    # (the distance, a division, a square root, the test, the index of the next failing
-    # row) and the reorder buffer overlapped few rows: 13.7 ns a row; the distance of
-    # every row first, then the bounds: 6.6 ns a row (the distances alone 3.9 ns);
-    # the distance only where the moved bounds fail: 6.3 / 5.5 ns a row at iterations
-    # 40 / 90 of a run to convergence, against 7.1 / 6.8 (float64, d = 16, K = 64,
-    # 20000 rows, one thread; 27% / 22% of the rows listed either way).
+    # that fail it too are listed.  Why: one loop per row held a chain of about 100 cycles
+    # that the reorder buffer could not overlap (see docs/performance.md, 'k-means').
     sa = fs[0]
     gap2 = fs[1]
     far = fs[2]
@@ -302,17 +294,12 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
     #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
     # (called by address from the compiled loop, fastrbf._jit.cluster.bounded_fit: allocates
     # nothing and cannot raise)
-    # The bounds from the ranked distances need no read of X: 8.5 -> 2.1 ns a row on top
-    # of the ranking (its float64 distance to the label, summed anew, cost the rest;
-    # float64, d = 16, K = 64, one thread, every row of 20000; the ranking alone 30 ns).
-    # The upper bound is looser by the ranking's error, about 1e-6 of the distance: the
-    # same rows were recomputed in every iteration of a run to convergence.
+    # The bounds from the ranked distances need no read of X (see docs/performance.md,
+    # 'k-means').  The upper bound is looser by the ranking's error, about 1e-6 of the
+    # distance: the same rows were recomputed in every iteration of a run to convergence.
     # Listed rows: their columns of Xt are gathered, NB rows at a time, into a tile that
     # the micro-kernel ranks, one row of the tile at a time from the tile's column
-    # indices (float64, d = 16, K = 64, one thread, the rows the bounds left: 43 ns a
-    # listed row in all against 36 ns a row of a full pass; 49-50 ns when each entry
-    # took its index from the list again, or was made from X with centre_f32's
-    # arithmetic; k-means to convergence on 20000 x 16 about 4% faster).
+    # indices.
     NB = argmin_cols(Cr)
     d = X.shape[1]
     best = ranked[0]
@@ -341,7 +328,7 @@ def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam,
                     tk[c] = xk[idx[c]]
         sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
         # the bounds of every column first, in loops without branches (the second one
-        # vectorised), then the labels: 53 -> 39 ns a row (float64, d = 16, K = 64)
+        # vectorised), then the labels
         if bounds:
             for c in range(cols):
                 nxs[c] = nx[rows[j + c] if listed else lo + j + c] if unit > 0.0 else 0.0

@@ -38,50 +38,17 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   ranked distance is within ``delta = unit (||x - mu|| + max ||c - mu||)`` of the true
   one, and the bound widens by ``delta`` on either side (``cleared``: a limit without
   square roots first, the exact one with three only for rows within 1.6 % of a tie).
-  lloyd-large float64 (1e6 x 32, K = 256), one iteration, 2 threads under another
-  job's load, min / median: 208 / 232 ms on the GEMM path, 166 / 183 ms now
-  (scikit-learn 352-397 / 488-510 ms, same script); the benchmark on the quiet machine:
-  111 / 116 ms against scikit-learn's 298 / 310 ms (143 / 152 ms before).
 
 The reported distance to the chosen centre is always the direct-difference value.
 
-Why float32 was no faster than float64: before ``certify_direct`` both dtypes ran the
-same assignment - the float32 GEMM of the centred float32 copy and its certification -
-so the data's dtype only entered the update and the rare rechecks.  The split of one
-Lloyd iteration before (the shared 2-core Zen 4 under the load of other jobs, so that a
-second thread found no free core: 2 threads measured as 1; 1e6 x 32 timed on 250000
-rows, times 4; float32 / float64):
-
-================================  ==================  ====================
-part                              200000 x 16, K=64   1e6 x 32, K=256
-================================  ==================  ====================
-float32 GEMM (inner dimension d)  7.7 / 10.5 ms       270 / 262 ms
-certification pass over K x n     4.8 / 2.0 ms        33 / 36 ms
-update                            1.0 / 1.4 ms        16 / 19 ms
-rows rechecked, candidates        0.01 %, 2           0.03 %, 2
-reduce, centres, stopping test    0.3 ms              2.5 ms
-================================  ==================  ====================
-
-The recheck was never the cost; the GEMM with an inner dimension of 16 or 32 runs
-well below its peak (53 GFLOP/s on one thread at d = 16 here) and its ``K x n`` output
-is written and read back by the certification.  ``certify_direct`` computes the
-distances at the micro-kernel's rate (1 thread, min of 7, three interleaved rounds,
-pair-features per ns: d = 16, K = 64: 35-38; d = 32, K = 256: 41-43; d = 16, K = 960:
-38-41; with the 4 x 3 block of ``sq_block``: 34-35, 36-40, 38) and, against the GEMM
-path (1 thread, float32, ``Assigner`` without the update), is faster up to d = 48:
-d = 16, K = 64: 2.1x; d = 32, K = 256: 1.34x; d = 48, K = 33: 1.36x; d = 32,
-K = 1024: 1.49x; d = 8, K = 128: 3.0x; but d = 64, K = 256: 0.94x (the 64 x 96 block
-of points no longer stays in L1 beside the centres), d = 128: 0.76x, d = 256: 0.68x;
-hence ``F32_DIRECT_MAX_D = 48``.  Fusing the update into ``certify_direct`` block by
-block (the rows of X prefetched while the block's distances are computed) measured
-1 - 13 % slower than the separate ``update_partials`` pass, so the update stays.
-
-End to end, one ``kmeans`` iteration as the benchmark times it (its ``PerIteration``),
-2 threads, the code before and after and the peers interleaved in one script on the
-loaded machine, min / median ms: lloyd-small float32 3.95 / 6.49 (before 7.31 / 11.53;
-scikit-learn 7.50 / 17.16: 1.90x / 2.64x; scikit-learn-intelex 16.1 / 17.0: 4.0x);
-lloyd-large float32 110.0 / 178.0 (before 166.6 / 324.5; faiss 161.1 / 320.2: 1.46x /
-1.80x; scikit-learn 207 / 414: 1.89x / 2.32x).
+Why ``certify_direct`` for float32: on the GEMM path both dtypes ran the same assignment
+(the float32 GEMM of the centred copy and its certification), and a GEMM with an inner
+dimension of 16 or 32 runs well below its peak while its ``K x n`` output is written and
+read back by the certification.  The direct distances of the micro-kernel are faster than
+that path up to d = 48 (hence ``F32_DIRECT_MAX_D = 48``: beyond it the block of points no
+longer stays in L1 beside the centres).  The update stays a separate ``update_partials``
+pass: fused into ``certify_direct`` block by block it was slower (see docs/performance.md,
+'k-means').
 """
 
 import numpy as np

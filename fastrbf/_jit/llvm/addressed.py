@@ -21,14 +21,11 @@ address and a key of its signature) and calls entry ``i`` with :func:`call`.
   arguments cost no atomic counts on memory that other threads also count.
 - Why a table and not numba's first-class functions (``cfunc`` objects passed as
   arguments): those are typed and unboxed in Python on every call of the compiled
-  function (a ``FunctionType`` built per argument, its signature checked), 14 us each:
-  70 us per call of the k-means loop with its five kernels, paid per thread and per
-  call (per iteration when each is reported), against 1.6 us for the loop's other 32
-  arguments.  A table is one array.
-- Measured: the k-means loop's cold first call (20000 x 16, K = 64, fresh cache)
-  7.2 -> 6.2 s when its kernels were first called by address; LLVM cannot inline across
-  the call, so this is for kernels that do a block of rows per call, not for a helper
-  called per row.
+  function (a ``FunctionType`` built per argument, its signature checked), a cost paid
+  per thread and per call.  A table is one array.
+- Calling by address shortens the cold first call of the k-means loop (see
+  docs/performance.md, 'Compile time'); LLVM cannot inline across the call, so this is
+  for kernels that do a block of rows per call, not for a helper called per row.
 """
 
 import zlib

@@ -29,18 +29,16 @@ Special values are selected at the end, after one unsigned comparison of the bit
 inf`` (0 and inf give finite numbers).  Accuracy: within 1 ulp of ``np.log`` in float64
 and float32 over the whole range (subnormals included; see the tests).
 
-Why this form (one thread, a loop over 4096 entries, an AVX-512 machine): the old loop
-was already vectorised at 512 bits with no scalar path, 44 vector instructions per 8
-doubles, and its speed was their count (the multiplies and fused multiply-adds above
-all), not the division (taking it out saved 0.09 of 1.19 ns per entry); the reduction
-(mask, or, compare and halve, exponent fix-up) and the special-value chains were a third
-of them.  Now: float64 1.19 -> 0.94 ns per entry (``flog_pos`` 0.80), float32 0.69 ->
-0.45, the same bits as before for every input.  Not taken: a polynomial in ``m - 1``
+Why this form: the old loop was already vectorised with no scalar path, and its speed was
+the count of its vector instructions (the multiplies and fused multiply-adds above all),
+not the division; the reduction and the special-value chains were a third of them.  The
+new form computes the same bits as before for every input, with fewer instructions (see
+docs/performance.md, 'Elementary functions').  Not taken: a polynomial in ``m - 1``
 without the division needs degree ~20 for float64 on this interval (more multiply-adds
 than the division and ``R`` together); ``log(m) = f - s (f - R)`` saves two multiplies
-(about 10%) but reaches 0.96 ulp; a table-driven reduction (not tried) needs a gather
-per table value, which this machine does slowly; an AVX-512-only log (exponent and mantissa instructions, a permuted
-16-entry table) would need a second implementation for other machines.
+but reaches 0.96 ulp; a table-driven reduction needs a gather per table value; an
+AVX-512-only log (exponent and mantissa instructions, a permuted 16-entry table) would
+need a second implementation for other machines.
 """
 
 import math

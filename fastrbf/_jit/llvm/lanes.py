@@ -52,8 +52,8 @@ def lane_fnma(typingctx, d, od, x, ox, y, oy):
 @intrinsic
 def lane_dot_sub(typingctx, d, od, x, ox, sx, y, oy, sy, n):
     """d[od:od+8] -= sum_{p < n} x[ox + p sx:+8] * y[oy + p sy:+8], lane-wise, one fused
-    multiply-add per p in order (four accumulators were about 10% faster and cost 1 s
-    more of cold compile)."""
+    multiply-add per p in order (four accumulators were faster but cost more cold compile,
+    see docs/performance.md, 'Compile time')."""
     def codegen(context, builder, sig, args):
         ad, aod, ax, aox, asx, ay, aoy, asy, an = args
         zero = ir.Constant(_VT, [0.0] * LANES)

@@ -31,46 +31,22 @@ kd-tree's leaves, the Lloyd assignment and certification, and the brute-force ``
 Stores: before its feature loop a full block asks for the output lines of the next block
 (same rows, the next ``NB`` columns) with write-intent prefetches (``llvm.prefetch``,
 ``prefetchw`` on x86): the next block's stores then find their lines owned instead of
-each waiting for its line from memory.  Measured on the Zen 4, one thread, float64,
-d = 16, output 2000 x 2000 (not in cache): 14.7-16.6 -> 17.6-19.4 pair-features per ns
-(20.5-21.4 when the output fits in L1, unchanged); ``sqdist`` of 20000 x 2000 x 16 into
-``out=``, 2 threads: 23.2-23.5 -> 18.7-19.0 ms (float32 12.7-13.0 -> 10.3-10.7 ms).  A
-fresh output array gains nothing: the kernel's zeroing of the new pages (about 16 ms
-for these 320 MB on 2 threads) runs on the same cores.
+each waiting for its line from memory (see docs/performance.md, 'Micro-kernels').
 
 Edges: a block with fewer than ``MR`` rows computes the missing ones from copies of the
 last valid row (clamped indices, so every load is inside the arrays); one with fewer
 than ``NB`` columns loads and stores its vectors under a mask of the valid columns
 (``llvm.masked.load`` / ``llvm.masked.store``: masked moves on AVX-512 and AVX2, lane by
-lane on the scalar template); only the valid entries are stored.  The masked loads
-replaced one scalar load per column: a partial block cost about 3.4 full ones, and 6% of
-float32 ``sqdist`` with 2000 columns (39.3 -> 41.4 pair-features per ns, one thread, in
-cache).  Callers need no second kernel for the edges (calling ``chunk_row`` there cost
-about 0.7 s more of cold compile in each kernel that used it).
+lane on the scalar template); only the valid entries are stored.  Callers need no second
+kernel for the edges.
 
 :func:`sq_argmin_block` (the float32 Lloyd assignment) runs a block of distances with
 the arithmetic of :func:`sq_block` over every centre and keeps, per column, the smallest
 and second smallest distance and the argmin in registers; only those are stored.  It
 reads whole blocks only (its caller pads the last columns): no edge template.  Its
 block is 2 centres by 6 vectors on AVX-512 (the running state is spilled around the
-feature loop, never inside it), 2 by 3 otherwise.  Measured on the loaded Zen 4, one
-thread, float32, pair-features per ns at d = 16, K = 64 / d = 32, K = 256, each shape
-compiled in its own process, ranges of two or four interleaved rounds (256-bit: the
-AVX2 template run on the same CPU):
-
-==============  =======================  =======================
-shape           512-bit                  256-bit
-==============  =======================  =======================
-4 x 3           30.6-35.6 / 37.5-39.7    21.8-22.6 / 23.0-23.3
-2 x 6           33.8-37.7 / 42.2-43.3    19.7-20.4 / 22.4-22.5
-2 x 3           32.9-34.2 / 38.2-38.4    31.3-32.3 / 34.9-35.9
-2 x 4           32.6-36.1 / 39.8-40.0    29.0-29.1 / 33.6-34.5
-3 x 4           34.7-36.4 / 39.8-40.9
-3 x 3, 5 x 3    28.3-34.7 / 37.1-37.6
-3 x 2                                    29.7 / 33.8
-==============  =======================  =======================
-
-(``fill_block``, the same conditions: 33 / 39 on 512-bit.)
+feature loop, never inside it), 2 by 3 otherwise: the fastest shapes measured for each
+width (see docs/performance.md, 'Micro-kernels').
 
 Vector width (:func:`vector_bits`): read when a kernel is compiled from the features numba
 compiles for (``NUMBA_CPU_FEATURES`` when set, else
@@ -82,42 +58,11 @@ Block shape (:func:`block_shape`): with 512-bit vectors ``MR = 12`` rows by ``NR
 vector; otherwise ``MR = 4`` by ``NR = 3`` (12 accumulators, 3 vectors of ``Yt``, one
 broadcast: exactly the 16 registers of AVX2).  With one vector per row, each broadcast
 of ``x`` is used once and LLVM folds it into the subtraction (``vsubpd m64{1to8}``, a
-load with no shuffle), where the 4 x 3 shape spent a separate broadcast per row and
-feature, and with the rows packed the twelve loads are offsets of one pointer (with
-``X`` itself LLVM chained twelve address additions per feature).  Measured on the Zen 4,
-one thread, d = 16, pair-features per ns, best of 15, interleaved processes, 4 x 3 ->
-12 x 1: float64 20.9-21.1 -> 24.6-25.1 with the output in L1, 19.3-19.4 -> 22.8-23.0 for
-a 2016 x 2000 output; float32 39.4-39.7 -> 43.7-44.9 and 38.5 -> 42.6-44.2 (8 x 1:
-22.5-25.5 float64; 6 x 2, 8 x 2: 18.3-18.8).  A single masked body for full and edge
-blocks (half the code) was 7% (float64) to 12% (float32) slower: Zen 4's masked loads
-are not free.  Cold compile of ``sqdist`` 0.91-1.04 -> 1.13-1.16 s (process CPU).
-
-The 4 x 3 shape was chosen first, from these (Zen 4 (AVX-512 double-pumped), one thread,
-d = 16, a 960 x 2048 output, shapes compiled in
-Zen 4 (AVX-512 double-pumped), one thread, d = 16, a 960 x 2048 output, shapes compiled in
-turn in one session, minimum time as pair-features per ns, float64 / float32; every
-shape with a separate broadcast per row):
-
-====================  =========  =========
-shape, width          float64    float32
-====================  =========  =========
-``chunk_row2``        10 - 12    23 - 27
-4 x 2, 256 bits       15.7       29.8
-8 x 2, 256 bits       16.7       32.4
-6 x 4, 256 bits       16.0       37.1
-4 x 2, 512 bits       15.7       33.3
-4 x 4, 512 bits       20.0       42.3
-6 x 2, 512 bits       17.5       38.2
-3 x 4, 512 bits       18.2       39.1
-5 x 4, 512 bits       20.9       43.1
-4 x 3, 512 bits       19.8-21.8  42.7
-====================  =========  =========
-
-512-bit vectors measured as fast as 256-bit ones (4 x 2) or faster (every larger shape,
-by up to 1.5x) on this Zen 4, so AVX-512 takes them; 4 x 3 is among the fastest and the smallest of those (the partial
-blocks and the scalar loads of an edge grow with ``NB``).  At d = 16 the kernel is near
-the store rate of its output (about 11 GB/s of float64 results on one core here), so
-larger blocks gain little.
+load with no shuffle), and with the rows packed the twelve loads are offsets of one
+pointer.  Full and edge blocks keep separate bodies (one masked body for both was
+slower).  At d = 16 the kernel is near the store rate of its output, so larger blocks
+gain little.  Why: 12 x 1 beat the former 4 x 3 on AVX-512, and 4 x 3 was among the
+fastest and smallest 256-bit and 512-bit shapes (see docs/performance.md, 'Micro-kernels').
 """
 
 import functools

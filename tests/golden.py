@@ -41,6 +41,8 @@ def _flatten(value, out):
 
 
 def cases(dtype):
+    from user_kernel_defs import matern52_user  # tests/ is on sys.path (main)
+
     import fastrbf
     import fastrbf.sklearn as fsk
 
@@ -57,9 +59,9 @@ def cases(dtype):
     Kb = fastrbf.gram(a(1300, 3), gamma=2.0)
     Xg = a(120, 3)
     yg = (np.sin(2 * Xg[:, 0]) + 0.1 * rng.standard_normal(120)).astype(dtype)
-    X2, t2 = a(400, 2), None
+    X2 = a(400, 2)
     t2 = (np.cos(3 * X2[:, 0]) * X2[:, 1]).astype(dtype)
-    Xs, ys = a(2000, 2), None
+    Xs = a(2000, 2)
     ys = np.sin(Xs[:, 0] * 2).astype(dtype)
     Xc = np.concatenate([a(200, 4) + 4, a(200, 4) - 4, a(150, 4)])
     Xl = a(20000, 16)  # large enough for the bounded and compiled k-means paths
@@ -157,7 +159,7 @@ def cases(dtype):
                                                                     dtype=dtype).transform(X, n_threads=nt)
     yield "nystroem", lambda nt: fastrbf.nystroem(X, 60, gamma=0.5, seed=0, n_threads=nt).transform(Y, n_threads=nt)
     yield "nystroem-given", lambda nt: fastrbf.nystroem(X, Y[:30], gamma=0.5, n_threads=nt).transform(Y, n_threads=nt)
-    yield "user_kernel", lambda nt: fastrbf.gram(X, Y, kernel=_user_kernel(fastrbf), gamma=0.5, n_threads=nt)
+    yield "user_kernel", lambda nt: fastrbf.gram(X, Y, kernel=matern52_user, gamma=0.5, n_threads=nt)
 
     # the scikit-learn front end (its threads set by fastrbf.threads)
     def sk(make, fit, out):
@@ -196,17 +198,6 @@ def _sparse_kmeans(fastrbf, Xc, nt):
     S = sp.csr_matrix(np.where(np.abs(Xc) > 0.8, Xc, 0))
     r = fastrbf.kmeans(S, 3, seed=0, n_threads=nt)
     return r.centers, r.labels, r.inertia, r.n_iter
-
-
-_USER = []
-
-
-def _user_kernel(fastrbf):
-    if not _USER:
-        from user_kernel_defs import matern52_user
-
-        _USER.append(matern52_user)
-    return _USER[0]
 
 
 def _sk_kernel():

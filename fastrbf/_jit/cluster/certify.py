@@ -2,8 +2,8 @@
 distances (:func:`exact_sq`, ties to the lowest index) from a float32 ranking that
 decides the clear cases, for the direct path of the micro-kernels
 (:func:`certify_direct`) and for a GEMM block (:func:`certify_packed`,
-:func:`certify_cols`); the method and its measurements are in
-:mod:`fastrbf._jit.cluster.lloyd`.  The bounded assignment's variants, which also give
+:func:`certify_cols`); the method is described in :mod:`fastrbf._jit.cluster.lloyd`, its
+measurements in docs/performance.md.  The bounded assignment's variants, which also give
 the bounds, are in :mod:`fastrbf._jit.cluster.bounds` and share the helpers here.
 """
 

@@ -11,8 +11,6 @@ from .cluster import EmptyClusterError, KMeansResult, kmeans, kmeans_plusplus, l
 from .distances import sqdist
 from .gp import (
     GaussianProcess,
-    GPModel,
-    GPPrediction,
     SparseGaussianProcess,
     gaussian_process,
     gaussian_process_lml,
@@ -21,6 +19,7 @@ from .gp import (
     sparse_gaussian_process,
     sparse_gaussian_process_lml,
 )
+from .gp._deprecated import class_attribute as _deprecated_class
 from .kernels import KERNELS, gram, gram_matvec
 from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
 from .models import (
@@ -47,8 +46,6 @@ __all__ = [
     "CholeskyFactor",
     "ConvergenceWarning",
     "EmptyClusterError",
-    "GPModel",
-    "GPPrediction",
     "GaussianProcess",
     "KMeansResult",
     "KernelModel",
@@ -93,3 +90,10 @@ __all__ = [
     "sqdist",
     "threads",
 ]
+
+
+def __getattr__(name):
+    cls = _deprecated_class(name)  # GPModel and GPPrediction, deprecated: a FutureWarning
+    if cls is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return cls

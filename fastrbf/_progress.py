@@ -1,7 +1,7 @@
 """Progress reports of long fits: the ``progress`` argument.
 
 Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
-:func:`fastrbf.kernel_ridge` with ``solver="nystrom-pcg"``, :func:`fastrbf.gp_regression`,
+:func:`fastrbf.kernel_ridge` with ``solver="nystrom-pcg"``, :func:`fastrbf.gaussian_process`,
 :func:`fastrbf.rbf_network` and the fits of :mod:`fastrbf.dask`) take ``progress``:
 
 - ``False`` (default): nothing is reported (the loops call a no-op).
@@ -22,7 +22,7 @@ Fits whose loops can run for minutes (:func:`fastrbf.kmeans`,
   final report of the same count), with a new dict holding
 
   ``"task"``
-      what runs: ``"kmeans"``, ``"kernel_ridge"``, ``"gp_regression"``,
+      what runs: ``"kmeans"``, ``"kernel_ridge"``, ``"gaussian_process"``,
       ``"rbf_network"``, ``"dask.kmeans"``, ... (a fit that runs another one inside
       reports it under both names, e.g. ``"kernel_ridge kmeans"`` for the k-means
       of ``landmarks="kmeans"``);

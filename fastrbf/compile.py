@@ -31,7 +31,7 @@ Examples
 >>> from fastrbf.compile import TARGETS
 >>> TARGETS["sqdist"](np.float64)
 >>> sorted(TARGETS)[:3]
-['cholesky', 'gp_log_marginal_likelihood', 'gp_regression']
+['cholesky', 'gaussian_process[prml]', 'gaussian_process_lml[prml]']
 """
 
 import argparse
@@ -287,20 +287,21 @@ def _nystroem(dtype):
     fastrbf.nystroem(X, 8, gamma=2.0, seed=0).transform(X)
 
 
-def _gp_log_marginal_likelihood(dtype):
+def _gaussian_process_lml_prml(dtype):
     import fastrbf
 
     X, y = _data(dtype)
-    fastrbf.gp_log_marginal_likelihood(X, y, [1.0, 2.0, 0.1, 0.1], noise=0.1)
+    fastrbf.gaussian_process_lml(X, y, kernel="prml", length_scale=0.7, constant=0.1, linear=0.1, noise=0.1,
+                                 eval_gradient=True)
 
 
-def _gp_regression(dtype):
+def _gaussian_process_prml(dtype):
     import fastrbf
 
     X, y = _data(dtype)
     with warnings.catch_warnings():  # the optimum of this tiny problem may sit on a bound
         warnings.simplefilter("ignore", UserWarning)
-        fastrbf.gp_regression(X, y, n_restarts=0, seed=0).predict(X[:5], return_var=True)
+        fastrbf.gaussian_process(X, y, kernel="prml", noise=0.1).predict(X[:5], return_std=True)
 
 
 def _sparse_gaussian_process(dtype):
@@ -314,8 +315,8 @@ def _sparse_gaussian_process(dtype):
 #: name -> callable(dtype)
 TARGETS = {
     "cholesky": _cholesky,
-    "gp_log_marginal_likelihood": _gp_log_marginal_likelihood,
-    "gp_regression": _gp_regression,
+    "gaussian_process[prml]": _gaussian_process_prml,
+    "gaussian_process_lml[prml]": _gaussian_process_lml_prml,
     "gram": _gram,
     "gram_matvec": _gram_matvec,
     "interpolate": _interpolate,
@@ -375,7 +376,7 @@ def notice(enabled: bool | None) -> bool | None:
 def select(only: list[str] | None) -> list[str]:
     """The names of ``TARGETS`` that ``--only`` selects: a target name selects it and
     its solver variants (``kernel_ridge`` also ``kernel_ridge[nystrom-pcg]``), any other
-    name the targets it is a prefix of (``gp``: both GP targets).
+    name the targets it is a prefix of (``gaussian_process``: both GP targets).
 
     Raises
     ------
@@ -385,8 +386,8 @@ def select(only: list[str] | None) -> list[str]:
     Examples
     --------
     >>> from fastrbf.compile import select
-    >>> select(["gp", "gram", "kernel_ridge"])
-    ['gp_log_marginal_likelihood', 'gp_regression', 'gram', 'kernel_ridge', 'kernel_ridge[nystrom-pcg]']
+    >>> select(["gaussian_process", "gram", "kernel_ridge"])
+    ['gaussian_process[prml]', 'gaussian_process_lml[prml]', 'gram', 'kernel_ridge', 'kernel_ridge[nystrom-pcg]']
     """
     if not only:
         return list(TARGETS)

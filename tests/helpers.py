@@ -38,3 +38,7 @@ def assert_rel(actual, expected, rtol, atol=0.0):
         f"{int(bad.sum())} entries out of tolerance; worst relative error "
         f"{float((err / np.maximum(np.abs(expected), 1e-300)).max()):.3e} (rtol {rtol})"
     )
+
+
+#: the warning filter of the tests of the deprecated GP names (their one-release wrappers)
+DEPRECATED_GP = r"ignore:fastrbf\.(gp_regression|gp_log_marginal_likelihood|GPModel|GPPrediction) is deprecated:FutureWarning"

@@ -89,9 +89,10 @@ def cases():
     yield "knn_predict", lambda nt: fastrbf.knn_predict(X, t, Y, 5, weights="distance", n_threads=nt)
     yield "nadaraya_watson", lambda nt: fastrbf.nadaraya_watson(X, t, Y, gamma=0.5, n_threads=nt)
     yield "rbf_vote", lambda nt: fastrbf.rbf_vote(X, labels, Y, gamma=0.5, classify=True, n_threads=nt)
-    yield "gp_lml", lambda nt: fastrbf.gp_log_marginal_likelihood(Xg, yg, [1.0, 2.0, 0.1, 0.1], noise=1e-2, n_threads=nt)
-    yield "gp_regression", lambda nt: (lambda m: (m.theta, m.noise, m.predict(Xg[:7] + 0.1, return_var=True, n_threads=nt)))(
-        fastrbf.gp_regression(Xg, yg, n_restarts=1, seed=0, n_threads=nt))
+    yield "gp_lml", lambda nt: fastrbf.gaussian_process_lml(Xg, yg, kernel="prml", length_scale=0.7, constant=0.1,
+                                                           linear=0.1, noise=1e-2, eval_gradient=True, n_threads=nt)
+    yield "gp_prml", lambda nt: (lambda m: (m.theta, m.predict(Xg[:7] + 0.1, return_std=True, n_threads=nt)))(
+        fastrbf.gaussian_process(Xg, yg, kernel="prml", noise=1e-2, n_restarts=1, seed=0, n_threads=nt))
     yield "random_fourier", lambda nt: fastrbf.random_fourier(5, 300, gamma=0.5, seed=0).transform(X, n_threads=nt)
     yield "random_fourier-pair", lambda nt: fastrbf.random_fourier(5, 300, gamma=0.5, seed=0, kind="cos_sin").transform(
         X32, n_threads=nt)

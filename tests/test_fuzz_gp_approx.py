@@ -13,7 +13,8 @@ import pickle
 import re
 
 import numpy as np
-from helpers import TOL
+import pytest
+from helpers import DEPRECATED_GP, TOL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,8 @@ from fastrbf import (
     random_fourier,
     reference,
 )
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow],
                     derandomize=True)

@@ -2,12 +2,15 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, DotProduct, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as Cst
 
 from fastrbf import gp_log_marginal_likelihood, gp_regression, reference
 from fastrbf.gp import _prml as gp
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 
 def _sk_kernel(theta, noise, bounds=(1e-5, 1e5)):

@@ -14,6 +14,7 @@ with a cusp are smooth.
 import helpers
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 
 from fastrbf import (
     KERNELS,
@@ -26,6 +27,8 @@ from fastrbf import (
     rbf_network,
 )
 from fastrbf.models import PCG_KERNELS
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 RTOL = 1e-6
 H = 1e-3

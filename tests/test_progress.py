@@ -10,11 +10,14 @@ import dask
 import dask.array as da
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 
 import fastrbf
 from fastrbf import _progress
 from fastrbf import dask as fd
 from fastrbf.sklearn import KMeans
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 KEYS = {"task", "stage", "run", "n_runs", "iter", "max_iter", "elapsed", "eta", "final", "metrics", "message"}
 

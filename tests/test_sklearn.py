@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
@@ -23,6 +24,8 @@ import fastrbf
 import fastrbf.sklearn as fsk
 from fastrbf import reference
 from fastrbf.sklearn import _network
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -11,10 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 from numpy.testing import assert_array_equal
 
 import fastrbf
 from fastrbf import _threads
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,11 +9,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from helpers import DEPRECATED_GP
 
 import fastrbf
 import fastrbf.sklearn as fsk
 from fastrbf import _threads
 from fastrbf import _validation as _v
+
+pytestmark = pytest.mark.filterwarnings(DEPRECATED_GP)  # the deprecated GP names' tests
 
 
 def msg(name, rule, value):

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from .. import _validation as _v
 from .._typing import KernelArg
-from ..gp._exact import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targets, radial_kernel
+from ..gp._checks import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targets, radial_kernel
 from ..gp._sparse import SparseGaussianProcess, check_fit_args, check_landmarks, fit
 from ..gp._sparse_bound import RowPasses
 from ..models import falkon

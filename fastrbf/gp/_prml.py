@@ -1,11 +1,14 @@
-"""Gaussian-process regression with the PRML covariance, hyperparameters learned by
-maximising the log marginal likelihood.
+"""The PRML covariance of :func:`fastrbf.gaussian_process` (``kernel="prml"``): its
+factor, log marginal likelihood and gradient, optimiser and predictions.
 
-The kernel (Bishop, PRML 6.63) is ``k(x, y) = t0 exp(-t1/2 ||x - y||^2) + t2 + t3 x.y``
-(``kernel="prml"``, ``theta = (t0, t1, t2, t3)``) or its first term alone
-(``kernel="gaussian"``, ``theta = (t0, t1)``); ``C = K + noise I``.  scikit-learn's
-equivalent is ``ConstantKernel(t0) * RBF(1/sqrt(t1)) + ConstantKernel(t2) +
-ConstantKernel(t3) * DotProduct(sigma_0=0) + WhiteKernel(noise)``.
+The covariance (Bishop, PRML 6.63) is ``k(x, y) = t0 exp(-t1/2 ||x - y||^2) + t2 + t3
+x.y`` plus ``noise`` on the diagonal: ``theta = (t0, t1, t2, t3)``, or ``(t0, t1)``
+(the Gaussian term alone: the deprecated ``gp_regression(kernel="gaussian")``).  The
+public GP speaks of ``amplitude = t0``, ``length_scale = 1 / sqrt(t1)``, ``constant =
+t2`` and ``linear = t3``; this module works in ``t``, the lectures' coordinates, so that
+the optimiser's path is the one the lectures describe.  scikit-learn's equivalent is
+``ConstantKernel(t0) * RBF(1/sqrt(t1)) + ConstantKernel(t2) + ConstantKernel(t3) *
+DotProduct(sigma_0=0) + WhiteKernel(noise)``.
 
 Decisions:
 
@@ -43,8 +46,7 @@ Decisions:
 
 import math
 import warnings
-from dataclasses import dataclass
-from typing import Literal, overload
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,20 +54,16 @@ from .. import _progress, _threads
 from .. import _validation as _v
 from .._jit.gp import exact as _jgp
 from .._lazy import lapack, scipy
-from .._progress import ProgressArg
-from .._typing import ArrayLike, FloatArray, Seed, Threads
 from ..kernels import gram_matvec
 from ..linalg import NotPositiveDefiniteError, factor_in_place
-from ..models.common import values_and_grad
+from ..models.common import owned, values_and_grad
 from ._checks import (
     BOOL,
-    F64,
     Overflow,
-    asarray_real,
-    check_kernel,
     check_scale,
     check_theta,
     check_xy,
+    log_bounds,
     public_error,
     theta_terms,
 )
@@ -103,7 +101,7 @@ _LML_NAMES = ("X", "theta", "noise")
 
 
 @np.errstate(over="ignore", invalid="ignore")  # overflow is detected and reported, not warned about
-def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="rescale `y`"):
+def lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="rescale `y`"):
     n = X.shape[0]
     n_threads = _threads.for_dense(n, X.shape[1], n_threads)
     B, F, Xt = _factor_gp(X, theta, noise, n_threads, names)
@@ -134,403 +132,168 @@ def _lml_grad(X, y, theta, noise, grad, n_threads, names=_LML_NAMES, y_hint="res
     return lml, out
 
 
-def gp_log_marginal_likelihood(X: ArrayLike, y: ArrayLike, theta: ArrayLike, *, noise: float, kernel: str = "prml",
-                               grad: bool = True, n_threads: Threads = None) -> float | tuple[float, FloatArray]:
-    """Log marginal likelihood of a GP with the PRML kernel, and its gradient.
-
-    ``log p(y) = -y^T C^-1 y / 2 - log det C / 2 - n log(2 pi) / 2`` with
-    ``C = K + noise I``.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d)
-    y : array_like of shape (n,)
-    theta : array_like of shape (4,) or (2,)
-        ``(t0, t1, t2, t3)`` of ``t0 exp(-t1/2 r^2) + t2 + t3 x.y`` (``kernel="prml"``),
-        or ``(t0, t1)`` (``kernel="gaussian"``); all > 0.
-    noise : float
-        > 0, added to the diagonal (``1 / beta`` in PRML).
-    kernel : {"prml", "gaussian"}
-    grad : bool, default True
-        Also return the gradient with respect to ``log(theta)`` then ``log(noise)``.
-    n_threads : int, optional
-
-    Returns
-    -------
-    lml : float
-    grad : ndarray of shape (len(theta) + 1,), only with ``grad=True``
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid argument (the message names it), ``X`` whose float64 squared
-        distances would overflow included; a covariance, likelihood or gradient that
-        overflows float64.
-    NotPositiveDefiniteError
-        ``C`` is singular to working precision (duplicate points with a tiny ``noise``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastrbf import gp_log_marginal_likelihood
-    >>> X = np.linspace(0, 1, 5)[:, None]
-    >>> lml, g = gp_log_marginal_likelihood(X, np.sin(3 * X[:, 0]), [1.0, 4.0, 0.1, 0.1], noise=0.01)
-    >>> round(lml, 4), g.shape
-    (-2.0677, (5,))
-    """
+def lml(X, y, theta, *, noise, kernel="prml", grad=True, n_threads=None, names=_LML_NAMES):
+    """The log marginal likelihood (and with ``grad`` its gradient in ``log(theta...,
+    noise)``), every argument checked in the names ``names`` = (data, theta, noise)."""
     Xd, yd, _ = check_xy(X, y)
-    t = check_theta(theta, kernel)
-    nz = _v.check_real(noise, "noise", low=0, strict=True)
+    t = check_theta(theta, kernel, names[1])
+    nz = _v.check_real(noise, names[2], low=0, strict=True)
     want_grad = _v.check_bool(grad, "grad", text=BOOL)
     _threads.resolve(n_threads)
-    check_scale(Xd, t, nz, _LML_NAMES)
+    check_scale(Xd, t, nz, names)
     try:
-        lml, g = _lml_grad(Xd, yd, t, nz, want_grad, n_threads)
+        value, g = lml_grad(Xd, yd, t, nz, want_grad, n_threads, names)
     except Overflow as exc:
         raise public_error(exc) from None
-    return (lml, g) if want_grad else lml
+    return (value, g) if want_grad else value
 
 
-@dataclass(frozen=True, eq=False)
-class GPModel:
-    """A fitted GP regression model (from :func:`gp_regression`).
-
-    Attributes
-    ----------
-    X_train : ndarray of shape (n, d)
-        float64; the model's own copy.
-    alpha : ndarray of shape (n,)
-        ``C^-1 (y - y_mean) / y_std``.
-    factor : ndarray of shape (n, n)
-        The Cholesky factor of ``C`` (lower triangle, Fortran-ordered; zeros above the
-        diagonal), for variances.
-    kernel : str
-    theta : ndarray
-    noise : float
-    y_mean, y_std : float
-        The normalisation of ``y`` (0 and 1 without ``normalize_y``).
-    log_marginal_likelihood : float
-    restarts : list of dict
-        One row per optimiser start: ``start``, ``theta``, ``noise``, ``lml``,
-        ``converged``, ``n_iter``.
-    dtype : numpy.dtype
-        float32 when ``X`` and ``y`` were float32: float32 queries then get float32
-        predictions (computed in float64).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastrbf import gp_regression
-    >>> X = np.linspace(0, 1, 15)[:, None]
-    >>> gp = gp_regression(X, np.sin(6 * X[:, 0]), kernel="gaussian", theta0=[1.0, 20.0], noise=1e-4,
-    ...                    optimize=False)
-    >>> bool(abs(gp.predict([[0.5]])[0] - np.sin(3.0)) < 1e-2)
-    True
-    """
+class State(NamedTuple):
+    """A fitted GP in this module's terms: what the predictions read."""
 
     X_train: np.ndarray
     alpha: np.ndarray
     factor: np.ndarray
-    kernel: str
     theta: np.ndarray
     noise: float
     y_mean: float
     y_std: float
-    log_marginal_likelihood: float
-    restarts: list
-    dtype: np.dtype = F64
 
-    @overload
-    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, return_grad: Literal[False] = False,
-                n_threads: Threads = None) -> FloatArray: ...
 
-    @overload
-    def predict(self, X: ArrayLike, *, return_var: Literal[False] = False, return_grad: Literal[True],
-                n_threads: Threads = None) -> tuple[FloatArray, FloatArray]: ...
-
-    @overload
-    def predict(self, X: ArrayLike, *, return_var: Literal[True], return_grad: bool = False,
-                n_threads: Threads = None) -> "GPPrediction": ...
-
-    def predict(self, X: ArrayLike, *, return_var: bool = False, return_grad: bool = False,
-                n_threads: Threads = None) -> "FloatArray | tuple[FloatArray, FloatArray] | GPPrediction":
-        """Predictive mean, and with ``return_var=True`` the predictive variance of
-        ``y`` (noise included) as a :class:`GPPrediction`.
-
-        Parameters
-        ----------
-        X : array_like of shape (m, d)
-        return_var : bool, default False
-        return_grad : bool, default False
-            Also the gradient of the predictive mean in ``x``, shape (m, d), from one
-            fused pass that gives the mean too (it agrees with the mean-only call to
-            rounding).  Alone: returned as ``(mean, grad)``; with ``return_var=True``:
-            the ``grad`` attribute of the :class:`GPPrediction` (one more pass over the
-            training points).
-        n_threads : int, optional
-
-        Returns
-        -------
-        ndarray of shape (m,), (mean, grad) or GPPrediction
-            The mean, or the mean and the variance; float32 when ``X`` and the training
-            data and targets were float32, else float64.  With ``return_var=True`` the
-            mean is taken from the covariance rows computed for the variance; it agrees
-            with the mean-only call to rounding (about 1e-12 of the largest mean, more
-            when the training covariance is ill-conditioned).
-
-        Raises
-        ------
-        ValueError, TypeError
-            An invalid argument, ``X`` whose float64 squared distances would overflow
-            included; predictions that overflow the result dtype.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from fastrbf import gp_regression
-        >>> X = np.linspace(0, 1, 20)[:, None]
-        >>> m = gp_regression(X, np.sin(3 * X[:, 0]), theta0=[1.0, 10.0, 0.1, 0.1], noise=1e-4, optimize=False)
-        >>> p = m.predict([[0.5]], return_var=True)
-        >>> bool(abs(p.mean[0] - np.sin(1.5)) < 1e-3), bool(0 < p.var[0] < 1e-3)
-        (True, True)
-        >>> mean, grad = m.predict([[0.5]], return_grad=True)
-        >>> grad.shape, bool(abs(grad[0, 0] - 3 * np.cos(1.5)) < 1e-2)
-        ((1, 1), True)
-        """
-        Xa = _v.check_data(asarray_real(X, "X"), "X")
-        if Xa.shape[1] != self.X_train.shape[1]:
-            raise ValueError(f"`X` must have {self.X_train.shape[1]} features (as the training data); got shape {Xa.shape}.")
-        _v.check_magnitude(Xa, "X", F64)  # refused here in its own name, not in gram_matvec's
-        want_var = _v.check_bool(return_var, "return_var", text=BOOL)
-        want_grad = _v.check_bool(return_grad, "return_grad", text=BOOL)
-        nt = _threads.resolve(n_threads)
-        dtype = _v.result_dtype(self.dtype, Xa)
-        Xq = _v.to_dtype(Xa, np.float64)
-        t0, g, t2, t3, dotk = theta_terms(self.theta)
-        if want_grad:
-            mean, grad = self._mean_and_grad(Xq, nt)
-            if not want_var:
-                return self._result(mean, dtype, Xq, "mean"), self._result(grad, dtype, Xq, "mean's gradient")
-            p = self.predict(X, return_var=True, n_threads=n_threads)
-            return GPPrediction(p.mean, p.var, p.n_clamped, self._result(grad, dtype, Xq, "mean's gradient"))
-        if not want_var:  # the fused product: no n_query x n memory, no pass beyond the mean's
-            with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected below
-                mean = t0 * gram_matvec(Xq, self.X_train, self.alpha, gamma=g, n_threads=nt) + t2 * self.alpha.sum()
-                if dotk:
-                    with _threads.serial_blas():
-                        mean += t3 * (Xq @ (self.X_train.T @ self.alpha))
-                mean = mean * self.y_std + self.y_mean
-            return self._result(mean, dtype, Xq, "mean")
-        # with the variance, the covariance rows k(x, X) of each chunk serve both: the mean
-        # k(x)^T a from them (one kernel pass instead of two, and no other kernel to compile)
-        mean = np.empty(Xq.shape[0])
-        n = self.X_train.shape[0]
-        m = Xq.shape[0]
-        var = np.empty(m)
-        Xt = np.ascontiguousarray(self.X_train.T)
-        prior = np.full(m, t0 + t2 + self.noise)
+def mean(m, Xq, nt):
+    """The predictive mean (float64) of the fitted ``m`` (``X_train``, ``alpha``,
+    ``theta``, ``y_mean``, ``y_std``) at ``Xq``: the fused product, no n_query x n
+    memory, no pass beyond the mean's."""
+    t0, g, t2, t3, dotk = theta_terms(m.theta)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
+        out = t0 * gram_matvec(Xq, m.X_train, m.alpha, gamma=g, n_threads=nt) + t2 * m.alpha.sum()
         if dotk:
-            with np.errstate(over="ignore", invalid="ignore"):
-                prior += t3 * np.einsum("ij,ij->i", Xq, Xq)
-        Kq = np.empty((min(PREDICT_CHUNK, m), n))
-        for q0 in range(0, m, PREDICT_CHUNK):
-            q1 = min(m, q0 + PREDICT_CHUNK)
-            Kb = Kq[: q1 - q0]
+            with _threads.serial_blas():
+                out += t3 * (Xq @ (m.X_train.T @ m.alpha))
+        return out * m.y_std + m.y_mean
 
-            def rows(lo, hi, q0=q0, Kb=Kb):
-                _jgp.cov_rows(Xq, Xt, q0 + lo, q0 + hi, t0, g, t2, t3, dotk, Kb[lo:hi])
 
-            _threads.map_ranges(rows, q1 - q0, nt)
-            with _threads.serial_blas(), np.errstate(over="ignore", invalid="ignore"):  # overflow: detected below
-                np.matmul(Kb, self.alpha, out=mean[q0:q1])
-                V = scipy.linalg.solve_triangular(self.factor, Kb.T, lower=True, check_finite=False)
-                var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
+def _rows(Xq, Yt, t, nt, out):
+    """``out[i] = k(Xq[i], Y)`` for the covariance ``t = theta_terms(theta)``."""
+    t0, g, t2, t3, dotk = t
+    _threads.map_ranges(lambda lo, hi: _jgp.cov_rows(Xq, Yt, lo, hi, t0, g, t2, t3, dotk, out[lo:hi]), out.shape[0], nt)
+
+
+def mean_var(m, Xq, nt):
+    """(mean, variance of ``y`` (noise included), number of variances clamped at 0),
+    float64.  The covariance rows ``k(x, X)`` of each chunk serve both: the mean
+    ``k(x)^T a`` from them (one kernel pass instead of two, and no other kernel to
+    compile), the variance by a triangular solve."""
+    t = theta_terms(m.theta)
+    t0, _, t2, t3, dotk = t
+    n, q = m.X_train.shape[0], Xq.shape[0]
+    out, var = np.empty(q), np.empty(q)
+    Xt = np.ascontiguousarray(m.X_train.T)
+    prior = np.full(q, t0 + t2 + m.noise)
+    if dotk:
         with np.errstate(over="ignore", invalid="ignore"):
-            mean = mean * self.y_std + self.y_mean
-        clamped = int(np.count_nonzero(var < 0))
-        np.maximum(var, 0.0, out=var)
+            prior += t3 * np.einsum("ij,ij->i", Xq, Xq)
+    Kq = np.empty((min(PREDICT_CHUNK, q), n))
+    for q0 in range(0, q, PREDICT_CHUNK):
+        q1 = min(q, q0 + PREDICT_CHUNK)
+        Kb = Kq[: q1 - q0]
+        _rows(Xq[q0:q1], Xt, t, nt, Kb)
+        with _threads.serial_blas(), np.errstate(over="ignore", invalid="ignore"):  # overflow: detected later
+            np.matmul(Kb, m.alpha, out=out[q0:q1])
+            V = scipy.linalg.solve_triangular(m.factor, Kb.T, lower=True, check_finite=False)
+            var[q0:q1] = prior[q0:q1] - np.einsum("ij,ij->j", V, V)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = out * m.y_std + m.y_mean
+    clamped = int(np.count_nonzero(var < 0))
+    np.maximum(var, 0.0, out=var)
+    with np.errstate(over="ignore"):
+        var *= m.y_std  # twice: y_std**2 itself may overflow
+        var *= m.y_std
+    return out, var, clamped
+
+
+def mean_cov(m, Xq, nt):
+    """(mean, the q x q predictive covariance of ``y``, noise included), float64."""
+    t = theta_terms(m.theta)
+    q = Xq.shape[0]
+    Kq, C = np.empty((q, m.X_train.shape[0])), np.empty((q, q))
+    _rows(Xq, np.ascontiguousarray(m.X_train.T), t, nt, Kq)
+    _rows(Xq, np.ascontiguousarray(Xq.T), t, nt, C)
+    with _threads.serial_blas(), np.errstate(over="ignore", invalid="ignore"):  # overflow: detected later
+        out = Kq @ m.alpha
+        V = scipy.linalg.solve_triangular(m.factor, Kq.T, lower=True, check_finite=False)
+        C -= V.T @ V
+        C.flat[:: q + 1] += m.noise
+        C *= m.y_std
+        C *= m.y_std
+        return out * m.y_std + m.y_mean, C
+
+
+def mean_grad(m, Xq, nt):
+    """(the predictive mean (q,), its gradient in ``x`` (q, d)) in float64, from one
+    fused pass of the Gaussian term's values and derivatives (plus the linear term's
+    constant gradient ``t3 X^T a``)."""
+    t0, g, t2, t3, dotk = theta_terms(m.theta)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
+        kv, kg = values_and_grad(Xq, m.X_train, m.alpha[:, None], kernel="gaussian", gamma=g, n_threads=nt)
+        out = t0 * kv[:, 0] + t2 * m.alpha.sum()
+        grad = t0 * kg[:, 0]
+        if dotk:
+            with _threads.serial_blas():
+                w = m.X_train.T @ m.alpha
+                out += t3 * (Xq @ w)
+                grad += t3 * w
+        return out * m.y_std + m.y_mean, grad * m.y_std
+
+
+def result(values, dtype, Xq, what, y_std):
+    """``values`` in ``dtype``; an error naming ``X`` if they overflow it."""
+    with np.errstate(over="ignore"):
+        out = values.astype(dtype, copy=False)
+    if not np.all(np.isfinite(out)):
         with np.errstate(over="ignore"):
-            var *= self.y_std  # twice: y_std**2 itself may overflow
-            var *= self.y_std
-        return GPPrediction(self._result(mean, dtype, Xq, "mean"), self._result(var, dtype, Xq, "variance"), clamped)
-
-    def _mean_and_grad(self, Xq, nt):
-        """(the predictive mean (m,), its gradient (m, d)) in float64, one fused pass."""
-        t0, g, t2, t3, dotk = theta_terms(self.theta)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
-            kv, kg = values_and_grad(Xq, self.X_train, self.alpha[:, None], kernel="gaussian", gamma=g, n_threads=nt)
-            mean = t0 * kv[:, 0] + t2 * self.alpha.sum()
-            grad = t0 * kg[:, 0]
-            if dotk:
-                with _threads.serial_blas():
-                    w = self.X_train.T @ self.alpha
-                    mean += t3 * (Xq @ w)
-                    grad += t3 * w
-            return mean * self.y_std + self.y_mean, grad * self.y_std
-
-    def _result(self, values, dtype, Xq, what):
-        """``values`` in ``dtype``; an error naming ``X`` if they overflow it."""
-        with np.errstate(over="ignore"):
-            out = values.astype(dtype, copy=False)
-        if not np.all(np.isfinite(out)):
-            with np.errstate(over="ignore"):
-                xx = float(np.einsum("ij,ij->i", Xq, Xq).max())
-            raise ValueError(f"The predictive {what} overflows {dtype} for this `X` (max ||x||^2 = {xx:.3g}; the "
-                             f"training targets' scale y_std = {self.y_std:.3g}); rescale `X` or the training targets"
-                             + (", or pass `X` as float64." if dtype == np.float32 else "."))
-        return out
+            xx = float(np.einsum("ij,ij->i", Xq, Xq).max())
+        raise ValueError(f"The predictive {what} overflows {dtype} for this `X` (max ||x||^2 = {xx:.3g}; the "
+                         f"training targets' scale y_std = {y_std:.3g}); rescale `X` or the training targets"
+                         + (", or pass `X` as float64." if dtype == np.float32 else "."))
+    return out
 
 
-@dataclass(frozen=True)
-class GPPrediction:
-    """Predictive mean and variance; ``n_clamped`` variances were negative by rounding
-    and set to 0.
-
-    Attributes
-    ----------
-    mean : ndarray of shape (m,)
-    var : ndarray of shape (m,) or None
-        None unless ``return_var=True``.
-    n_clamped : int
-    grad : ndarray of shape (m, d) or None
-        The gradient of the mean in ``x`` with ``return_grad=True``, else None.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastrbf import gp_regression
-    >>> X = np.linspace(0, 1, 10)[:, None]
-    >>> gp = gp_regression(X, X[:, 0], kernel="gaussian", theta0=[1.0, 5.0], noise=1e-2, optimize=False)
-    >>> p = gp.predict(X[:3], return_var=True)
-    >>> p.mean.shape, bool((p.var > 0).all()), p.n_clamped
-    ((3,), True, 0)
-    """
-
-    mean: np.ndarray
-    var: np.ndarray
-    n_clamped: int
-    grad: np.ndarray | None = None
-
-
-def _check_bounds(bounds, k):
-    if bounds is None:
-        return np.array([[1e-5, 1e5]] * k)
-    a = asarray_real(bounds, "bounds")
-    if a.dtype.kind == "b":
-        raise TypeError(f"`bounds` must be {k} pairs (low, high) of real numbers; got booleans.")
-    b = a.astype(np.float64)
-    if b.shape != (k, 2) or not np.all(np.isfinite(b)) or np.any(b[:, 0] <= 0) or np.any(b[:, 0] >= b[:, 1]):
-        raise ValueError(f"`bounds` must be {k} pairs (low, high) with 0 < low < high (theta..., noise); got {bounds!r}.")
-    return b
-
-
-def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: ArrayLike | None = None,
-                  noise: float = 1e-2, optimize: bool = True, n_restarts: int = 3, bounds: ArrayLike | None = None,
-                  seed: Seed = None, normalize_y: bool = False, n_threads: Threads = None,
-                  progress: ProgressArg = False) -> "GPModel":
-    """Gaussian-process regression; hyperparameters by maximum marginal likelihood.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d)
-    y : array_like of shape (n,)
-    kernel : {"prml", "gaussian"}
-        See the module notes.
-    theta0 : array_like, optional
-        Starting (or, with ``optimize=False``, fixed) kernel parameters; default all 1.
-    noise : float, default 1e-2
-        Starting (or fixed) noise variance, > 0.
-    optimize : bool, default True
-        Maximise the log marginal likelihood over ``log(theta), log(noise)`` (L-BFGS-B).
-    n_restarts : int, default 3
-        Further starts, drawn log-uniformly inside ``bounds``.
-    bounds : array_like of shape (len(theta) + 1, 2), optional
-        Bounds of ``(theta..., noise)``; default ``(1e-5, 1e5)`` each.  The start must lie
-        inside.
-    seed : None, int or numpy.random.Generator
-        For the restarts.
-    normalize_y : bool, default False
-        Fit ``(y - mean) / std`` (computed without overflow for any finite ``y``).
-    n_threads : int, optional
-    progress : bool, logging.Logger or callable, default False
-        Report the L-BFGS-B iterations of each optimiser start
-        (``gp_regression start 2/4: iter 15, lml 12.3, 3.1 s, ETA 9.2 s``; the ETA is
-        the mean time of the finished starts times the starts left): True on stderr,
-        a logger's ``info``, or a callable given a dict per iteration (stage
-        ``"l-bfgs-b"``, metric ``lml``; see :func:`fastrbf.kmeans` for the keys).  The
-        final report of each start has the ``n_iter`` of its row in ``restarts``.
-        Nothing is reported with ``optimize=False``.
-
-    Returns
-    -------
-    GPModel
-
-    Raises
-    ------
-    ValueError, TypeError
-        An invalid argument (the message names it; ``optimize`` and ``normalize_y`` must
-        be bools), ``X`` whose float64 squared distances would overflow included; a
-        start outside ``bounds``; a covariance or likelihood that overflows float64 at
-        the start.
-    NotPositiveDefiniteError
-        ``C`` is singular to working precision at the start.
-    numpy.linalg.LinAlgError
-        Every optimiser start failed.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fastrbf import gp_regression
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.random((40, 1))
-    >>> y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(40)
-    >>> m = gp_regression(X, y, kernel="gaussian", theta0=[1.0, 10.0], noise=0.01, seed=0)
-    >>> bool(m.log_marginal_likelihood > 0), len(m.restarts)
-    (True, 4)
-    >>> reports = []
-    >>> m = gp_regression(X, y, kernel="gaussian", theta0=[1.0, 10.0], noise=0.01, seed=0, progress=reports.append)
-    >>> ends = [r for r in reports if r["final"]]
-    >>> [r["iter"] for r in ends] == [row["n_iter"] for row in m.restarts], ends[-1]["message"].split(":")[0]
-    (True, 'gp_regression start 4/4')
-    """
-    Xd, yd, dtype = check_xy(X, y)
-    k = check_kernel(kernel)
-    t0 = check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")
-    nz = _v.check_real(noise, "noise", low=0, strict=True)
-    b = _check_bounds(bounds, k + 1)
-    do_opt = _v.check_bool(optimize, "optimize", text=BOOL)
-    norm_y = _v.check_bool(normalize_y, "normalize_y", text=BOOL)
-    n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
-    rng = _v.check_seed(seed, name="seed")
-    _threads.resolve(n_threads)
-    rep = _progress.reporter(progress, "gp_regression", runs="start")
-    start = np.r_[t0, nz]
-    if do_opt and (np.any(start < b[:, 0]) or np.any(start > b[:, 1])):
-        raise ValueError(f"The start (theta0..., noise) = {start.tolist()} must lie inside `bounds` {b.tolist()}.")
-    names = ("X", "theta0", "noise")
-    check_scale(Xd, t0, nz, names)
-    if not isinstance(X, (list, tuple)) and np.may_share_memory(Xd, X):
-        Xd = Xd.copy()  # the model owns its training data
+def normalise(yd, normalize_y):
+    """``(y_mean, y_std, the targets to fit)``: with ``normalize_y``, ``(y - mean) / std``
+    computed in units of ``max |y|``, so that neither the mean nor the variance can
+    overflow for any finite ``y`` (a constant ``y`` keeps ``y_std`` 1, as scikit-learn)."""
     y_mean, y_std, yn = 0.0, 1.0, yd
     scale = float(np.abs(yd).max())
-    if norm_y and scale > 0:  # in units of max |y|: neither the mean nor the variance can overflow
+    if normalize_y and scale > 0:
         ys = yd / scale
         m_s, s_s = float(ys.mean()), float(ys.std())
         y_mean = m_s * scale
         if s_s > 0:
             y_std, yn = s_s * scale, (ys - m_s) / s_s
-        else:  # constant y: y_std = 1 (as scikit-learn)
+        else:
             yn = np.zeros_like(yd)
-    hint = "rescale `y` (or pass `normalize_y=True`)"
+    return y_mean, y_std, yn
+
+
+def fit(Xd, yn, t0, nz, b, *, optimize, n_restarts, rng, n_threads, rep, names, labels, hint, stacklevel):
+    """The fitted ``(theta, noise, factor, alpha, lml, restarts)`` of the PRML covariance
+    on float64 ``Xd`` and targets ``yn`` from the start ``(t0, nz)``, optimised (unless
+    not ``optimize``) by L-BFGS-B over ``log(theta..., noise)`` within ``b`` ((k + 1, 2),
+    the start inside) from the start and ``n_restarts`` log-uniform draws.  ``names``
+    (data, theta, noise) name the arguments in errors, ``labels`` the parameters in the
+    warning given when the optimum sits on a bound."""
+    k = t0.size
+    start = np.r_[t0, nz]
     restarts = []
     best = np.log(start)
     # the start must give a positive definite C: a clear NotPositiveDefiniteError here
     # (column, remedies) rather than an optimiser that silently skips it
     try:
-        _lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
+        lml_grad(Xd, yn, t0, nz, False, n_threads, names, hint)
     except Overflow as exc:
         raise public_error(exc) from None
-    if do_opt:
+    if optimize:
         from scipy.optimize import minimize  # here, not at import: it costs 0.2 s to import
 
         lb = np.log(b)
@@ -541,7 +304,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
                 check_scale(Xd, theta_p, noise_p, names)
             except ValueError as exc:
                 raise Overflow(str(exc)) from None
-            val, g = _lml_grad(Xd, yn, theta_p, noise_p, True, n_threads, names, hint)
+            val, g = lml_grad(Xd, yn, theta_p, noise_p, True, n_threads, names, hint)
             return -val, -g
 
         starts = [np.log(start)] + [rng.uniform(lb[:, 0], lb[:, 1]) for _ in range(n_restarts)]
@@ -574,9 +337,8 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
                                         "the likelihood overflowed on the way; narrow `bounds` or raise `noise`.")
         on_bound = np.isclose(best, lb[:, 0], rtol=0, atol=1e-8) | np.isclose(best, lb[:, 1], rtol=0, atol=1e-8)
         if on_bound.any():
-            labels = [f"theta[{i}]" for i in range(k)] + ["noise"]
             warnings.warn(f"The optimum sits on a bound for {[labels[i] for i in np.flatnonzero(on_bound)]}: "
-                          "widen `bounds` if that is not intended.", UserWarning, stacklevel=2)
+                          "widen `bounds` if that is not intended.", UserWarning, stacklevel=stacklevel)
     theta = np.exp(best[:k])
     noise_f = float(np.exp(best[k]))
     B, F, _ = _factor_gp(Xd, theta, noise_f, n_threads, names)
@@ -584,5 +346,79 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     with _threads.serial_blas():
         a, _ = lapack.dpotrs(F, yn[:, None].copy(order="F"), lower=1)
     a = a[:, 0]
-    lml = -0.5 * float(np.sum(yn * a)) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)
-    return GPModel(Xd, a, F, kernel, theta, noise_f, y_mean, y_std, lml, restarts, dtype)
+    value = -0.5 * float(np.sum(yn * a)) - float(np.sum(np.log(np.diag(F)))) - 0.5 * Xd.shape[0] * math.log(2 * math.pi)
+    return theta, noise_f, F, a, value, restarts
+
+
+#: the PRML covariance's hyperparameters in the GP's terms, in the order of its ``theta``
+GP_NAMES = ("amplitude", "length_scale", "constant", "linear", "noise")
+#: how ``kernel="prml"``'s parameters are named in its errors (as the covariance's ``theta``)
+GP_ARGS = "amplitude`, `length_scale`, `constant` or `linear"
+#: d log t / d log(amplitude, length_scale, constant, linear, noise): t1 = 1 / length_scale^2
+GP_CHAIN = np.array([1.0, -2.0, 1.0, 1.0, 1.0])
+
+
+def is_prml(kernel):
+    return isinstance(kernel, str) and kernel == "prml"
+
+
+def no_linear(linear):
+    if linear is not None:
+        raise ValueError(f"`linear` is a parameter of kernel='prml' only; got linear={linear!r}.")
+
+
+def gp_theta(amplitude, length_scale, noise, ard, jitter, constant, linear):
+    """The PRML covariance's checked ``t = (amplitude, 1 / length_scale^2, constant,
+    linear)`` and ``noise``; ``constant`` and ``linear`` default to 1."""
+    if _v.check_bool(ard, "ard") or not _v.is_real(length_scale):
+        raise ValueError("kernel='prml' has one length scale: `length_scale` must be a number and `ard` False.")
+    if noise is None:
+        raise ValueError("kernel='prml' needs a noise term: `noise` must be a number > 0, not None.")
+    if _v.check_real(jitter, "jitter", low=0) != 0:
+        raise ValueError(f"kernel='prml' takes no `jitter` (its `noise` is learned); got jitter={jitter!r}.")
+    t = [_v.check_real(amplitude, "amplitude", low=0, strict=True),
+         1.0 / _v.check_real(length_scale, "length_scale", low=0, strict=True) ** 2,
+         1.0 if constant is None else _v.check_real(constant, "constant", low=0, strict=True),
+         1.0 if linear is None else _v.check_real(linear, "linear", low=0, strict=True)]
+    nz = _v.check_real(noise, "noise", low=0, strict=True)
+    if not all(math.isfinite(v) and v > 0 for v in t):
+        raise ValueError(f"`length_scale` = {length_scale!r} gives 1 / length_scale^2 = {t[1]!r}, not a positive "
+                         "finite number.")
+    return np.array(t), nz
+
+
+def to_gp(theta, noise):
+    """``log(amplitude, length_scale, constant, linear, noise)`` from the PRML ``t`` and ``noise``."""
+    return np.log(np.r_[theta[0], 1.0 / np.sqrt(theta[1]), theta[2:], noise])
+
+
+def fit_gp(X, y, amplitude, length_scale, noise, ard, optimize, n_restarts, bounds, normalize_y, seed,
+                  n_threads, constant, jitter, linear, progress):
+    """:func:`gaussian_process` with ``kernel="prml"``: the checks in the GP's terms, the
+    fit in the lectures' coordinates (:func:`fastrbf.gp.fit`)."""
+    Xd, yd, dtype = check_xy(X, y)
+    t, nz = gp_theta(amplitude, length_scale, noise, ard, jitter, constant, linear)
+    optimize = _v.check_bool(optimize, "optimize")
+    n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
+    lo, hi = (np.broadcast_to(np.exp(v), (5,)) for v in log_bounds(bounds, 5))
+    b = np.c_[lo, hi]
+    b[1] = 1.0 / hi[1] ** 2, 1.0 / lo[1] ** 2  # t1 = 1 / length_scale^2
+    if optimize:  # the start clipped into the bounds, as for the other kernels
+        start = np.clip(np.r_[t, nz], b[:, 0], b[:, 1])
+        t, nz = start[:4], float(start[4])
+    rng = _v.check_seed(seed, name="seed")
+    _threads.resolve(n_threads)
+    names = ("X", GP_ARGS, "noise")
+    check_scale(Xd, t, nz, names)
+    y_mean, y_std, yn = normalise(yd, _v.check_bool(normalize_y, "normalize_y"))
+    Xd = owned(Xd, X)
+    theta, nz, F, a, value, rows = fit(
+        Xd, yn, t, nz, b, optimize=optimize, n_restarts=n_restarts, rng=rng, n_threads=n_threads,
+        rep=_progress.reporter(progress, "gaussian_process", runs="start"), names=names, labels=list(GP_NAMES),
+        hint="rescale `y` (or pass `normalize_y=True`)", stacklevel=4)
+    restarts = tuple(dict(start=to_gp(r["start"][:4], r["start"][4]), theta=to_gp(r["theta"], r["noise"]), lml=r["lml"],
+                          converged=r["converged"], n_iter=r["n_iter"]) for r in rows)
+    return dict(kernel="prml", amplitude=float(theta[0]), length_scale=np.array([1.0 / math.sqrt(theta[1])]), noise=nz,
+                coef0=1.0, X_train=Xd, alpha=a, factor=F, y_mean=np.array([y_mean]), y_std=np.array([y_std]),
+                log_marginal_likelihood_value=value, theta=to_gp(theta, nz), dtype=dtype, single_output=True,
+                constant=float(theta[2]), linear=float(theta[3]), restarts=restarts)

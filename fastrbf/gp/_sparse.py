@@ -55,7 +55,8 @@ from ..linalg import NotPositiveDefiniteError
 from ..models.common import check_query, model_data
 from ..models.falkon import LANDMARK_METHODS, LANDMARKS_TEXT, landmarks
 from ..models.ridge import check_landmark_array, default_landmarks
-from ._exact import DEFAULT_BOUNDS, check_length_scales, log_bounds, maximise, prepare_data, unit_width
+from ._checks import DEFAULT_BOUNDS, check_length_scales, log_bounds, prepare_data, unit_width
+from ._optimise import maximise
 from ._sparse_bound import Bound, RowPasses, memory_bytes, phi_rows, phi_zero, solve_lower
 
 _F64 = np.dtype(np.float64)

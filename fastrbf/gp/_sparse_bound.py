@@ -50,7 +50,7 @@ from .._jit import pairwise as _jpw
 from .._jit.gp import sparse as _jsg
 from .._lazy import blas, lapack
 from ..models.falkon import kmm_factor
-from ._exact import unit_width
+from ._checks import unit_width
 
 _F64 = np.dtype(np.float64)
 #: rows per chunk of the passes over the data (a function of nothing: fixed chunks)

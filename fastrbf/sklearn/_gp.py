@@ -1,4 +1,5 @@
-""":class:`GaussianProcessRegressor` (:func:`fastrbf.gaussian_process`, or :func:`fastrbf.gp_regression` given a kernel name)."""
+""":class:`GaussianProcessRegressor` over :func:`fastrbf.gaussian_process` (a kernel object) or the PRML
+covariance of :mod:`fastrbf.gp._prml` (a kernel name, with its ``theta``)."""
 
 import warnings
 
@@ -11,8 +12,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation as _v
 from .._typing import ArrayLike
-from ..gp._exact import gaussian_process, gaussian_process_lml, maximise
-from ..gp._prml import gp_regression
+from ..gp._deprecated import regression
+from ..gp._exact import gaussian_process, gaussian_process_lml
+from ..gp._optimise import maximise
 from ..gp._sklearn_kernels import gp_form
 from ._base import XY_OVERFLOW, call_renamed, check_magnitude, to_n_threads, to_seed, validate_fit_xy, validate_x
 
@@ -20,7 +22,7 @@ from ._base import XY_OVERFLOW, call_renamed, check_magnitude, to_n_threads, to_
 class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     """Gaussian-process regression: scikit-learn's ``GaussianProcessRegressor`` given a
     kernel object (over :func:`fastrbf.gaussian_process`), or PRML's GP given a name
-    (over :func:`fastrbf.gp_regression`).
+    (the covariance of ``gaussian_process(kernel="prml")``, parameterised by ``theta``).
 
     Parameters
     ----------
@@ -60,7 +62,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    model_ : fastrbf.GaussianProcess (kernel object) or fastrbf.GPModel (name)
+    model_ : fastrbf.GaussianProcess (kernel object), or the fitted PRML covariance (name)
     kernel_ : scikit-learn kernel, with a kernel object
         The kernel with the fitted hyperparameters.
     L_ : ndarray of shape (n_samples, n_samples), with a kernel object
@@ -150,7 +152,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                     "or narrower `bounds`."))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
-            m = call_renamed(gp_regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
+            m = call_renamed(regression, X, y, kernel=self.kernel, theta0=self.theta, noise=self.noise,
                              optimize=self.optimizer is not None, n_restarts=self.n_restarts_optimizer, bounds=self.bounds,
                              seed=seed, normalize_y=normalize_y, n_threads=to_n_threads(self.n_jobs), renames=renames,
                              replace=replace, remedy=XY_OVERFLOW + "rescale them, use `normalize_y`=True or a larger `noise`.")

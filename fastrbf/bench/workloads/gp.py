@@ -11,7 +11,6 @@ accuracy note gives both test RMSEs and the coverage of the 95% predictive inter
 import numpy as np
 
 from fastrbf.gp._exact import gaussian_process
-from fastrbf.gp._prml import gp_regression
 from fastrbf.gp._sparse import sparse_gaussian_process
 from fastrbf.models.ridge import kernel_ridge
 
@@ -41,7 +40,8 @@ def _gp_workload():
 
         with warnings.catch_warnings():  # the linear term's weight goes to its bound here
             warnings.simplefilter("ignore")
-            return gp_regression(a["X"], a["y"], theta0=[1.0, 1.0, 1.0, 1.0], noise=0.1, n_restarts=0)
+            return gaussian_process(a["X"], a["y"], kernel="prml", amplitude=1.0, length_scale=1.0, constant=1.0,
+                                    linear=1.0, noise=0.1)
 
     def sk(a):
         import warnings
@@ -55,7 +55,7 @@ def _gp_workload():
             warnings.simplefilter("ignore")
             return GaussianProcessRegressor(k, alpha=0.0, n_restarts_optimizer=0).fit(a["X"], a["y"])
 
-    cs = [Contender("fastrbf gp_regression", FASTRBF, ours)]
+    cs = [Contender("fastrbf gaussian_process", FASTRBF, ours)]
     if try_import("sklearn.gaussian_process") is not None:
         cs.append(Contender("scikit-learn GaussianProcessRegressor", PEER, sk))
     return Workload("gp-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
@@ -105,7 +105,8 @@ def _gp_predict_workload():
         X = rng.random((n, 8))
         y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
         data: dict = {"X": X, "Q": rng.random((m, 8))}
-        data["model"] = gp_regression(X, y, theta0=theta, noise=noise, optimize=False)
+        data["model"] = gaussian_process(X, y, kernel="prml", amplitude=theta[0], length_scale=1 / np.sqrt(theta[1]),
+                                         constant=theta[2], linear=theta[3], noise=noise, optimize=False)
         gpm = try_import("sklearn.gaussian_process")
         if gpm is not None:
             from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
@@ -115,7 +116,7 @@ def _gp_predict_workload():
             data["sk"] = gpm.GaussianProcessRegressor(k, alpha=0.0, optimizer=None).fit(X, y)
         return data
 
-    cs = [Contender("fastrbf GPModel.predict (mean)", FASTRBF, lambda a: a["model"].predict(a["Q"]))]
+    cs = [Contender("fastrbf GaussianProcess.predict (mean)", FASTRBF, lambda a: a["model"].predict(a["Q"]))]
     if try_import("sklearn.gaussian_process") is not None:
         cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
     return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,

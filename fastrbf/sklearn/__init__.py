@@ -17,8 +17,8 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
 - :class:`RandomFourierFeatures` and :class:`Nystroem` (transformers):
   :func:`fastrbf.random_fourier` and :func:`fastrbf.nystroem`;
 - :class:`GaussianProcessRegressor`: :func:`fastrbf.gaussian_process` given a
-  scikit-learn kernel object (scikit-learn's names throughout), or
-  :func:`fastrbf.gp_regression` given a kernel name.
+  scikit-learn kernel object (scikit-learn's names throughout), or PRML's covariance
+  (``gaussian_process(kernel="prml")``) given a kernel name and its ``theta``.
 
 Conventions and decisions:
 
@@ -54,14 +54,14 @@ Conventions and decisions:
   GP optimises a noise variance (``noise``, scikit-learn's ``WhiteKernel``) besides the
   kernel parameters, so the parameter is ``noise`` (a start), not scikit-learn's fixed
   ``alpha``; ``optimizer=None`` keeps ``theta``/``noise`` fixed.  The warning of
-  :func:`fastrbf.gp_regression` when the optimum sits on a bound is re-issued as
+  :func:`fastrbf.gaussian_process` when the optimum sits on a bound is re-issued as
   scikit-learn's ``ConvergenceWarning`` (scikit-learn's category for the same event;
   the re-issue uses ``warnings.catch_warnings``, which is not thread-safe before
   Python 3.14: fitting GPs from several Python threads at once may misroute warnings).
 - Progress: :class:`KMeans` has scikit-learn's ``verbose`` (``verbose > 0`` is
   ``progress=True`` of :func:`fastrbf.kmeans`: reports on stderr).  The other
   estimators' scikit-learn counterparts have no such parameter; for progress of their
-  fits call :func:`fastrbf.kernel_ridge`, :func:`fastrbf.gp_regression` or
+  fits call :func:`fastrbf.kernel_ridge`, :func:`fastrbf.gaussian_process` or
   :func:`fastrbf.rbf_network` with ``progress``.
 - Errors raised by ``fit`` name the estimator's own parameters: the messages of the
   functional API are given the estimator's names (``smoothing`` for ``alpha``,

@@ -10,7 +10,8 @@ The map (every module is named here; ``tests/test_layout.py`` checks it):
   against a chunk of columns, the kernel applied in cache); ``pairwise``: the kernels of
   ``sqdist``, ``gram`` and ``gram_matvec``.
 - ``cluster.lloyd`` (assignment, update, the small serial loop), ``cluster.certify``
-  (the certified ranking: float32 ranks, float64 decides),
+  (the certified ranking: float32 ranks, float64 decides; three kernels, each with the
+  bounded assignment's mode),
   ``cluster.seeding`` (k-means++), ``cluster.bounds`` (Hamerly bounds),
   ``cluster.bounded_fit`` (the compiled k-means loop), ``cluster.sparse`` (CSR data).
 - ``neighbors.brute`` (k-NN and kernel sums by brute force), ``neighbors.kdtree`` (the

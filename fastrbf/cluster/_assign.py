@@ -28,7 +28,7 @@ import numpy as np
 from .. import _threads
 from .._jit.cluster import certify as _jc
 from .._jit.cluster import lloyd as _jl
-from ._bounded import for_chunks, sq_errors
+from ._bounded import direct_scratch, for_chunks, sq_errors
 from ._rules import transposed
 
 #: up to this many K * d products per point the exact direct assignment is used (the
@@ -167,13 +167,21 @@ class Assigner:
                 _, Xt, nx = self._prepare_gemm()
                 Cr, _, ncmax, _ = self.ranking_centres(C)
                 unit = _jl.CENTRED_UNIT
-            _run(lambda lo, hi: _jc.certify_direct(Xt, Cr, C, X, lo, hi, *errs, nx, ncmax, unit, want_dist, labels,
-                                                   mind), X, labels, update, self.n_threads, _jl.RB)
+            mode = _jc.DIST if want_dist else _jc.DIST_RECOMPUTED
+            none = np.empty(0, dtype=np.int64)
+
+            def direct(lo, hi):
+                _jc.certify_direct(X, Xt, Cr, C, none, False, lo, hi - lo, nx, ncmax, unit, *errs, mode, labels, mind,
+                                   None, *direct_scratch(X.shape[1], Cr.dtype))
+
+            _run(direct, X, labels, update, self.n_threads, _jl.RB)
             return want_dist
         _, Xct32, nx = self._prepare_gemm()
         Cc32, nc32, ncmax, err = self.ranking_centres(C)
         packed = K <= _jc.PACKED_MAX_K
         nbits = max(1, (K - 1).bit_length())
+        mode = _jc.DIST if want_dist else _jc.DIST_RECOMPUTED
+        none = np.empty(0, dtype=np.int64)
 
         def work(lo, hi):
             for r0 in range(lo, hi, GEMM_CHUNK_ROWS):
@@ -181,9 +189,10 @@ class Assigner:
                 Gb = _gemm_tile(K, r1 - r0)
                 np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
                 if packed:
-                    _jc.certify_packed(Gb, r0, nx, nc32, ncmax, X, C, err, nbits, want_dist, labels, mind)
+                    _jc.certify_packed(Gb, none, False, r0, nx, nc32, ncmax, X, C, err, nbits, 0.0, 0.0, mode, labels,
+                                       mind, None)
                 else:
-                    _jc.certify_cols(Gb, r0, nx, nc32, ncmax, X, C, err, want_dist, labels, mind)
+                    _jc.certify_cols(Gb, none, False, r0, nx, nc32, ncmax, X, C, err, 0.0, 0.0, mode, labels, mind, None)
 
         with _threads.serial_blas():
             _run(work, X, labels, update, self.n_threads, GEMM_CHUNK_ROWS)

@@ -83,7 +83,7 @@ Decisions:
   the clusters a row left or joined (the test per row costs what the add saved).  Kept:
   the upper bound of a ranked row from its smallest ranked distance and the ranking's
   error instead of its float64 distance (no read of ``X``, see
-  :func:`fastrbf._jit.cluster.bounds.certify_rows_direct`).  The prototypes and their
+  :func:`fastrbf._jit.cluster.certify.certify_direct`).  The prototypes and their
   timings: docs/performance.md, 'k-means'.
 """
 
@@ -217,12 +217,13 @@ class BoundedAssigner:
             rows = fail[:m]
             if m and self.direct:
                 _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
-            elif m and packed:
-                G = np.matmul(Cc32, Xct32[:, rows])
-                _jb.certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err, nbits, *args[2:], labels, U, L)
             elif m:
-                GT = np.matmul(Xct32[:, rows].T, Cc32.T)
-                _jb.certify_rows(GT, rows, nx, nc32, ncmax, X, C, err, *args[2:], labels, U, L)
+                G = np.matmul(Cc32, Xct32[:, rows])
+                if packed:
+                    _jc.certify_packed(G, rows, True, 0, nx, nc32, ncmax, X, C, err, nbits, *args[2:], _jc.BOUNDS,
+                                       labels, U, L)
+                else:
+                    _jc.certify_cols(G, rows, True, 0, nx, nc32, ncmax, X, C, err, *args[2:], _jc.BOUNDS, labels, U, L)
             n_full[c] = m
             _jl.update_partials(X, labels, w, chunk, c, c + 1, part, partw)
 
@@ -276,9 +277,8 @@ def block_kernels(X, Xr, mu, nx, C, C_prev, Cr, shift, half_gap, w, labels, labe
     return table(
         addressed(_jb.bound_rows, i64(X_, C_, K_, f64, i64, f64, K_, f64, f64, f64, f64, i64, i64, lab_, U_, L_, row,
                                       flt, types.boolean[::1], row)),
-        addressed(_jb.certify_rows_direct, types.void(X_, ty(Xr), Cr_, C_, row, b1, i64, i64, ty(nx), f64, f64, f64,
-                                                      f64, f64, f64, b1, lab_, U_, L_, rk, row, rk, types.int32[::1],
-                                                      flt)),
+        addressed(_jc.certify_direct, types.void(X_, ty(Xr), Cr_, C_, row, b1, i64, i64, ty(nx), f64, f64, f64, f64,
+                                                 f64, f64, i64, lab_, U_, L_, rk, row, rk, types.int32[::1], flt)),
         addressed(_jl.update_partials, types.void(X_, lab_, ty(w), i64, i64, i64, part_, partw_)),
         addressed(_jb.centre_bounds, types.void(ty(C_prev), C_, f64, f64, K_, K_)),
         addressed(_jl.reduce_partials, types.void(part_, partw_, ty(sums), ty(wsum))),
@@ -294,12 +294,18 @@ def bound_scratch():
 def fit_scratch(d, rank_dtype):
     """One thread's scratch arrays for the kernels of the compiled loop's blocks (the
     last argument of :func:`fastrbf._jit.cluster.bounded_fit.fit_loop`): those of
-    ``bounds.bound_rows`` (:func:`bound_scratch`) and of ``bounds.certify_rows_direct``
-    (``NB`` columns of the ranking micro-kernel for ``rank_dtype``, the dtype of the
-    ranking centres), in the order of :func:`block_kernels`' signatures."""
+    ``bounds.bound_rows`` (:func:`bound_scratch`) and of ``certify.certify_direct``
+    (:func:`direct_scratch`), in the order of :func:`block_kernels`' signatures."""
+    return (*bound_scratch(), *direct_scratch(d, rank_dtype))
+
+
+def direct_scratch(d, rank_dtype):
+    """The scratch arrays of one call of ``certify.certify_direct`` (``NB`` columns of
+    the ranking micro-kernel for ``rank_dtype``, the dtype of the ranking centres):
+    tile, idx, ranked, lab, fw."""
     nb = _micro.argmin_width(numba.from_dtype(np.dtype(rank_dtype)))
-    return (*bound_scratch(), np.empty((d, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int64),
-            np.empty((2, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int32), np.empty((3, nb)))
+    return (np.empty((d, nb), dtype=rank_dtype), np.empty(nb, dtype=np.int64), np.empty((2, nb), dtype=rank_dtype),
+            np.empty(nb, dtype=np.int32), np.empty((3, nb)))
 
 
 class FitLoop:

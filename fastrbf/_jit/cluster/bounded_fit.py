@@ -36,6 +36,7 @@ import numpy as np
 from .._decorators import jit_static
 from ..llvm.addressed import call, call_int
 from ..llvm.spin import atomic_add, atomic_cas, atomic_load, atomic_store, relax
+from .certify import BOUNDS, LABELS
 from .lloyd import centre_step
 
 # slots of ``sync`` (int64, one 64-byte line each)
@@ -55,7 +56,7 @@ FPAR_SIZE = 12
 
 # the entries of the kernel table (ktab)
 K_BOUND, K_CERT, K_UPDATE, K_CENTRES, K_REDUCE = 0, 1, 2, 3, 4
-KERNELS = ("bound_rows", "certify_rows_direct", "update_partials", "centre_bounds", "reduce_partials")
+KERNELS = ("bound_rows", "certify_direct", "update_partials", "centre_bounds", "reduce_partials")
 
 # I_STATUS after a call
 RUNNING, STOPPED, EMPTY, CONVERGED = 0, 1, 2, 3
@@ -75,7 +76,7 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
     #     (chunks,) block counts that only grow, fail (threads, bs)
     # ktab: the kernels called through their addresses (a fastrbf._jit.llvm.addressed.table:
     #     K_BOUND, K_CERT, K_UPDATE, K_CENTRES, K_REDUCE = bounds.bound_rows,
-    #     bounds.certify_rows_direct, lloyd.update_partials, bounds.centre_bounds,
+    #     certify.certify_direct, lloyd.update_partials, bounds.centre_bounds,
     #     lloyd.reduce_partials compiled for these arguments' types)
     # s: this thread's scratch for the kernels of its blocks (fastrbf.cluster._bounded.
     #     fit_scratch); the loop allocates nothing (jit_static)
@@ -168,8 +169,8 @@ def fit_loop(tid, sync, ipar, fpar, X, Xr, mu, nx, C, C_prev, Cr, shift, half_ga
                                              gam, eta, lo, hi, labels, U, L, scratch, s[0], s[1], s[2]))
             if m > 0:
                 call(ktab, K_CERT, (X, Xr, Cr, C, scratch, listed, lo, m, nx, fpar[F_NCMAX], unit, fpar[F_RGAM],
-                                    fpar[F_RETA], gam, eta, ipar[I_BRUTE] == 0, labels, U, L, s[3], s[4], s[5], s[6],
-                                    s[7]))
+                                    fpar[F_RETA], gam, eta, BOUNDS if ipar[I_BRUTE] == 0 else LABELS, labels, U, L,
+                                    s[3], s[4], s[5], s[6], s[7]))
             changed = 0
             for i in range(lo, hi):
                 changed += labels[i] != labels_old[i]

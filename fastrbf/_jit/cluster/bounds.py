@@ -8,11 +8,12 @@ do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the other
 paths the float64 distances of :func:`fastrbf._jit.cluster.certify.exact_sq`, ranked in float32
-by the micro-kernel (:func:`certify_rows_direct`) or by a GEMM
-(:func:`certify_rows_packed`, :func:`certify_rows`).  The argmin keeps the lowest index
+by the micro-kernel or by a GEMM (the certifying kernels of :mod:`fastrbf._jit.cluster.certify`
+with ``mode=BOUNDS``, which also give the bounds).  The argmin keeps the lowest index
 on ties.  A distance used only for a bound (never to choose a label)
 is summed in any order (:func:`sq_any_order`, by whole vectors): the error bound of a
-sum of non-negative terms does not depend on the order.  ``UP`` and ``DOWN`` also cover
+sum of non-negative terms does not depend on the order.  ``UP`` and ``DOWN`` (in
+``certify``, beside the other bound helpers) also cover
 a division that LLVM turns into a multiplication by the reciprocal (``arcp``): two
 roundings instead of one.
 """
@@ -20,12 +21,8 @@ roundings instead of one.
 import numpy as np
 
 from .._decorators import jit, jit_inline
-from ..llvm.micro import argmin_cols, sq_argmin_block, sq_row
-from .certify import cleared, exact_candidates, exact_two, from_order_key, order_key, packed_keys
-
-EPS64 = float(np.finfo(np.float64).eps)
-UP = 1.0 + 4.0 * EPS64  # covers one rounding (and a margin) of a float64 upper bound
-DOWN = 1.0 - 4.0 * EPS64
+from ..llvm.micro import sq_row
+from .certify import DOWN, EPS64, UP, lower_from_sq, upper_from_sq
 
 
 @jit
@@ -62,18 +59,6 @@ def sq_any_order(X, i, C, j):
     # whole vectors): within the same error bound as exact_sq, for bounds only
     d = X.shape[1]
     return sq_row(X, i * d, C, j * d, d)
-
-
-@jit_inline
-def upper_from_sq(D, gam, eta):
-    # an upper bound on the true distance whose computed square is D
-    return np.sqrt((D + eta) / (1.0 - gam)) * UP
-
-
-@jit_inline
-def lower_from_sq(D, gam, eta):
-    # a lower bound on the true distance whose computed square is D
-    return np.sqrt(max(D - eta, 0.0) / (1.0 + gam)) * DOWN
 
 
 @jit
@@ -192,168 +177,6 @@ def full_rows(X, Ct, rows, gam, eta, labels, U, L):
         labels[i] = bi
         U[i] = upper_from_sq(best, gam, eta)
         L[i] = lower_from_sq(second, gam, eta)
-
-
-@jit_inline
-def lower_from_ranked(nxi, b, e, gam64):
-    # a lower bound on the true distance of a row (||x - mu||^2 = nxi) to every centre
-    # whose GEMM ranking value is >= b: d_j^2 = ||x - mu||^2 + v_j >= nxi (1 - gam64) +
-    # (b - e); twice e, and the rounding of the sum, for safety
-    a = nxi * (1.0 - gam64)
-    c = 2.0 * e
-    s = (a + b - c) - 4.0 * EPS64 * (abs(a) + abs(b) + abs(c))
-    return np.sqrt(max(s, 0.0)) * DOWN
-
-
-@jit
-def certify_rows(GT, rows, nx, nc32, ncmax, X, C, err_coef, gam64, eta64, labels, U, L):
-    # IN: GT (m, K) float32 dot products of the centred rows `rows` with the centred
-    #     centres, nx, nc32, ncmax, err_coef as in fastrbf._jit.cluster.certify.certify_cols
-    # OUT: for each row i in rows: labels[i] the argmin of the float64 distances
-    #      (exact_sq) over the centres the ranking cannot exclude, ties to the lowest
-    #      index (the rule of certify_cols), U[i] from that distance, L[i] from the
-    #      ranking value of the nearest other centre less twice its error bound
-    K = GT.shape[1]
-    two = np.float32(2.0)
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        g = GT[r]
-        m1 = np.float32(np.inf)
-        m2 = np.float32(np.inf)
-        j1 = 0
-        for j in range(K):
-            v = nc32[j] - two * g[j]
-            if v < m1:
-                m2 = m1
-                m1 = v
-                j1 = j
-            elif v < m2:
-                m2 = v
-        e = err_coef * (nx[i] + ncmax)
-        lim = np.float32(np.float64(m1) + 2.0 * e)
-        eb, ebi = exact_candidates(GT.T, r, nc32, lim, X, i, C)
-        labels[i] = ebi
-        U[i] = upper_from_sq(eb, gam64, eta64)
-        # true d_j^2 = ||x - mu||^2 + v_j >= nx (1 - gam64) + (ranking value - e); the
-        # nearest other centre's ranking value is m2 when the label is the ranking's
-        # best, else m1.  Twice e, and the rounding of the sum, for safety.
-        L[i] = lower_from_ranked(nx[i], np.float64(m2 if ebi == j1 else m1), e, gam64) if K > 1 else np.inf
-
-
-@jit
-def certify_rows_packed(G, rows, nx, nc32, ncmax, X, C, err_coef, nbits, gam64, eta64, labels, U, L):
-    # certify_rows (same result) for K <= PACKED_MAX_K, vectorised over the rows as
-    # fastrbf._jit.cluster.certify.certify_packed: G (K, m) is the transpose of GT, nbits =
-    # ceil(log2 K).  The running minimum and second minimum of the packed keys give the
-    # label where the best centre is the only candidate, and the bound of L: every
-    # centre other than the key's best has a value >= that of the truncated second key.
-    K = G.shape[0]
-    m = G.shape[1]
-    low = np.int32((1 << nbits) - 1)
-    high = np.int32(~low)
-    best = np.empty(m, dtype=np.int32)
-    second = np.empty(m, dtype=np.int32)
-    packed_keys(G, nc32, nbits, best, second)
-    for r in range(m):
-        i = rows[r]
-        bb = best[r]
-        e = err_coef * (nx[i] + ncmax)
-        lim = np.float32(np.float64(from_order_key(bb | low)) + 2.0 * e)
-        if (second[r] & high) > order_key(lim):
-            ebi = bb & low
-            eb = sq_any_order(X, i, C, ebi)  # only the bound needs it
-        else:
-            eb, ebi = exact_candidates(G, r, nc32, lim, X, i, C)
-        labels[i] = ebi
-        U[i] = upper_from_sq(eb, gam64, eta64)
-        if K == 1:
-            L[i] = np.inf
-            continue
-        # the smallest ranking value of a centre other than the label: >= the
-        # truncated second key's when the label is the key's best, else >= the
-        # truncated best key's (as in certify_rows, less twice e)
-        b = np.float64(from_order_key(second[r] & high) if ebi == (bb & low) else from_order_key(bb & high))
-        L[i] = lower_from_ranked(nx[i], b, e, gam64)
-
-
-@jit
-def certify_rows_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta, gam64, eta64, bounds, labels, U,
-                        L, tile, idx, ranked, lab, fw):
-    # IN: X (n, d), C (K, d) the centres in X's dtype; Xt (d, n) the ranking copy of X
-    #     (the transposed float32 X, or centre_f32's copy); the m rows to recompute:
-    #     rows[:m] (listed), or lo:lo+m; Cr (K, d) float32 the ranking centres of
-    #     fastrbf._jit.cluster.certify.certify_direct: the centres themselves for float32 X
-    #     (unit = 0), else centred and rounded (unit > 0, with nx, ncmax and the error
-    #     bounds as there)
-    # OUT: for each row i: labels[i] those of certify_direct (the argmin of the
-    #      exact_sq distances, ties to the lowest index); if bounds, U[i] from the
-    #      smallest ranked distance plus the ranking's error and L[i] from the second
-    #      smallest (every other centre's is at least that) less it; a row near a tie,
-    #      recomputed, takes both from its exact_sq distances
-    # scratch (NB = argmin_cols(Cr) columns): tile (d, NB) and ranked (2, NB) in Cr's
-    #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
-    # (called by address from the compiled loop, fastrbf._jit.cluster.bounded_fit: allocates
-    # nothing and cannot raise)
-    # The bounds from the ranked distances need no read of X (see docs/performance.md,
-    # 'k-means').  The upper bound is looser by the ranking's error, about 1e-6 of the
-    # distance: the same rows were recomputed in every iteration of a run to convergence.
-    # Listed rows: their columns of Xt are gathered, NB rows at a time, into a tile that
-    # the micro-kernel ranks, one row of the tile at a time from the tile's column
-    # indices.
-    NB = argmin_cols(Cr)
-    d = X.shape[1]
-    best = ranked[0]
-    second = ranked[1]
-    nxs = fw[0]
-    ub = fw[1]
-    lw = fw[2]
-    tiny = 2.0 * np.sqrt(np.float64(d)) * 2.0**-149 if unit > 0.0 else 0.0  # no rounding of the ranked values
-    cmax = np.sqrt(ncmax)
-    for j in range(0, m, NB):
-        cols = min(NB, m - j)
-        src, off = tile, 0
-        if not listed and cols == NB:
-            src, off = Xt, lo + j
-        elif not listed:  # the last columns, padded with copies of the last one
-            for k in range(d):
-                for c in range(NB):
-                    tile[k, c] = Xt[k, lo + j + min(c, cols - 1)]
-        else:
-            for c in range(NB):  # the last columns: copies of the last row
-                idx[c] = rows[j + min(c, cols - 1)]
-            for k in range(d):
-                xk = Xt[k]
-                tk = tile[k]
-                for c in range(NB):
-                    tk[c] = xk[idx[c]]
-        sq_argmin_block(Cr, src, off, best, second, lab)  # one call site: one copy of the kernel
-        # the bounds of every column first, in loops without branches (the second one
-        # vectorised), then the labels
-        if bounds:
-            for c in range(cols):
-                nxs[c] = nx[rows[j + c] if listed else lo + j + c] if unit > 0.0 else 0.0
-            for c in range(cols):
-                # r_b <= r~_b + delta <= sqrt((D_b + eta) / (1 - gam)) + delta and
-                # r_j >= r~_j - delta >= sqrt((D_j - eta) / (1 + gam)) - delta, D_j >= second
-                delta = (unit * (np.sqrt(nxs[c]) + cmax) + tiny) * UP
-                ub[c] = (upper_from_sq(np.float64(best[c]), gam, eta) + delta) * UP
-                lw[c] = max((lower_from_sq(np.float64(second[c]), gam, eta) - delta) * DOWN, 0.0)
-        else:
-            for c in range(cols):
-                nxs[c] = nx[rows[j + c] if listed else lo + j + c] if unit > 0.0 else 0.0
-        for c in range(cols):
-            i = rows[j + c] if listed else lo + j + c
-            if cleared(best[c], second[c], nxs[c], ncmax, unit, d, gam, eta, gam64, eta64):
-                labels[i] = lab[c]
-                if bounds:
-                    U[i] = ub[c]
-                    L[i] = lw[c]
-                continue
-            eb, e2, ebi = exact_two(X, i, C)
-            labels[i] = ebi
-            if bounds:
-                U[i] = upper_from_sq(eb, gam64, eta64)
-                L[i] = lower_from_sq(e2, gam64, eta64)
 
 
 @jit

@@ -20,7 +20,7 @@ import numpy as np
 from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
 from .llvm.micro import block_cols, block_rows
-from .tiles import JB, dot64, fill_block, fill_rows
+from .tiles import JB, dot64, fill_block, fill_rows, pair_block
 
 
 @pjit(tasks=lambda phi, g, c, degree, out: out.shape[0],
@@ -112,12 +112,9 @@ def pairwise_upper(lo, hi, X, Xt, dot, phi, g, c, degree, out):
     # will write: D[i, j] is bitwise D[j, i]).  Task t takes blocks t and P - 1 - t so
     # that every task has the same work.
     n = X.shape[0]
-    P = (n + TR - 1) // TR
-    for t in range(lo, hi):
-        for rep in range(2):
-            b = np.int64(t) if rep == 0 else np.int64(P - 1 - t)
-            if rep == 1 and b == t:
-                break
+    for q in range(2 * lo, 2 * hi):
+        b = pair_block(q, (n + TR - 1) // TR)
+        if b >= 0:
             i0 = b * TR
             rows_block(X, i0, min(n, i0 + TR), Xt, i0, n, dot, phi, g, c, degree, out)
 
@@ -131,20 +128,18 @@ def mirror_upper(lo, hi, out):
     # IN: tasks lo:hi; IN/OUT: out (n, n); copies the upper triangle onto the lower
     # one, in blocks; task p takes block rows p and nb - 1 - p.
     n = out.shape[0]
-    nb = (n + MB - 1) // MB
-    for p in range(lo, hi):
-        for rep in range(2):
-            b = np.int64(p) if rep == 0 else np.int64(nb - 1 - p)
-            if rep == 1 and b == p:
-                break
-            i0 = b * MB
-            i1 = min(n, i0 + MB)
-            for j0 in range(0, i1, MB):
-                j1 = min(i1, j0 + MB)
-                for i in range(i0, i1):
-                    row = out[i]
-                    for j in range(j0, min(j1, i)):
-                        row[j] = out[j, i]
+    for q in range(2 * lo, 2 * hi):
+        b = pair_block(q, (n + MB - 1) // MB)
+        if b < 0:
+            continue
+        i0 = b * MB
+        i1 = min(n, i0 + MB)
+        for j0 in range(0, i1, MB):
+            j1 = min(i1, j0 + MB)
+            for i in range(i0, i1):
+                row = out[i]
+                for j in range(j0, min(j1, i)):
+                    row[j] = out[j, i]
 
 
 @jit_inline

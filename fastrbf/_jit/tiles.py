@@ -32,6 +32,19 @@ from .llvm.micro import block_cols, block_rows, dot_block, sq_block
 JB = 512  # columns per chunk: 4 KiB of float64 per row chunk
 
 
+@jit_inline
+def pair_block(q, P):
+    # the blocks (or rows) of the symmetric kernels' tasks, paired so that every task
+    # carries the same work of a triangle: task t = q // 2 takes block t (q even) and
+    # block P - 1 - t (q odd); -1 for the odd one when the two are the same block.
+    # Callers loop over q in range(2 lo, 2 hi): one call site of the block's body.
+    t = q >> 1
+    if (q & 1) == 0:
+        return np.int64(t)
+    b = np.int64(P - 1 - t)
+    return np.int64(-1) if b == t else b
+
+
 @jit
 def chunk_row(X, i, Yt, j0, j1, dot, o):
     """o[:j1-j0] = squared distances (or dot products) of row i of X to columns

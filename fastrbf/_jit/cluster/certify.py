@@ -272,24 +272,17 @@ def certify_cols(G, rows, listed, row0, nx, nc32, ncmax, X, C, err_coef, gam64, 
     if L is not None:
         for r in range(b):
             second[r] = np.int32(0x7FFFFFFF)
-        for j in range(1, K):
-            g = G[j]
-            cj = nc32[j]
-            for r in range(b):
-                kk = order_key32(cj - two * g[r])
-                bb = best[r]
+    for j in range(1, K):
+        g = G[j]
+        cj = nc32[j]
+        for r in range(b):
+            kk = order_key32(cj - two * g[r])
+            bb = best[r]
+            if L is not None:  # pruned without bounds: the loop is then the minimum alone
                 sr = second[r]
                 hi2 = kk if kk > bb else bb
                 second[r] = hi2 if hi2 < sr else sr
-                best[r] = kk if kk < bb else bb
-    else:
-        for j in range(1, K):
-            g = G[j]
-            cj = nc32[j]
-            for r in range(b):
-                kk = order_key32(cj - two * g[r])
-                bb = best[r]
-                best[r] = kk if kk < bb else bb
+            best[r] = kk if kk < bb else bb
     lim = np.empty(b, dtype=np.float32)
     for r in range(b):
         i = rows[r] if listed else row0 + r

@@ -20,7 +20,7 @@ import numpy as np
 from .._decorators import jit, jit_inline
 from ..grad import value_and_deriv
 from ..llvm.exp import fexp
-from ..tiles import JB, chunk_row
+from ..tiles import JB, chunk_row, pair_block
 
 
 @jit_inline
@@ -54,11 +54,9 @@ def cov_upper(X, Xt, lo, hi, t0, g, t2, t3, dotk, out):
     # rows p and n - 1 - p of out (n, n) = k(X, X)
     n = X.shape[0]
     t = np.empty(JB, dtype=out.dtype)
-    for p in range(lo, hi):
-        for rep in range(2):  # rows p and n - 1 - p: one call site (the helper is inlined)
-            r = p if rep == 0 else n - 1 - p
-            if rep == 1 and r == p:
-                break
+    for q in range(2 * lo, 2 * hi):  # rows p and n - 1 - p: one call site (the helper is inlined)
+        r = pair_block(q, n)
+        if r >= 0:
             _cov_row(X, r, Xt, r, t0, g, t2, t3, dotk, t, out[r])
 
 
@@ -104,11 +102,9 @@ def grad_upper(X, Xt, Cinv, alpha, lo, hi, t0, g, dotk, part):
     n = X.shape[0]
     r = np.empty(JB, dtype=np.float64)
     t = np.empty(JB, dtype=np.float64)
-    for p in range(lo, hi):
-        for rep in range(2):  # rows p and n - 1 - p: one call site (the helper is inlined)
-            i = p if rep == 0 else n - 1 - p
-            if rep == 1 and i == p:
-                break
+    for q in range(2 * lo, 2 * hi):  # rows p and n - 1 - p: one call site (the helper is inlined)
+        i = pair_block(q, n)
+        if i >= 0:
             _grad_row(X, i, Xt, Cinv, alpha, t0, g, dotk, r, t, part)
 
 
@@ -130,20 +126,19 @@ def stationary_grad_rows(Xs, W, lo, hi, phi, c, degree, g0, part):
     #      part[r, 1 + k] = sum_j W_rj dphi/dt(t_rj) g0 (xs_rk - xs_jk)^2
     n, d = Xs.shape
     sq = np.empty(d)  # the squared differences of one pair, per feature
-    for p in range(lo, hi):
-        for rep in range(2):
-            r = p if rep == 0 else n - 1 - p
-            if rep == 1 and r == p:
-                break
-            for j in range(r, n):
-                s = 0.0
-                for k in range(d):
-                    t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
-                    sq[k] = t * t
-                    s += sq[k]
-                v, dv = value_and_deriv(phi, g0 * s, c, degree)
-                w = W[r, j] if j == r else 2.0 * W[r, j]
-                part[r, 0] += w * v
-                wd = w * dv * g0
-                for k in range(d):
-                    part[r, 1 + k] += wd * sq[k]
+    for q in range(2 * lo, 2 * hi):
+        r = pair_block(q, n)
+        if r < 0:
+            continue
+        for j in range(r, n):
+            s = 0.0
+            for k in range(d):
+                t = np.float64(Xs[r, k]) - np.float64(Xs[j, k])
+                sq[k] = t * t
+                s += sq[k]
+            v, dv = value_and_deriv(phi, g0 * s, c, degree)
+            w = W[r, j] if j == r else 2.0 * W[r, j]
+            part[r, 0] += w * v
+            wd = w * dv * g0
+            for k in range(d):
+                part[r, 1 + k] += wd * sq[k]

@@ -400,9 +400,9 @@ def fit_gp(X, y, amplitude, length_scale, noise, ard, optimize, n_restarts, boun
     t, nz = gp_theta(amplitude, length_scale, noise, ard, jitter, constant, linear)
     optimize = _v.check_bool(optimize, "optimize")
     n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
-    lo, hi = (np.broadcast_to(np.exp(v), (5,)) for v in log_bounds(bounds, 5))
-    b = np.c_[lo, hi]
-    b[1] = 1.0 / hi[1] ** 2, 1.0 / lo[1] ** 2  # t1 = 1 / length_scale^2
+    log_bounds(bounds, 5)  # checked; the values taken as given (no round trip through log)
+    b = np.array(np.broadcast_to(np.asarray(bounds, dtype=np.float64), (5, 2)))
+    b[1] = 1.0 / b[1, 1] ** 2, 1.0 / b[1, 0] ** 2  # t1 = 1 / length_scale^2
     if optimize:  # the start clipped into the bounds, as for the other kernels
         start = np.clip(np.r_[t, nz], b[:, 0], b[:, 1])
         t, nz = start[:4], float(start[4])

@@ -33,7 +33,7 @@ def class_attribute(name):
     """A deprecated class by name (a module's ``__getattr__``), with its warning; None for other names."""
     if name not in CLASSES:
         return None
-    warn(name, 'fastrbf.GaussianProcess (from fastrbf.gaussian_process(kernel="prml"))')
+    warn(name, 'fastrbf.GaussianProcess (from fastrbf.gaussian_process(kernel="prml"))', stacklevel=4)
     return CLASSES[name]
 
 
@@ -170,8 +170,7 @@ def gp_regression(X: ArrayLike, y: ArrayLike, *, kernel: str = "prml", theta0: A
     """
     warn("gp_regression", 'fastrbf.gaussian_process(kernel="prml")')
     return regression(X, y, kernel=kernel, theta0=theta0, noise=noise, optimize=optimize, n_restarts=n_restarts,
-                            bounds=bounds, seed=seed, normalize_y=normalize_y, n_threads=n_threads, progress=progress,
-                            stacklevel=4)
+                            bounds=bounds, seed=seed, normalize_y=normalize_y, n_threads=n_threads, progress=progress)
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,7 +359,8 @@ def regression(X, y, *, kernel="prml", theta0=None, noise=1e-2, optimize=True, n
                normalize_y=False, n_threads=None, progress=False, what="gp_regression", stacklevel=3):
     """The fitted :class:`GPModel` (the body of the deprecated :func:`fastrbf.gp_regression`,
     also the scikit-learn estimator's given a kernel name); ``what`` names the caller in
-    progress reports, ``stacklevel`` places the bound warning at the user's call."""
+    progress reports, ``stacklevel`` places the bound warning at the user's call (3: the
+    caller of the function that called this one)."""
     Xd, yd, dtype = check_xy(X, y)
     k = check_form(kernel)
     t0 = check_theta(np.ones(k) if theta0 is None else theta0, kernel, "theta0")

@@ -222,7 +222,7 @@ class SparseAssigner:
 
         def step(c):
             assign(c * chunk, min(n, (c + 1) * chunk))
-            _js.update_partials_csr(X.data, X.indices, X.indptr, labels, w, chunk, c, c + 1, part, partw)
+            _jl.update_partials((X.data, X.indices, X.indptr), labels, w, chunk, c, c + 1, part, partw)
 
         for_chunks(step, part.shape[0], _threads.for_work(work, self.n_threads))
         return want_dist
@@ -255,8 +255,8 @@ def sparse_sums(X, labels, K, w, n_threads):
     nch = (n + _jl.UPDATE_CHUNK - 1) // _jl.UPDATE_CHUNK
     part = np.empty((nch, K, d), dtype=np.float64)
     partw = np.empty((nch, K), dtype=np.float64)
-    _ranges(lambda lo, hi: _js.update_partials_csr(X.data, X.indices, X.indptr, labels, w, _jl.UPDATE_CHUNK, lo, hi,
-                                                   part, partw), nch, 2 * X.nnz, n_threads)
+    _ranges(lambda lo, hi: _jl.update_partials((X.data, X.indices, X.indptr), labels, w, _jl.UPDATE_CHUNK, lo, hi,
+                                                part, partw), nch, 2 * X.nnz, n_threads)
     sums = np.empty((K, d), dtype=np.float64)
     wsum = np.empty(K, dtype=np.float64)
     _jl.reduce_partials(part, partw, sums, wsum)

@@ -152,11 +152,11 @@ UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend o
 
 @jit
 def update_partials(X, labels, w, chunk, c_lo, c_hi, sums, wsum):
-    # IN: X (n, d), labels (n,), w (n,) float64 weights, chunk rows per slot, the slots
-    #     c_lo:c_hi to fill (serial: the caller runs slot ranges on its worker threads)
+    # IN: X (n, d) dense rows, or the CSR triple (data, indices, indptr); labels (n,),
+    #     w (n,) float64 weights, chunk rows per slot, the slots c_lo:c_hi to fill
+    #     (serial: the caller runs slot ranges on its worker threads)
     # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
-    n = X.shape[0]
-    d = X.shape[1]
+    n = _n_rows(X)
     for c in range(c_lo, c_hi):
         s = sums[c]
         ws = wsum[c]
@@ -166,22 +166,42 @@ def update_partials(X, labels, w, chunk, c_lo, c_hi, sums, wsum):
             lab = labels[i]
             wi = w[i]
             ws[lab] += wi
-            _add_row(s, lab, X, i, wi, d)
+            _add_row(s, lab, X, i, wi)
 
 
-def _add_row(s, lab, X, i, wi, d):
-    """``s[lab, :d] += wi * X[i, :d]`` (compiled through the overload below)."""
-    for k in range(d):
+def _n_rows(X):
+    """The number of rows of dense ``X`` or of a CSR triple (compiled through the overload below)."""
+    return X.shape[0]
+
+
+@jit_overload(_n_rows, inline="always")
+def _n_rows_impl(X):
+    if isinstance(X, types.BaseTuple):  # (data, indices, indptr)
+        return lambda X: X[2].shape[0] - 1
+    return _n_rows
+
+
+def _add_row(s, lab, X, i, wi):
+    """``s[lab] += wi * X[i]`` (compiled through the overload below)."""
+    for k in range(X.shape[1]):
         s[lab, k] += wi * X[i, k]
 
 
 @jit_overload(_add_row, inline="always")
-def _add_row_impl(s, lab, X, i, wi, d):
+def _add_row_impl(s, lab, X, i, wi):
     # C-contiguous rows: by whole vectors (axpy_row, the same bits; numba's own loop ran a
-    # row of 16 float64 as its scalar tail); any other layout: the loop
+    # row of 16 float64 as its scalar tail); a CSR row: its stored values; any other
+    # layout: the loop
+    if isinstance(X, types.BaseTuple):
+        def csr(s, lab, X, i, wi):
+            data, indices, indptr = X
+            row = s[lab]
+            for p in range(indptr[i], indptr[i + 1]):
+                row[indices[p]] += wi * data[p]
+        return csr
     if isinstance(X, types.Array) and X.layout == "C" and s.layout == "C":
-        def vec(s, lab, X, i, wi, d):
-            axpy_row(s, lab * s.shape[1], X, i * X.shape[1], wi, d)
+        def vec(s, lab, X, i, wi):
+            axpy_row(s, lab * s.shape[1], X, i * X.shape[1], wi, X.shape[1])
         return vec
     return _add_row
 

@@ -119,26 +119,6 @@ def assign_csr(data, indices, indptr, nx, C, Ct, nc, ncmax, err_coef, want_dist,
 
 
 @jit
-def update_partials_csr(data, indices, indptr, labels, w, chunk, c_lo, c_hi, sums, wsum):
-    # IN: CSR rows, labels (n,), w (n,) float64 weights, chunk rows per slot, the slots
-    #     c_lo:c_hi to fill (serial: the caller runs slot ranges on its worker threads)
-    # OUT: sums (nchunks, K, d) float64, wsum (nchunks, K) float64 partial slots
-    n = indptr.shape[0] - 1
-    for c in range(c_lo, c_hi):
-        s = sums[c]
-        ws = wsum[c]
-        s[:] = 0.0
-        ws[:] = 0.0
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            lab = labels[i]
-            wi = w[i]
-            ws[lab] += wi
-            row = s[lab]
-            for p in range(indptr[i], indptr[i + 1]):
-                row[indices[p]] += wi * data[p]
-
-
-@jit
 def move_rows_csr(data, indices, indptr, w, rows, old, new, sums):
     # IN: CSR rows, w (n,), rows (m,) the rows moved to empty clusters in the order they
     #     were taken, old (m,) and new (m,) their clusters before and after

@@ -14,6 +14,7 @@ from ._base import (
     default_gamma,
     resolve_kernel,
     scalar_gamma,
+    shared_docs,
     to_n_threads,
     to_seed,
     validate_fit_x,
@@ -21,6 +22,7 @@ from ._base import (
 )
 
 
+@shared_docs
 class RandomFourierFeatures(DtypeTransformer):
     """Random Fourier features of the Gaussian kernel (scikit-learn API over
     :func:`fastrbf.random_fourier`; scikit-learn's ``RBFSampler``).
@@ -41,8 +43,7 @@ class RandomFourierFeatures(DtypeTransformer):
         float32 when fitted on float32 ``X``.
     random_weights_ : ndarray of shape (n_features, n_frequencies)
     random_offset_ : ndarray of shape (n_components,) or (0,)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -64,14 +65,7 @@ class RandomFourierFeatures(DtypeTransformer):
     def fit(self, X: ArrayLike, y: object = None) -> "RandomFourierFeatures":
         """Draw the map for ``X``'s number of features (the values of ``X`` are not used).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self
+        %(fit_x)s
         """
         X = validate_fit_x(self, X)
         to_n_threads(self.n_jobs)
@@ -92,18 +86,14 @@ class RandomFourierFeatures(DtypeTransformer):
     def transform(self, X: ArrayLike) -> np.ndarray:
         """The features of the rows of ``X`` (float32 for float32 ``X`` and map).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        %(x_to)s
         ndarray of shape (n_samples, n_components)
         """
         X = validate_x(self, X)
         return self.model_.transform(X, n_threads=self.n_jobs)
 
 
+@shared_docs
 class Nystroem(DtypeTransformer):
     """Nystroem kernel feature map (scikit-learn API over :func:`fastrbf.nystroem`).
 
@@ -134,8 +124,7 @@ class Nystroem(DtypeTransformer):
         The landmarks.
     normalization_ : ndarray of shape (n_components_, n_components_)
     n_components_ : int
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -163,14 +152,7 @@ class Nystroem(DtypeTransformer):
     def fit(self, X: ArrayLike, y: object = None) -> "Nystroem":
         """Choose the landmarks and compute the normalisation.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : ignored
-
-        Returns
-        -------
-        self
+        %(fit_x)s
         """
         X = validate_fit_x(self, X)
         check_magnitude(X)
@@ -194,16 +176,9 @@ class Nystroem(DtypeTransformer):
     def transform(self, X: ArrayLike) -> np.ndarray:
         """The features ``K(X, L) K(L, L)^{-1/2}`` (float32 for float32 ``X``).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        %(x_to)s
         ndarray of shape (n_samples, n_components_)
         """
         X = validate_x(self, X)
         return self.model_.transform(X, n_threads=self.n_jobs)
 
-
-# ---------------------------------------------------------------- Gaussian process

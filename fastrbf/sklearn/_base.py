@@ -1,6 +1,8 @@
 """What the estimators share: argument translation (seeds, threads, kernel names), input
-validation, error messages in scikit-learn's names, and the two base classes."""
+validation, error messages in scikit-learn's names, the numpydoc blocks of their
+docstrings, and the two base classes."""
 
+import inspect
 import numbers
 import re
 
@@ -141,21 +143,40 @@ def default_gamma(gamma, n_features):
     return 1.0 / n_features if gamma is None else gamma
 
 
-def validate_xy(est, X, y, multi_output) -> tuple[np.ndarray, np.ndarray]:
-    """Validated (X, y): float32 or float64 ``X``; numeric ``y``, cast to ``X``'s dtype."""
-    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=multi_output, y_numeric=True)
+def check_magnitude(X, name="X"):
+    """Refuse, before any work, data whose float64 squared distances would overflow
+    (the fits compute in float64), in the estimator's name for it."""
+    _v.check_magnitude(X, name, np.float64)
+
+
+def validate_xy(est, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (X, y) of a multi-output regressor's ``fit``: float32 or float64 ``X``
+    (refused by :func:`check_magnitude` where it would overflow); numeric ``y``, one or
+    more columns, cast to ``X``'s dtype."""
+    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=True, y_numeric=True)
+    check_magnitude(X)
     return X, np.asarray(y, dtype=X.dtype)
+
+
+def length_scaled(X, length_scale) -> tuple[np.ndarray | None, np.ndarray]:
+    """(the checked ``length_scale`` or None, ``X`` as the kernel sees it): with a length
+    scale each feature divided by its scale, in float64; without, ``X`` itself."""
+    ls = _v.check_length_scale(length_scale, X.shape[1])
+    return ls, (X if ls is None else _v.scale_features(X, ls, np.float64, "X"))
+
+
+def single_column(model, values):
+    """A fitted attribute in scikit-learn's shape: for a model fitted on a 1-D ``y``, the
+    first column of a 2-D ``values`` (per centre and output) or the first entry of a 1-D
+    one (per output); ``values`` as they are for a multi-output model."""
+    if not model.single_output:
+        return values
+    return values[:, 0] if values.ndim == 2 else values[0]
 
 
 def validate_fit_x(est, X, **kw) -> np.ndarray:
     """``X`` validated for ``fit`` (records ``n_features_in_``)."""
     return validate_data(est, X, dtype=_FLOATS, **kw)
-
-
-def check_magnitude(X, name="X"):
-    """Refuse, before any work, data whose float64 squared distances would overflow
-    (the fits compute in float64), in the estimator's name for it."""
-    _v.check_magnitude(X, name, np.float64)
 
 
 def validate_fit_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
@@ -169,6 +190,59 @@ def validate_x(est, X, **kw) -> np.ndarray:
     return validate_data(est, X, dtype=_FLOATS, reset=False, **kw)
 
 
+def _numpydoc_io(params, returns=""):
+    """A numpydoc Parameters section of ``params`` (lines) and a Returns heading, with
+    ``returns`` under it when given."""
+    return "\n".join(["Parameters", "----------", *params, "", "Returns", "-------", *([returns] if returns else [])])
+
+
+_X_DOC = "X : array_like of shape (n_samples, n_features)"
+
+#: the numpydoc blocks that the estimators' docstrings share, by name (see :func:`shared_docs`)
+DOCS = {
+    # fit of a regressor, of a transformer (which ignores y)
+    "fit_xy": _numpydoc_io([_X_DOC, "y : array_like of shape (n_samples,) or (n_samples, n_outputs)"], "self"),
+    "fit_x": _numpydoc_io([_X_DOC, "y : ignored"], "self"),
+    # predict, transform, decision_function: what they return follows the block
+    "x_to": _numpydoc_io([_X_DOC]),
+    # the last of the fitted attributes: those that validate_data records
+    "features_in": "n_features_in_ : int\nfeature_names_in_ : ndarray of str, only when ``X`` had column names",
+}
+
+_FRAGMENT = re.compile(r"^( *)%\((\w+)\)s$", re.MULTILINE)
+
+
+def shared_docs(cls):
+    """Class decorator: write the shared numpydoc blocks into the docstrings of ``cls``
+    and of the methods it defines.  A line ``%(name)s`` becomes ``DOCS[name]``, each of
+    its lines indented as the marker, so that the estimators document ``fit``,
+    ``predict`` and the fitted attributes that every one has in the same words, written
+    once; the filled docstrings are what ``help()``, doctests and the API pages read.
+
+    Examples
+    --------
+    >>> @shared_docs
+    ... class Model:
+    ...     \"\"\"A model.
+    ...
+    ...     Attributes
+    ...     ----------
+    ...     %(features_in)s
+    ...     \"\"\"
+    >>> print(Model.__doc__.splitlines()[4].strip())
+    n_features_in_ : int
+    """
+    def fill(doc):
+        return _FRAGMENT.sub(lambda m: "\n".join((m.group(1) + line).rstrip() for line in DOCS[m.group(2)].split("\n")),
+                             doc)
+
+    for obj in (cls, *filter(inspect.isfunction, vars(cls).values())):
+        if obj.__doc__:
+            obj.__doc__ = fill(obj.__doc__)
+    return cls
+
+
+@shared_docs
 class MultiOutputRegressor(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -178,12 +252,7 @@ class MultiOutputRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> np.ndarray:
         """The fitted model (``model_``) at the rows of ``X`` (float32 for float32 ``X``).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        %(x_to)s
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
         X = validate_x(self, X)
@@ -196,5 +265,3 @@ class DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-
-# ---------------------------------------------------------------- RBF networks

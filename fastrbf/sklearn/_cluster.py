@@ -8,9 +8,10 @@ from .. import _validation as _v
 from .._typing import ArrayLike
 from ..cluster._kmeans import kmeans, lloyd_assign
 from ..distances import sqdist
-from ._base import call_renamed, to_n_threads, to_progress, to_seed, validate_fit_x, validate_x
+from ._base import call_renamed, shared_docs, to_n_threads, to_progress, to_seed, validate_fit_x, validate_x
 
 
+@shared_docs
 class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
     """k-means by Lloyd's algorithm (scikit-learn API over :func:`fastrbf.kmeans`).
 
@@ -41,8 +42,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     labels_ : ndarray of shape (n_samples,), int64
     inertia_ : float
     n_iter_ : int
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -153,5 +153,3 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         d2 = lloyd_assign(validate_x(self, X, accept_sparse="csr"), self.cluster_centers_, n_threads=self.n_jobs)[1]
         return -float(np.sum(d2, dtype=np.float64))
 
-
-# ---------------------------------------------------------------- feature maps

@@ -18,7 +18,10 @@ from ._base import (
     check_magnitude,
     check_range,
     default_gamma,
+    length_scaled,
     resolve_kernel,
+    shared_docs,
+    single_column,
     to_n_threads,
     to_seed,
     validate_fit_xy,
@@ -28,13 +31,12 @@ from ._base import (
 
 
 def _fit_network(est, X, Y, classify):
-    """(model, k-means iterations): the k-means of ``rbf_network(centers="kmeans")`` is
-    run here, with the same arguments on the same float64 data, to report ``n_iter_``.
+    """(model, k-means iterations) of a fit on validated ``X`` (its magnitude checked by
+    the caller): the k-means of ``rbf_network(centers="kmeans")`` is run here, with the
+    same arguments on the same float64 data, to report ``n_iter_``.
     Every parameter is checked before the k-means runs."""
-    check_magnitude(X)
     n, d = X.shape
-    ls = _v.check_length_scale(est.length_scale, d)
-    Xr = X if ls is None else _v.scale_features(X, ls, np.float64, "X")  # what the kernel sees
+    ls, Xr = length_scaled(X, est.length_scale)  # Xr: what the kernel sees
     centers = est.centers
     K = est.n_centers
     kernel = resolve_kernel(est.kernel)
@@ -90,8 +92,8 @@ def _network_attributes(est, fitted):
     est.model_ = model
     est.centers_ = model.centers
     est.gamma_ = model.gamma
-    est.coef_ = model.weights[:, 0] if model.single_output else model.weights
-    est.intercept_ = model.bias[0] if model.single_output else model.bias
+    est.coef_ = single_column(model, model.weights)
+    est.intercept_ = single_column(model, model.bias)
     if model.selection is not None:
         est.selection_ = model.selection
         est.selection_error_ = model.selection_error
@@ -121,6 +123,7 @@ class _NetworkParams:
         self.tol = tol
 
 
+@shared_docs
 class RBFNetworkRegressor(_NetworkParams, MultiOutputRegressor):
     """RBF network regression (scikit-learn API over :func:`fastrbf.rbf_network`).
 
@@ -151,7 +154,6 @@ class RBFNetworkRegressor(_NetworkParams, MultiOutputRegressor):
         fastrbf's ``seed`` (see the module notes).
     n_jobs : int, optional
         fastrbf's ``n_threads`` (None: all cores or the :func:`fastrbf.threads` block).
-
     length_scale : float or array_like of shape (n_features,), optional
         Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
         divided by its scale before the kernel.
@@ -172,8 +174,7 @@ class RBFNetworkRegressor(_NetworkParams, MultiOutputRegressor):
         selection (one per centre); 0 for given or all centres.
     selection_, selection_error_ : ndarrays, with ``centers="forward"``
         The chosen candidates in order, and the relative training error after each.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -188,20 +189,14 @@ class RBFNetworkRegressor(_NetworkParams, MultiOutputRegressor):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFNetworkRegressor":
         """Place the centres and solve for the output weights.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
+        %(fit_xy)s
         """
-        X, y = validate_xy(self, X, y, multi_output=True)
+        X, y = validate_xy(self, X, y)
         _network_attributes(self, _fit_network(self, X, y, classify=False))
         return self
 
 
+@shared_docs
 class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     """RBF network classification (scikit-learn API over ``rbf_network(classify=True)``).
 
@@ -210,16 +205,10 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_centers, gamma, alpha, kernel, centers, fit_intercept, learn_gamma, max_iter, n_init, random_state, n_jobs :
+    n_centers, gamma, alpha, kernel, centers, fit_intercept, learn_gamma, max_iter, n_init :
         As :class:`RBFNetworkRegressor`.
-
-    length_scale : float or array_like of shape (n_features,), optional
-        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
-        divided by its scale before the kernel.
-    candidates : None, "all", int or array_like, optional
-        With ``centers="forward"``: the candidate centres (see :func:`fastrbf.rbf_network`).
-    tol : float, optional
-        With ``centers="forward"``: stop once the relative training error is below it.
+    random_state, n_jobs, length_scale, candidates, tol :
+        As :class:`RBFNetworkRegressor`.
 
     Attributes
     ----------
@@ -227,8 +216,7 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
     centers_, gamma_, coef_, intercept_, n_iter_, selection_, selection_error_ :
         As :class:`RBFNetworkRegressor` (one output column per one-vs-rest score).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -255,6 +243,7 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
         """
         X, y = validate_fit_xy(self, X, y)
         check_classification_targets(y)
+        check_magnitude(X)
         _network_attributes(self, _fit_network(self, X, y, classify=True))
         self.classes_ = self.model_.classes
         return self
@@ -263,12 +252,7 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
         """Class scores: shape (n_samples,) for two classes (> 0: ``classes_[1]``),
         else (n_samples, n_classes).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        %(x_to)s
         ndarray
         """
         X = validate_x(self, X)
@@ -277,16 +261,9 @@ class RBFNetworkClassifier(_NetworkParams, ClassifierMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Class labels of the rows of ``X``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-
-        Returns
-        -------
+        %(x_to)s
         ndarray of shape (n_samples,)
         """
         X = validate_x(self, X)
         return self.model_.predict(X, n_threads=self.n_jobs)
 
-
-# ---------------------------------------------------------------- kernel ridge

@@ -13,17 +13,20 @@ from ._base import (
     XY_OVERFLOW,
     MultiOutputRegressor,
     call_renamed,
-    check_magnitude,
     check_range,
     default_gamma,
+    length_scaled,
     resolve_kernel,
     scalar_gamma,
+    shared_docs,
+    single_column,
     to_n_threads,
     to_seed,
     validate_xy,
 )
 
 
+@shared_docs
 class KernelRidge(MultiOutputRegressor):
     """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
 
@@ -59,10 +62,10 @@ class KernelRidge(MultiOutputRegressor):
         Draws the landmarks.
     n_jobs : int, optional
         fastrbf's ``n_threads``.
-
     length_scale : float or array_like of shape (n_features,), optional
         Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
         divided by its scale before the kernel.
+
     Attributes
     ----------
     model_ : fastrbf.KernelModel
@@ -73,8 +76,7 @@ class KernelRidge(MultiOutputRegressor):
     n_iter_ : int
         Conjugate-gradient iterations; 1 for the direct (Cholesky) solve, as scikit-learn
         asks of every estimator with a ``max_iter`` (``model_.n_iter`` is 0 there).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -106,26 +108,17 @@ class KernelRidge(MultiOutputRegressor):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
         """Solve for the dual weights.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
+        %(fit_xy)s
         """
-        X, y = validate_xy(self, X, y, multi_output=True)
-        check_magnitude(X)
+        X, y = validate_xy(self, X, y)
         kernel = resolve_kernel(self.kernel)
         check_alpha(self.alpha, X.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         coef0 = _v.check_real(self.coef0, "coef0")
         seed = to_seed(self.random_state)
         gamma = scalar_gamma(default_gamma(self.gamma, X.shape[1]))
-        ls = _v.check_length_scale(self.length_scale, X.shape[1])
-        check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), kernel, gamma, self.degree, coef0,
-                    "gamma")
+        ls, Xk = length_scaled(X, self.length_scale)
+        check_range(Xk, kernel, gamma, self.degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
@@ -135,12 +128,13 @@ class KernelRidge(MultiOutputRegressor):
                          seed=seed, n_threads=to_n_threads(self.n_jobs), replace=replace, length_scale=ls,
                          remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
         self.model_ = m
-        self.dual_coef_ = m.weights[:, 0] if m.single_output else m.weights
+        self.dual_coef_ = single_column(m, m.weights)
         self.X_fit_ = m.centers
         self.n_iter_ = max(1, m.n_iter)
         return self
 
 
+@shared_docs
 class KernelRidgeCV(MultiOutputRegressor):
     """Kernel ridge regression with ``gamma`` and ``alpha`` chosen over a grid by
     closed-form leave-one-out (scikit-learn API over :func:`fastrbf.kernel_ridge_cv`):
@@ -168,8 +162,7 @@ class KernelRidgeCV(MultiOutputRegressor):
         Both tables (``loo_mse``, ``gcv``) and the leave-one-out residuals.
     best_gamma_, best_alpha_ : float
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -193,21 +186,12 @@ class KernelRidgeCV(MultiOutputRegressor):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidgeCV":
         """Compute the tables and fit the best pair.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
+        %(fit_xy)s
         """
-        X, y = validate_xy(self, X, y, multi_output=True)
-        check_magnitude(X)
+        X, y = validate_xy(self, X, y)
         kernel = resolve_kernel(self.kernel)
         gammas = np.array([0.1, 1.0, 10.0]) / X.shape[1] if self.gammas is None else self.gammas
-        ls = _v.check_length_scale(self.length_scale, X.shape[1])
-        Xk = X if ls is None else _v.scale_features(X, ls, np.float64, "X")
+        ls, Xk = length_scaled(X, self.length_scale)
         for g in np.atleast_1d(np.asarray(gammas, dtype=float)):
             if np.isfinite(g) and g > 0:
                 check_range(Xk, kernel, float(g), 3, 1.0, "gammas")
@@ -220,11 +204,12 @@ class KernelRidgeCV(MultiOutputRegressor):
         self.selection_ = res
         self.best_gamma_ = res.best_gamma
         self.best_alpha_ = res.best_alpha
-        self.dual_coef_ = model.weights[:, 0] if model.single_output else model.weights
+        self.dual_coef_ = single_column(model, model.weights)
         return self
 
 
 # ---------------------------------------------------------------- interpolation
+@shared_docs
 class RBFInterpolatorRegressor(MultiOutputRegressor):
     """RBF interpolation as a regressor: SciPy ``RBFInterpolator``'s interpolant
     (scikit-learn API over :func:`fastrbf.interpolate`).
@@ -244,15 +229,13 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
         Degree of the polynomial tail (-1: none); default the kernel's minimum, or 0.
     n_jobs : int, optional
         fastrbf's ``n_threads``.
-
     length_scale : float or array_like of shape (n_features,), optional
-        Per-feature widths (scikit-learn's anisotropic ``length_scale``): each feature is
-        divided by its scale before the kernel.
+        Per-feature widths, as :class:`KernelRidge`.
+
     Attributes
     ----------
     model_ : fastrbf.KernelModel
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str, only when ``X`` had column names
+    %(features_in)s
 
     Examples
     --------
@@ -276,17 +259,9 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
     def fit(self, X: ArrayLike, y: ArrayLike) -> "RBFInterpolatorRegressor":
         """Solve the interpolation system.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
-
-        Returns
-        -------
-        self
+        %(fit_xy)s
         """
-        X, y = validate_xy(self, X, y, multi_output=True)
-        check_magnitude(X)
+        X, y = validate_xy(self, X, y)
         spec = check_kernel(resolve_kernel(self.kernel))
         if not spec.radial:
             radial = sorted(k for k, v in KERNELS.items() if v.radial)
@@ -304,8 +279,8 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
             raise ValueError(f"`epsilon` must be a number whose square is a finite number > 0 (fastrbf's "
                              f"gamma = epsilon ** 2); got {self.epsilon!r}.")
         n, d = X.shape
-        ls = _v.check_length_scale(self.length_scale, d)
-        check_range(X if ls is None else _v.scale_features(X, ls, np.float64, "X"), spec, gamma, 3, 1.0, "epsilon")
+        ls, Xk = length_scaled(X, self.length_scale)
+        check_range(Xk, spec, gamma, 3, 1.0, "epsilon")
         degree = max(spec.min_degree, 0) if self.degree is None else self.degree
         if _v.is_int(degree) and int(degree) >= 0:
             from math import comb
@@ -324,5 +299,3 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
                                                         "`epsilon` or a larger `smoothing`.")
         return self
 
-
-# ---------------------------------------------------------------- k-means

@@ -1,8 +1,5 @@
 """The kernel-approximation transformers: :class:`RandomFourierFeatures` and :class:`Nystroem`."""
 
-
-import numpy as np
-
 from .. import _validation as _v
 from .._typing import ArrayLike
 from ..approx import nystroem, random_fourier
@@ -18,7 +15,6 @@ from ._base import (
     to_n_threads,
     to_seed,
     validate_fit_x,
-    validate_x,
 )
 
 
@@ -83,19 +79,10 @@ class RandomFourierFeatures(DtypeTransformer):
         self._n_features_out = m.n_components
         return self
 
-    def transform(self, X: ArrayLike) -> np.ndarray:
-        """The features of the rows of ``X`` (float32 for float32 ``X`` and map).
-
-        %(x_to)s
-        ndarray of shape (n_samples, n_components)
-        """
-        X = validate_x(self, X)
-        return self.model_.transform(X, n_threads=self.n_jobs)
-
-
 @shared_docs
 class Nystroem(DtypeTransformer):
-    """Nystroem kernel feature map (scikit-learn API over :func:`fastrbf.nystroem`).
+    """Nystroem kernel feature map ``K(X, L) K(L, L)^{-1/2}`` of landmarks ``L``
+    (scikit-learn API over :func:`fastrbf.nystroem`).
 
     Parameters
     ----------
@@ -172,13 +159,3 @@ class Nystroem(DtypeTransformer):
         self.normalization_ = ny.normalization
         self.n_components_ = self._n_features_out = ny.n_components
         return self
-
-    def transform(self, X: ArrayLike) -> np.ndarray:
-        """The features ``K(X, L) K(L, L)^{-1/2}`` (float32 for float32 ``X``).
-
-        %(x_to)s
-        ndarray of shape (n_samples, n_components_)
-        """
-        X = validate_x(self, X)
-        return self.model_.transform(X, n_threads=self.n_jobs)
-

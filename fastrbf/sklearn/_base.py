@@ -259,9 +259,21 @@ class MultiOutputRegressor(RegressorMixin, BaseEstimator):
         return self.model_.predict(X, n_threads=self.n_jobs)
 
 
+@shared_docs
 class DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+    def transform(self, X: ArrayLike) -> np.ndarray:
+        """The fitted feature map (``model_``) at the rows of ``X`` (float32 for float32
+        ``X`` and a map fitted on float32).
+
+        %(x_to)s
+        ndarray of shape (n_samples, n_features_out)
+            One column per feature of the map (``get_feature_names_out()``).
+        """
+        X = validate_x(self, X)
+        return self.model_.transform(X, n_threads=self.n_jobs)
 

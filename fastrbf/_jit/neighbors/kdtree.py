@@ -33,7 +33,8 @@ brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queri
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 
 The list search of the queries that share a leaf, for k >= 8 at low dimension with
-many queries, is :mod:`.kdgroups`.
+many queries, is :mod:`.kdgroups`; where its lists fail, it takes the search of this
+module (``tree_rows``, inlined into both kernels).
 """
 
 import numpy as np

@@ -17,15 +17,21 @@ CB = 512  # columns per chunk of the range scan
 
 
 @jit
+def n_beyond(p, lim):
+    # how many of the arguments p lie beyond the accurate range (|x| > lim): a scan
+    # that vectorises, so that a chunk without any takes the vectorised path
+    nbig = 0
+    for j in range(p.shape[0]):
+        nbig += abs(p[j]) > lim
+    return nbig
+
+
+@jit
 def _cos_chunk(p, scale, checked):
     # IN/OUT: p (c,) arguments -> scale * cos(p); IN: scale, checked
     c = p.shape[0]
     lim = limit(scale)
-    nbig = 0
-    if not checked:
-        for j in range(c):
-            nbig += abs(p[j]) > lim
-    if nbig == 0:
+    if checked or n_beyond(p, lim) == 0:
         for j in range(c):
             p[j] = scale * fcos(p[j])
     else:
@@ -45,11 +51,7 @@ def _cossin_chunk(p, scale, checked, oc, os):
     # IN: p (c,) projections, scale, checked; OUT: oc = scale * cos(p), os = scale * sin(p)
     c = p.shape[0]
     lim = limit(scale)
-    nbig = 0
-    if not checked:
-        for j in range(c):
-            nbig += abs(p[j]) > lim
-    if nbig == 0:
+    if checked or n_beyond(p, lim) == 0:
         for j in range(c):
             cv, sv = fcossin(p[j])
             oc[j] = scale * cv

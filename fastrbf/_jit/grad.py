@@ -63,7 +63,7 @@ from .kernels import (
     user_deriv,
 )
 from .llvm.exp import fexp
-from .neighbors.brute import kernel_weights, min_all, rescale, sum_all
+from .neighbors.brute import kernel_weights, min_all, nearer, sum_all
 from .tiles import JB, chunk_row, dot64
 
 # Element functions: (phi, t, c, degree) -> (phi(t), dphi/dt); c = [1, 1/2, coef0, 0] in
@@ -357,21 +357,14 @@ def shifted_sums_grad(lo, hi, Xq, Xt, Tt, Ut, g, s1, s2, laplacian, num, den, dm
             hh = h[:L]
             bb = bq[:L]
             chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
-            cm = min_all(oo)
-            if cm < cur:
-                cm_r = np.float64(np.sqrt(cm))
-                if W > 0.0:
-                    sc = rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
-                                  np.float64(s2), laplacian)
-                    W *= sc
-                    for q in range(k):
-                        S[q] *= sc
-                        for a in range(d):
-                            GS[q, a] *= sc
+            cur, cur_r, W, sc = nearer(min_all(oo), cur, cur_r, W, g, s1, s2, laplacian)
+            if sc != 1.0:
+                for q in range(k):
+                    S[q] *= sc
                     for a in range(d):
-                        G0[a] *= sc
-                cur = cm
-                cur_r = cm_r
+                        GS[q, a] *= sc
+                for a in range(d):
+                    G0[a] *= sc
             kernel_weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
             W += sum_all(ee)
             for q in range(k):

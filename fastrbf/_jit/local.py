@@ -165,6 +165,19 @@ def _evaluate(u, starts, order, Xq, yl, shift, scale, powers, phi, g, c, degree,
 
 
 @jit_inline
+def pivot_row(A, col, n):
+    # partial pivoting's choice in column col: the row of col:n with the largest
+    # magnitude there (the first of equal ones) and that magnitude
+    piv = col
+    big = abs(A[col, col])
+    for r in range(col + 1, n):
+        if abs(A[r, col]) > big:
+            big = abs(A[r, col])
+            piv = r
+    return piv, big
+
+
+@jit_inline
 def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A, B, yl, shift, scale, kv, pv, out):
     """Build, solve by LU with partial pivoting (as ``dgesv``) and evaluate the local system
     of neighbourhood ``u`` with the work arrays ``A (k + q, k + q)``, ``B (k + q, t)``,
@@ -204,12 +217,7 @@ def lu_one(u, starts, order, nbr, X, Y, alpha, Xq, powers, phi, g, c, degree, A,
             B[k + p, r] = 0.0
     # LU with partial pivoting, applied to B as it goes (dgesv's elimination)
     for col in range(N):
-        piv = col
-        big = abs(A[col, col])
-        for r in range(col + 1, N):
-            if abs(A[r, col]) > big:
-                big = abs(A[r, col])
-                piv = r
+        piv, big = pivot_row(A, col, N)
         if big == 0.0:
             return False
         if piv != col:
@@ -396,12 +404,7 @@ def local_solve_lanes(lo, hi, starts, order, nbr, X, Y, alpha, Xq, powers, phi, 
                 perm[a] = a
             # the tail's LU with partial pivoting (as dgetf2): its q pivot rows P1 = L1 U come first
             for p in range(q):
-                piv = p
-                big = abs(Pw[p, p])
-                for a in range(p + 1, k):
-                    if abs(Pw[a, p]) > big:
-                        big = abs(Pw[a, p])
-                        piv = a
+                piv, big = pivot_row(Pw, p, k)
                 if not big > TAIL_TOL:
                     bad[lane] = True
                     big = 0.0

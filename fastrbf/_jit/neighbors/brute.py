@@ -10,7 +10,7 @@ results do not depend on the thread count.
 
 import numpy as np
 
-from .._decorators import jit, jit_reduce, pjit
+from .._decorators import jit, jit_inline, jit_reduce, pjit
 from ..llvm.exp import fexp
 from ..llvm.micro import block_cols
 from ..tiles import JB, chunk_row, dot64, fill_block
@@ -114,6 +114,24 @@ def rescale(m_old, m_new, r_old, r_new, g, s1, s2, laplacian):
     return np.exp(-(((g * (m_old - m_new)) * s1) * s2))
 
 
+@jit_inline
+def nearer(cm, cur, cur_r, W, g, s1, s2, laplacian):
+    # the online step of the sums relative to the nearest point, for a chunk whose
+    # smallest squared distance is cm: the nearest distance so far and its root (cur,
+    # cur_r: moved to cm when it is nearer), the total weight W rescaled to it, and the
+    # factor sc that rescaled it (1.0: none), for the caller's other sums
+    sc = 1.0
+    if cm < cur:
+        cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances
+        if W > 0.0:
+            sc = rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1), np.float64(s2),
+                         laplacian)
+            W *= sc
+        cur = cm
+        cur_r = cm_r
+    return cur, cur_r, W, sc
+
+
 @pjit(tasks=lambda Xq, *_: Xq.shape[0],
       work=lambda Xq, Xt, Tt, *_: Xq.shape[0] * Xt.shape[1] * (Xt.shape[0] + 2 * Tt.shape[0] + 16))
 def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
@@ -139,17 +157,10 @@ def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
             oo = o[:L]
             ee = e[:L]
             chunk_row(Xq, i, Xt, j0, j1, np.bool_(False), oo)
-            cm = min_all(oo)
-            if cm < cur:
-                cm_r = np.float64(np.sqrt(cm))  # rounded in the dtype of the distances
-                if W > 0.0:
-                    s = rescale(np.float64(cur), np.float64(cm), cur_r, cm_r, np.float64(g), np.float64(s1),
-                                 np.float64(s2), laplacian)
-                    W *= s
-                    for q in range(k):
-                        S[q] *= s
-                cur = cm
-                cur_r = cm_r
+            cur, cur_r, W, sc = nearer(min_all(oo), cur, cur_r, W, g, s1, s2, laplacian)
+            if sc != 1.0:
+                for q in range(k):
+                    S[q] *= sc
             kernel_weights(oo, cur, cur_r, g, s1, s2, laplacian, ee)
             W += sum_all(ee)
             for q in range(k):

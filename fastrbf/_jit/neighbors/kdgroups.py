@@ -14,15 +14,15 @@ than g), so the result is the brute force's; they are ordered by buckets of ``[0
 and an insertion that moves entries within their bucket only. With fewer, the search is
 done again within R, then by the tree. The bound is a guess: a wrong one costs time,
 never exactness. Separate kernel, so that the queries with small k compile and run
-exactly the tree search (``kdtree.knn_tree``), which keeps its own copy of the search
-(``_tree_search`` here is the same code as a helper).
+the tree search alone (``kdtree.knn_tree``); both kernels inline the same search,
+``kdtree.tree_rows``.
 """
 
 import numpy as np
 
 from .._decorators import jit_inline, pjit
 from ..tiles import chunk_row
-from .kdtree import QB, box_lb, duplicates_out, insert, node_range, prunable
+from .kdtree import QB, insert, node_range, tree_rows
 
 #: most leaves in the list of a group of queries (a longer list: the tree search)
 MAX_LIST = 128
@@ -150,65 +150,6 @@ def _list_search(Xq, i, Xt, perm, leaf_level, shrink, slack, leaves, lbv, nl, g,
     return c
 
 
-@jit_inline
-def _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii):
-    # the k nearest of query i (k = len(di)) in di, ii, sorted by (distance, index):
-    # a depth-first descent, nearer child first, keeping the sorted list of the k
-    # nearest so far (it grows from empty).  The search of kdtree.knn_tree, which
-    # keeps its own copy inline (as a helper there it ran k = 1 about 5% slower)
-    q = Xq[i]
-    n = Xt.shape[1]
-    k = di.shape[0]
-    first_leaf = (1 << leaf_level) - 1
-    di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
-    ii[k - 1] = n
-    kd = di[k - 1]
-    ki = ii[k - 1]
-    c = np.int64(0)
-    sp = 1
-    st_node[0] = 0
-    st_lb[0] = q[0] - q[0]
-    while sp > 0:
-        sp -= 1
-        node = st_node[sp]
-        lb = st_lb[sp]
-        if prunable(lb, shrink, slack, node, min_id, kd, ki) or (
-                box_lo[node, 0] == box_hi[node, 0] and duplicates_out(Xq, i, Xt, box_lo, box_hi, min_id, node,
-                                                                       n, o, kd, ki)):
-            continue
-        while node < first_leaf:
-            a = 2 * node + 1
-            la = box_lb(q, box_lo, box_hi, a)
-            lb_b = box_lb(q, box_lo, box_hi, a + 1)
-            near = a
-            far = a + 1
-            if lb_b < la:
-                near = a + 1
-                far = a
-                la, lb_b = lb_b, la
-            if not prunable(lb_b, shrink, slack, far, min_id, kd, ki):
-                st_node[sp] = far
-                st_lb[sp] = lb_b
-                sp += 1
-            if prunable(la, shrink, slack, near, min_id, kd, ki):
-                node = -1
-                break
-            node = near
-        if node < 0:
-            continue
-        s, e = node_range(n, leaf_level, node - first_leaf)
-        chunk_row(Xq, i, Xt, s, e, np.bool_(False), o)
-        for p in range(e - s):
-            v = o[p]
-            if v <= kd:
-                pid = perm[s + p]
-                if v < kd or pid < ki:
-                    insert(v, pid, c, di, ii)
-                    c += 1
-                    kd = di[k - 1]
-                    ki = ii[k - 1]
-
-
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
       work=lambda Xq, order, leaf, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64
       * max(1, box_lo.shape[0].bit_length()))
@@ -286,8 +227,6 @@ def knn_groups(lo, hi, Xq, order, leaf, Xt, perm, box_lo, box_hi, min_id, leaf_l
                 gp = dist[i, k - 1]
                 continue
             nl = -1  # the list failed this query: a new one from its k-th distance
-        _tree_search(Xq, i, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di, ii)
-        for t in range(k):
-            dist[i, t] = di[t]
-            idx[i, t] = ii[t]
-        gp = di[k - 1]
+        tree_rows(Xq, order, r, r + 1, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb,
+                  di, ii, idx, dist)
+        gp = dist[i, k - 1]

@@ -33,12 +33,13 @@ brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queri
 arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
 
 The list search of the queries that share a leaf, for k >= 8 at low dimension with
-many queries, is :mod:`.kdgroups`.
+many queries, is :mod:`.kdgroups`; where its lists fail, it takes the search of this
+module (``tree_rows``, inlined into both kernels).
 """
 
 import numpy as np
 
-from .._decorators import jit, pjit
+from .._decorators import jit, jit_inline, pjit
 from ..tiles import chunk_row
 
 QB = 16  # query rows per task
@@ -243,23 +244,19 @@ def insert(v, p_id, c, dist, idx):
     idx[p] = p_id
 
 
-@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
-      work=lambda Xq, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64 * max(1, box_lo.shape[0].bit_length()))
-def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, idx, dist):
-    # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, the
-    #     tree (build_nodes) with leaves at `leaf_level`, the deflation of the bounds
-    #     lb * shrink - slack
-    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
-    m = Xq.shape[0]
+@jit_inline
+def tree_rows(Xq, order, r0, r1, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o, st_node, st_lb, di,
+              ii, idx, dist):
+    # rows i = order[r0:r1] of idx and dist: the k nearest of query i (k = len(di)),
+    # sorted by (distance, index), by a depth-first descent, nearer child first, that
+    # keeps the sorted list of the k nearest so far in di, ii (it grows from empty);
+    # o, st_node, st_lb scratch (as in knn_tree).  Inlined at numba IR level into its
+    # two callers, knn_tree (a task's rows) and kdgroups.knn_groups (one query at a
+    # time); a range, so that knn_tree binds its arrays once per task, not per query
     n = Xt.shape[1]
-    k = idx.shape[1]
+    k = di.shape[0]
     first_leaf = (1 << leaf_level) - 1
-    o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
-    st_node = np.empty(leaf_level + 2, dtype=np.int64)
-    st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
-    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
-    ii = np.empty(k, dtype=np.int64)
-    for r in range(lo * QB, min(m, hi * QB)):
+    for r in range(r0, r1):
         i = order[r]
         q = Xq[i]
         di[k - 1] = np.inf  # the k-th stays this sentinel until the list is full
@@ -312,6 +309,25 @@ def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, sh
         for t in range(k):
             dist[i, t] = di[t]
             idx[i, t] = ii[t]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
+      work=lambda Xq, Xt, perm, box_lo, *_: Xq.shape[0] * (Xt.shape[0] + 2) * 64 * max(1, box_lo.shape[0].bit_length()))
+def knn_tree(lo, hi, Xq, order, Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, idx, dist):
+    # IN: tasks lo:hi (QB query rows each, taken in `order`), Xq (m, d) queries, the
+    #     tree (build_nodes) with leaves at `leaf_level`, the deflation of the bounds
+    #     lb * shrink - slack
+    # OUT: idx (m, k) int64, dist (m, k) squared distances, ascending, ties by index
+    m = Xq.shape[0]
+    n = Xt.shape[1]
+    k = idx.shape[1]
+    o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
+    st_node = np.empty(leaf_level + 2, dtype=np.int64)
+    st_lb = np.empty(leaf_level + 2, dtype=Xt.dtype)
+    di = np.empty(k, dtype=Xt.dtype)  # the list, in cache, copied to the query's row at the end
+    ii = np.empty(k, dtype=np.int64)
+    tree_rows(Xq, order, lo * QB, min(m, hi * QB), Xt, perm, box_lo, box_hi, min_id, leaf_level, shrink, slack, o,
+              st_node, st_lb, di, ii, idx, dist)
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,

@@ -92,14 +92,24 @@ def _interp_workload():
                     cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], a["Xq"].shape[0]))
 
 
+def _cube(size):
+    # the data of the 3-D interpolation workloads: n points, then m query points,
+    # uniform in the unit cube (the same draws for every workload of a size)
+    rng = seeded_rng()
+    n, m = size
+    return rng.random((n, 3)), rng.random((m, 3))
+
+
+def _smooth3(X):
+    # a smooth function of the unit cube, the target of the local and gradient workloads
+    return np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
+
+
 def _interp_local_workload():
     # SciPy's RBFInterpolator(neighbors=50): thin-plate spline with a linear tail in 3-D
     def setup(size):
-        rng = seeded_rng()
-        n, m = size
-        X = rng.random((n, 3))
-        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
-        return {"X": X, "y": y, "Xq": rng.random((m, 3))}
+        X, Xq = _cube(size)
+        return {"X": X, "y": _smooth3(X), "Xq": Xq}
 
     def ours(a):
         a["ours"] = interpolate(a["X"], a["y"], neighbors=50).predict(a["Xq"])
@@ -138,10 +148,7 @@ def _interp_large_workload():
     # the unit cube, fitted and evaluated at M points, against ferreus-rbf's global
     # interpolant (its own fast solver and evaluator); RMSE against the function
     def setup(size):
-        rng = seeded_rng()
-        n, m = size
-        X = rng.random((n, 3))
-        Xq = rng.random((m, 3))
+        X, Xq = _cube(size)
         return {"X": X, "y": _franke3(X), "Xq": Xq, "fq": _franke3(Xq)}
 
     def ours(a):
@@ -175,11 +182,8 @@ def _predict_grad_workload():
     # a cubic interpolant (degree-1 tail) of N points in the unit cube, evaluated at M
     # points: values and gradient in one fused pass, against the values alone
     def setup(size):
-        rng = seeded_rng()
-        n, m = size
-        X = rng.random((n, 3))
-        y = np.sin(6 * X[:, 0]) * np.cos(4 * X[:, 1]) + X[:, 2]
-        return {"X": X, "model": interpolate(X, y, kernel="cubic", degree=1), "Xq": rng.random((m, 3))}
+        X, Xq = _cube(size)
+        return {"X": X, "model": interpolate(X, _smooth3(X), kernel="cubic", degree=1), "Xq": Xq}
 
     cs = [
         Contender("fastrbf predict(return_grad=True)", FASTRBF, lambda a: a["model"].predict(a["Xq"], return_grad=True)),

@@ -208,7 +208,7 @@ class RandomFourierMap:
                 scale = dtype.type(math.sqrt(2.0 / D))
                 b = self.offset if self.offset.dtype == dtype else self.offset.astype(dtype)
                 _dense.gemm(Xc, W, out, nt)
-                _jf.cos_all.run(nt, b, scale, checked, out)
+                _jf.trig_rows.run(nt, out, b, scale, checked, out)
             else:
                 self._pair(Xc, W, checked, out, nt)
         if may_overflow and not np.isfinite(out).all():
@@ -228,7 +228,7 @@ class RandomFourierMap:
             r1 = min(n, r0 + rows)
             Pb = P[: r1 - r0]
             _dense.gemm(Xc[r0:r1], W, Pb, nt)
-            _jf.cossin_all.run(nt, Pb, scale, checked, out[r0:r1])
+            _jf.trig_rows.run(nt, Pb, None, scale, checked, out[r0:r1])
 
 
 def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Seed = None, kind: str = "cos",

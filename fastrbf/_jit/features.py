@@ -68,28 +68,19 @@ def _cossin_chunk(p, scale, checked, oc, os):
                 os[j] = scale * sv
 
 
-@pjit(tasks=lambda b, scale, checked, P: P.shape[0],
-      work=lambda b, scale, checked, P: 16 * P.size)
-def cos_all(lo, hi, b, scale, checked, P):
-    # IN: rows lo:hi, b (D,), scale, checked; IN/OUT: P (n, D) projections -> scale * cos(P + b),
-    # one row per task
+@pjit(tasks=lambda P, b, scale, checked, out: P.shape[0],
+      work=lambda P, b, scale, checked, out: 16 * out.size)
+def trig_rows(lo, hi, P, b, scale, checked, out):
+    # IN: rows lo:hi, P (n, D) projections, scale, checked, one row per task; then
+    # b (D,): IN/OUT P -> scale * cos(P + b), out is P (the "cos" map, in place);
+    # b None: OUT out (n, 2 D) = [scale cos P, scale sin P] (the "cos-sin" map)
     D = P.shape[1]
     for i in range(lo, hi):
         for j0 in range(0, D, CB):
             j1 = min(D, j0 + CB)
-            p = P[i, j0:j1]
-            _add(p, b[j0:j1])
-            _cos_chunk(p, scale, checked)
-
-
-@pjit(tasks=lambda P, scale, checked, out: P.shape[0],
-      work=lambda P, scale, checked, out: 16 * out.size)
-def cossin_all(lo, hi, P, scale, checked, out):
-    # IN: rows lo:hi, P (n, D') projections, scale, checked; OUT: out (n, 2 D') =
-    # [scale cos P, scale sin P], one row per task
-    D = P.shape[1]
-    for i in range(lo, hi):
-        for j0 in range(0, D, CB):
-            j1 = min(D, j0 + CB)
-            _cossin_chunk(P[i, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])
-
+            if b is None:
+                _cossin_chunk(P[i, j0:j1], scale, checked, out[i, j0:j1], out[i, D + j0 : D + j1])
+            else:
+                p = P[i, j0:j1]
+                _add(p, b[j0:j1])
+                _cos_chunk(p, scale, checked)

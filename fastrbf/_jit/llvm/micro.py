@@ -258,30 +258,28 @@ dot_block = intrinsic(_block_intrinsic(True))
 dot_block.__doc__ = """As :func:`sq_block` with ``Xp[k, r] * Yt[k, j + c]`` summed."""
 
 
-@intrinsic
-def block_cols(typingctx, a):
-    """NB, the columns of a block for the dtype of the array ``a`` (a compile-time constant)."""
-    if not isinstance(a, types.Array):
-        return None
-    nb = _block_cols(a.dtype)
+def _constant(name, value, doc):
+    """An intrinsic ``f(a)`` that is the compile-time int64 ``value(a.dtype)`` for an array ``a``."""
 
-    def codegen(context, builder, sig, args):
-        return ir.Constant(ir.IntType(64), nb)
+    def typer(typingctx, a):
+        if not isinstance(a, types.Array):
+            return None
+        v = value(a.dtype)
 
-    return types.int64(a), codegen
+        def codegen(context, builder, sig, args):
+            return ir.Constant(ir.IntType(64), v)
+
+        return types.int64(a), codegen
+
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
 
 
-@intrinsic
-def block_rows(typingctx, a):
-    """MR, the rows of a block (a compile-time constant; ``a`` is any array)."""
-    if not isinstance(a, types.Array):
-        return None
-    mr = block_shape()[0]
-
-    def codegen(context, builder, sig, args):
-        return ir.Constant(ir.IntType(64), mr)
-
-    return types.int64(a), codegen
+block_cols = _constant("block_cols", _block_cols, """NB, the columns of a block for the dtype of the array ``a`` (a compile-time
+constant).""")
+block_rows = _constant("block_rows", lambda dtype: block_shape()[0],
+                       """MR, the rows of a block (a compile-time constant; ``a`` is any array).""")
 
 
 def argmin_nr():
@@ -393,17 +391,8 @@ def argmin_width(dtype):
     return argmin_nr() * lanes(dtype)
 
 
-@intrinsic
-def argmin_cols(typingctx, a):
-    """The columns of a block of :func:`sq_argmin_block` for the dtype of ``a``."""
-    if not isinstance(a, types.Array):
-        return None
-    nb = argmin_width(a.dtype)
-
-    def codegen(context, builder, sig, args):
-        return ir.Constant(ir.IntType(64), nb)
-
-    return types.int64(a), codegen
+argmin_cols = _constant("argmin_cols", argmin_width, """The columns of a block of :func:`sq_argmin_block` for the dtype of
+``a``.""")
 
 
 def _emit_sq_row(context, builder, sig, args):

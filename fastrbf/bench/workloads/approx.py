@@ -8,9 +8,10 @@ import numpy as np
 from fastrbf import reference
 from fastrbf.approx import random_fourier
 
-from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..harness import FASTRBF, NUMPY, Contender, Workload
 from ..roofline import Cost
 from .common import seeded_rng, try_import
+from .peers import optional_peer
 
 
 def workloads() -> list[Workload]:
@@ -36,8 +37,8 @@ def _rff_workload():
         Contender("numpy reference", NUMPY,
                   lambda a: reference.random_fourier_transform(a["X"], a["rff"].weights, a["rff"].offset)),
     ]
-    if try_import("sklearn.kernel_approximation") is not None:
-        cs.append(Contender("scikit-learn RBFSampler.transform", PEER, lambda a: a["sk"].transform(a["X"])))
+    cs.append(optional_peer("scikit-learn RBFSampler.transform", "sklearn.kernel_approximation",
+                            lambda a: a["sk"].transform(a["X"]), package="sklearn"))
     return Workload("rff", setup, lambda a: a["X"].shape[0] * a["rff"].n_components, "features/s", cs,
                     lambda a: f"{a['X'].shape[0]}x{a['X'].shape[1]} -> {a['rff'].n_components}, float64",
                     sizes=((20000, 500), (45000, 1000), (100000, 2000)),

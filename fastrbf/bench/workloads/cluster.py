@@ -17,9 +17,9 @@ import numpy as np
 from fastrbf import reference
 from fastrbf.cluster._kmeans import kmeans, lloyd_assign, lloyd_update
 
-from ..harness import FASTRBF, NUMPY, PEER, Contender, Workload
+from ..harness import FASTRBF, NUMPY, Contender, Workload
 from ..roofline import Cost
-from .common import seeded_rng, try_import
+from .common import seeded_rng
 from .peers import optional_peer, sklearnex_code_path, sklearnex_lloyd
 
 
@@ -108,8 +108,7 @@ def _lloyd_workload(name, sizes, d, K, dtype):
         Contender("fastrbf lloyd_assign+lloyd_update", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
         Contender("numpy reference", NUMPY, lambda a: _reference_lloyd_iteration(a["X"], a["C"]), full=sizes[-1] * K <= 10**8),
     ]
-    if try_import("sklearn.cluster") is not None:
-        cs.append(Contender("scikit-learn (per iteration)", PEER, PerIteration(_sk_lloyd)))
+    cs.append(optional_peer("scikit-learn (per iteration)", "sklearn.cluster", PerIteration(_sk_lloyd), package="sklearn"))
     cs.append(optional_peer("sklearnex KMeans (per iteration)", "sklearnex", PerIteration(sklearnex_lloyd),
                             package="sklearnex", note=sklearnex_code_path("KMeans.fit")))
     cs.append(optional_peer("faiss float32 (per iteration)", "faiss", PerIteration(_faiss_lloyd), package="faiss"))
@@ -139,8 +138,7 @@ def _lloyd_sparse_workload():
         Contender("fastrbf kmeans (per iteration)", FASTRBF, PerIteration(_fastrbf_lloyd)),
         Contender("fastrbf lloyd_assign+lloyd_update", FASTRBF, lambda a: _one_lloyd_iteration(a["X"], a["C"])),
     ]
-    if try_import("sklearn.cluster") is not None:
-        cs.append(Contender("scikit-learn (per iteration)", PEER, PerIteration(_sk_lloyd)))
+    cs.append(optional_peer("scikit-learn (per iteration)", "sklearn.cluster", PerIteration(_sk_lloyd), package="sklearn"))
     cs.append(optional_peer("sklearnex KMeans (per iteration)", "sklearnex", PerIteration(sklearnex_lloyd),
                             package="sklearnex", note=sklearnex_code_path("KMeans.fit")))
 
@@ -176,9 +174,9 @@ def _kmeans_run_workload():
     cs = [Contender("fastrbf", FASTRBF, ours),
           Contender("fastrbf algorithm='lloyd'", FASTRBF, lambda a: ours(a, "lloyd")),
           Contender("fastrbf algorithm='bounded' (Hamerly)", FASTRBF, lambda a: ours(a, "bounded"))]
-    if try_import("sklearn.cluster") is not None:
-        cs.append(Contender("scikit-learn", PEER, lambda a: _sk_lloyd(a, 20)))
-        cs.append(Contender("scikit-learn algorithm='elkan'", PEER, lambda a: _sk_kmeans(a, "elkan")))
+    cs.append(optional_peer("scikit-learn", "sklearn.cluster", lambda a: _sk_lloyd(a, 20), package="sklearn"))
+    cs.append(optional_peer("scikit-learn algorithm='elkan'", "sklearn.cluster",
+                            lambda a: _sk_kmeans(a, "elkan"), package="sklearn"))
     return Workload("kmeans-20-iterations", setup, lambda a: 20 * a["X"].shape[0] * 64, "point-centres/s", cs,
                     lambda a: f"{a['X'].shape[0]}x16, K=64, same init, 20 iterations", sizes=(50000, 100000, 200000),
                     cost=lambda a: lloyd_cost(a["X"], 64, 20))
@@ -214,9 +212,8 @@ def _kmeans_converge_workload():
     cs = [Contender("fastrbf", FASTRBF, ours),
           Contender("fastrbf algorithm='lloyd'", FASTRBF, lambda a: ours(a, "lloyd")),
           Contender("fastrbf algorithm='bounded' (Hamerly)", FASTRBF, lambda a: ours(a, "bounded"))]
-    if try_import("sklearn.cluster") is not None:
-        cs.append(Contender("scikit-learn", PEER, lambda a: sk(a, "lloyd")))
-        cs.append(Contender("scikit-learn algorithm='elkan'", PEER, lambda a: sk(a, "elkan")))
+    cs.append(optional_peer("scikit-learn", "sklearn.cluster", lambda a: sk(a, "lloyd"), package="sklearn"))
+    cs.append(optional_peer("scikit-learn algorithm='elkan'", "sklearn.cluster", lambda a: sk(a, "elkan"), package="sklearn"))
     return Workload("kmeans-converge", setup, lambda a: a["iters"] * a["X"].shape[0] * K, "point-centres/s", cs,
                     lambda a: f"{a['X'].shape[0]}x{d}, K={K}, same init, to convergence: {a['iters']} iterations",
                     sizes=(20000, 50000, 100000), cost=lambda a: lloyd_cost(a["X"], K, a["iters"]))

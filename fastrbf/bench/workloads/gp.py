@@ -14,9 +14,10 @@ from fastrbf.gp._exact import gaussian_process
 from fastrbf.gp._sparse import sparse_gaussian_process
 from fastrbf.models.ridge import kernel_ridge
 
-from ..harness import BASELINE, FASTRBF, PEER, Contender, Workload
+from ..harness import BASELINE, FASTRBF, Contender, Workload
 from ..roofline import Cost
 from .common import seeded_rng, try_import
+from .peers import optional_peer
 
 
 def workloads() -> list[Workload]:
@@ -56,8 +57,7 @@ def _gp_workload():
             return GaussianProcessRegressor(k, alpha=0.0, n_restarts_optimizer=0).fit(a["X"], a["y"])
 
     cs = [Contender("fastrbf gaussian_process", FASTRBF, ours)]
-    if try_import("sklearn.gaussian_process") is not None:
-        cs.append(Contender("scikit-learn GaussianProcessRegressor", PEER, sk))
+    cs.append(optional_peer("scikit-learn GaussianProcessRegressor", "sklearn.gaussian_process", sk, package="sklearn"))
     return Workload("gp-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, PRML kernel, L-BFGS-B from one start", sizes=(250, 700, 2000))
 
@@ -89,8 +89,7 @@ def _gp_ard_workload():
         return f"log marginal likelihood {a['lml']:.6g} (scikit-learn {a['sk_lml']:.6g})"
 
     cs = [Contender("fastrbf gaussian_process", FASTRBF, ours)]
-    if try_import("sklearn.gaussian_process") is not None:
-        cs.append(Contender("scikit-learn GaussianProcessRegressor", PEER, sk))
+    cs.append(optional_peer("scikit-learn GaussianProcessRegressor", "sklearn.gaussian_process", sk, package="sklearn"))
     return Workload("gp-fit-matern52-ard", setup, lambda a: a["X"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, Matern-5/2, one length scale per feature",
                     sizes=(250, 2000), accuracy=accuracy)
@@ -117,8 +116,8 @@ def _gp_predict_workload():
         return data
 
     cs = [Contender("fastrbf GaussianProcess.predict (mean)", FASTRBF, lambda a: a["model"].predict(a["Q"]))]
-    if try_import("sklearn.gaussian_process") is not None:
-        cs.append(Contender("scikit-learn predict(return_std=False)", PEER, lambda a: a["sk"].predict(a["Q"])))
+    cs.append(optional_peer("scikit-learn predict(return_std=False)", "sklearn.gaussian_process",
+                            lambda a: a["sk"].predict(a["Q"]), package="sklearn"))
     return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only",
                     sizes=((500, 20000), (1000, 45000), (2000, 100000)), cost=_predict_cost)

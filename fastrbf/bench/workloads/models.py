@@ -10,9 +10,9 @@ from fastrbf import reference
 from fastrbf.kernels import gram
 from fastrbf.models import interpolate, kernel_ridge, partition_of_unity, rbf_network
 
-from ..harness import BASELINE, FASTRBF, FLOOR, NUMPY, PEER, Contender, Workload
+from ..harness import BASELINE, FASTRBF, FLOOR, NUMPY, Contender, Workload
 from ..roofline import Cost
-from .common import seeded_rng, try_import
+from .common import seeded_rng
 from .linalg import PotrfFloor
 from .peers import optional_peer
 
@@ -45,8 +45,7 @@ def _krr_workload():
                   lambda a: reference.kernel_ridge(a["X"], a["y"], gamma=gamma, alpha=alpha)),
         Contender("LAPACK dpotrf alone", FLOOR, PotrfFloor()),
     ]
-    if try_import("sklearn.kernel_ridge") is not None:
-        cs.append(Contender("scikit-learn KernelRidge", PEER, sk))
+    cs.append(optional_peer("scikit-learn KernelRidge", "sklearn.kernel_ridge", sk, package="sklearn"))
     return Workload("krr-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=16, gaussian, alpha {alpha:g}", sizes=(2000, 4500, 10000),
                     cost=lambda a: fit_cost(a["X"].shape[0], a["X"].shape[1], 0))
@@ -84,8 +83,7 @@ def _interp_workload():
                   lambda a: interpolate(a["X"], a["y"], kernel="gaussian", gamma=gamma).predict(a["Xq"])),
         Contender("numpy reference", NUMPY, ref),
     ]
-    if try_import("scipy.interpolate") is not None:
-        cs.append(Contender("SciPy RBFInterpolator", PEER, sp))
+    cs.append(optional_peer("SciPy RBFInterpolator", "scipy.interpolate", sp, package="scipy"))
     return Workload("interp", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=2, gaussian, {a['Xq'].shape[0]} evaluations",
                     sizes=((1000, 2000), (2200, 4500), (5000, 10000)),
@@ -127,8 +125,7 @@ def _interp_local_workload():
         return f"largest difference from SciPy {float(np.abs(a['ours'] - a['scipy']).max()):.1e}"
 
     cs = [Contender("fastrbf interpolate(neighbors=50)", FASTRBF, ours)]
-    if try_import("scipy.interpolate") is not None:
-        cs.append(Contender("SciPy RBFInterpolator(neighbors=50)", PEER, sp))
+    cs.append(optional_peer("SciPy RBFInterpolator(neighbors=50)", "scipy.interpolate", sp, package="scipy"))
     return Workload("interp-local", setup, lambda a: a["Xq"].shape[0], "evaluations/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=3, thin-plate spline, k=50, {a['Xq'].shape[0]} evaluations",
                     sizes=((10000, 10000), (100000, 100000)), accuracy=accuracy)
@@ -230,8 +227,7 @@ def _rbfnet_workload():
         Contender("fastrbf rbf_network", FASTRBF, ours),
         Contender("numpy reference (plain k-means + Phi + solve)", NUMPY, ref, full=False),
     ]
-    if try_import("sklearn.cluster") is not None:
-        cs.append(Contender("scikit-learn KMeans + rbf_kernel + Ridge", PEER, sk))
+    cs.append(optional_peer("scikit-learn KMeans + rbf_kernel + Ridge", "sklearn.cluster", sk, package="sklearn"))
     return Workload("rbfnet-fit", setup, lambda a: a["X"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=16, {a['k']} k-means centres, max_iter 100",
                     sizes=((5000, 16), (70000, 64), (1000000, 256)))
@@ -342,8 +338,8 @@ def _krr_large_workload():
         Contender("fastrbf kernel_ridge nystrom-pcg", FASTRBF, ours),
         Contender("numpy reference (explicit K_nm + solve)", NUMPY, ref, full=False),  # 16 GB at full size
     ]
-    if try_import("sklearn.kernel_approximation") is not None:
-        cs.append(Contender("scikit-learn Nystroem + Ridge", PEER, sk, full=False))  # 16 GB features at full size
+    cs.append(optional_peer("scikit-learn Nystroem + Ridge", "sklearn.kernel_approximation",
+                            sk, package="sklearn", full=False))  # 16 GB features at full size
     return Workload("krr-large", setup, lambda a: a["X"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=16, M={a['m']}, gaussian gamma {gamma:g}, alpha {lam:g} N",
                     accuracy, sizes=((20000, 500, 2000), (1_000_000, 2000, 20000)))

@@ -56,8 +56,8 @@ def _knn_workload():
         Contender("fastrbf knn", FASTRBF, lambda a: knn(a["X"], a["Q"], 10)),
         Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10), full=False),
     ]
-    if try_import("sklearn.neighbors") is not None:
-        cs.append(Contender("scikit-learn NearestNeighbors brute", PEER, lambda a: a["nn"].kneighbors(a["Q"])))
+    cs.append(optional_peer("scikit-learn NearestNeighbors brute", "sklearn.neighbors",
+                            lambda a: a["nn"].kneighbors(a["Q"]), package="sklearn"))
     cs += [optional_peer("sklearnex NearestNeighbors brute", "sklearnex", sklearnex_knn, package="sklearnex",
                          note=sklearnex_code_path("NearestNeighbors.kneighbors")),
            optional_peer("faiss IndexFlatL2 float32", "faiss", faiss_search, package="faiss")]

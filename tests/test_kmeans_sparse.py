@@ -302,3 +302,21 @@ def test_sklearn_estimator_on_sparse_data_equals_scikit_learn(rng, dtype):
     assert_allclose(T, sk.transform(Q), rtol=10 * tol, atol=10 * tol)
     assert_allclose(T, ours.transform(Q.toarray()), rtol=10 * tol, atol=10 * tol)
     assert ours.score(Q) == pytest.approx(ours.score(Q.toarray()), rel=1e-12 if dtype == np.float64 else 1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sklearn_estimator_on_sparse_arrays_as_on_sparse_matrices(rng, dtype):
+    # scipy.sparse's array classes sum rows to 1-D where its matrices give (n, 1)
+    from fastrbf.sklearn import KMeans
+
+    X = sparse_data(rng, 300, 20, 0.2, dtype)
+    C0 = X[:4].toarray()
+    m = KMeans(4, init=C0, n_init=1).fit(X)
+    a = KMeans(4, init=C0, n_init=1).fit(sp.csr_array(X))
+    assert_array_equal(a.cluster_centers_, m.cluster_centers_)
+    Q = sparse_data(rng, 30, 20, 0.3, dtype)
+    T = a.transform(sp.csr_array(Q))
+    assert T.shape == (30, 4) and T.dtype == dtype
+    assert_array_equal(T, m.transform(Q))
+    assert_array_equal(a.predict(sp.csr_array(Q)), m.predict(Q))
+    assert a.score(sp.csr_array(Q)) == m.score(Q)

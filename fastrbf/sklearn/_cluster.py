@@ -132,7 +132,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         if not isinstance(Xv, np.ndarray):  # CSR
             C = np.asarray(self.cluster_centers_, dtype=np.float64)
             X64 = Xv.astype(np.float64)
-            D = np.asarray(X64.multiply(X64).sum(axis=1)) - 2.0 * np.asarray(X64 @ C.T) + np.einsum("ij,ij->i", C, C)
+            # reshaped: the row sums are (n, 1) for a sparse matrix but (n,) for a sparse array
+            D = np.asarray(X64.multiply(X64).sum(axis=1)).reshape(-1, 1) - 2.0 * np.asarray(X64 @ C.T) + np.einsum("ij,ij->i", C, C)
             np.maximum(D, 0.0, out=D)
             return np.sqrt(D, out=D).astype(_v.result_dtype(Xv, self.cluster_centers_), copy=False)
         D = sqdist(Xv, self.cluster_centers_, n_threads=self.n_jobs)

@@ -45,8 +45,9 @@ Decisions:
   that holds it (``module.name``), as functions do; models fitted with it pickle the
   same way.  A kernel that is not reachable so (defined inside a function, or bound to
   another name) cannot be pickled: the error says so.
-- **Names.**  A kernel's name (the function's name unless ``name`` is given) must not be
-  a built-in kernel's; defining a kernel under a name already used by a user kernel
+- **Names.**  A kernel's name (the function's name unless ``name`` is given; a lambda's
+  is ``lambda_`` and the start of its code token, so that two lambdas never share one and
+  the same lambda has the same name in every process) must not be a built-in kernel's; defining a kernel under a name already used by a user kernel
   replaces it (re-running a notebook cell).
 """
 
@@ -325,7 +326,9 @@ def define_kernel(function: Callable[[float], float] | None = None, *, name: str
         y)``: one float in, one float out, in the subset of Python numba compiles
         (``math``, NumPy scalar functions, :func:`exp` for a fast exponential).
     name : str, optional
-        Default: the function's name.  Not a built-in kernel's name.
+        Default: the function's name; for a lambda, ``lambda_`` and 12 hex digits of a
+        hash of its code and of the values it captures (the same name in every process
+        for the same code).  Not a built-in kernel's name.
     radial : bool, default True
     derivative : callable, optional
         ``d phi / d s`` (or ``d phi / d t``), for gradients; default: a central
@@ -381,6 +384,8 @@ def define_kernel(function: Callable[[float], float] | None = None, *, name: str
     py = _py_function(function, name or "?", "kernel function")
     if name is None:
         name = py.__name__
+        if not name.isidentifier():  # a lambda: named after its code, the same name in every process
+            name = f"lambda_{_token(function, derivative, _v.check_bool(radial, 'radial'))[:12]}"
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"`name` must be an identifier; got {name!r}.")
     if name in KERNELS:

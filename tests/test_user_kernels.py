@@ -204,6 +204,23 @@ def test_code_token_follows_the_function():
     assert fastrbf.gram(X, kernel=k3)[0, 1] == 1.0 / 3.0
 
 
+def test_a_lambda_is_named_after_its_code_the_same_in_every_process():
+    def cauchy(c):
+        return define_kernel(lambda s: 1.0 / (1.0 + c * s), positive_definite=True)
+
+    k1, k1b, k2 = cauchy(1.0), cauchy(1.0), cauchy(2.0)
+    assert k1.name.startswith("lambda_") and k1.name.isidentifier()
+    assert k1.name == k1b.name != k2.name  # the captured value is part of the code
+    assert user_kernel(k1.name) is k1b
+    X = np.array([[0.0], [1.0]])
+    assert fastrbf.gram(X, kernel=k1)[0, 1] == 0.5
+    assert fastrbf.gram(X, kernel=k2.name)[0, 1] == 1.0 / 3.0
+    src = "from fastrbf.user_kernels import define_kernel\nprint(define_kernel(lambda s: 1.0 / (1.0 + s)).name)"
+    names = {subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, check=True).stdout.strip()
+             for _ in range(2)}
+    assert names == {define_kernel(lambda s: 1.0 / (1.0 + s)).name}
+
+
 def test_numeric_derivative_is_close_to_the_analytic_one():
     k = define_kernel(lambda s: 1.0 / (1.0 + s), name="cauchy_nd", positive_definite=True)
     d = k.jitted_derivative

@@ -40,6 +40,7 @@ from . import _dense, _threads
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._jit import pairwise as _jp
+from ._sparse import CSRRows, check_csr, is_sparse, to_scipy
 
 #: from this many features on, float64 distances go through the certified GEMM path
 GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
@@ -201,3 +202,98 @@ def matvec(X, Y, Vt, spec, out, n_threads):
     Yt = np.ascontiguousarray(Y.T)
     _jp.gram_matvec.run(n_threads, X, Yt, Vt, *spec.args, out)
     return out
+
+
+# ---------------------------------------------------------------- sparse input
+def prepare_sparse(X, Y, length_scale, name_x="X", name_y="Y"):
+    """Validate ``X`` and ``Y`` (at least one ``scipy.sparse``) as checked CSR rows of the
+    common result dtype, each feature divided by its length scale; ``Y`` may be None.
+    A dense side becomes CSR rows of its nonzeros."""
+    Xs = _as_rows(X, name_x)
+    Ys = None if Y is None else _as_rows(Y, name_y)
+    if Ys is not None:
+        _v.check_features(Xs, Ys, name_x, name_y)
+    dtype = _v.result_dtype(Xs, Ys)
+    ls = _v.check_length_scale(length_scale, Xs.shape[1])
+    Xs = _scaled_rows(Xs, ls, dtype, name_x)
+    Ys = None if Ys is None else _scaled_rows(Ys, ls, dtype, name_y)
+    return Xs, Ys, dtype
+
+
+def _as_rows(A, name):
+    if is_sparse(A):
+        return check_csr(A, name)
+    import scipy.sparse as sp
+
+    arr = _v.check_data(A, name)
+    return check_csr(sp.csr_matrix(_v.to_dtype(arr, arr.dtype if arr.dtype.kind == "f" else np.float64)), name)
+
+
+def _scaled_rows(A, ls, dtype, name):
+    """``A`` in ``dtype``, its stored values divided by their column's length scale (in
+    float64, as :func:`fastrbf._validation.scale_features` divides dense data)."""
+    if ls is None:
+        return A.astype(dtype)
+    with np.errstate(over="ignore"):
+        data = (A.data.astype(np.float64) / np.broadcast_to(ls, (A.shape[1],))[A.indices]).astype(dtype)
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"`{name}` divided by `length_scale` overflows {np.dtype(dtype)}; use larger length scales "
+                         "or rescale the data.")
+    return CSRRows(data, A.indices, A.indptr, A.shape)
+
+
+def sparse_pairwise(X, Y, spec, symmetric, out, n_threads):
+    """:func:`pairwise` for CSR rows (:class:`fastrbf._sparse.CSRRows` of ``out.dtype``;
+    ``Y`` may be ``X`` itself).
+
+    The norm expansion ``||x||^2 + ||y||^2 - 2 x.y`` with the dot products from SciPy's
+    sparse product (float64, by fixed row blocks: the same bits for any thread count);
+    every entry within the rigorous error bound of the expansion is recomputed by direct
+    differences over the two rows' stored columns (the bits of the dense direct sum).
+    The rows are not centred (that would fill them), so the bound uses the uncentred
+    norms and the most stored values of a row instead of ``d``.
+    """
+    dtype = out.dtype
+    n, m = X.shape[0], Y.shape[0]
+    Xm = to_scipy(X, np.float64)
+    Ym = Xm if symmetric else to_scipy(Y, np.float64)
+    nx = np.asarray(Xm.multiply(Xm).sum(axis=1), dtype=np.float64).reshape(-1)
+    ny = nx if symmetric else np.asarray(Ym.multiply(Ym).sum(axis=1), dtype=np.float64).reshape(-1)
+    k = max(_max_row_nnz(X), _max_row_nnz(Y), 1)
+    tau = (2 * k + 8) * np.finfo(np.float64).eps / RTOL_TARGET[dtype]
+    Xt = (X.data, X.indices, X.indptr)
+    Yt = Xt if symmetric else (Y.data, Y.indices, Y.indptr)
+    YmT = Ym.T.tocsr()
+    rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    direct = dtype == np.float64
+    nt = _threads.for_work(n * m * 16 + Xm.nnz * m, n_threads)
+
+    def work(lo, hi):
+        G = None if direct else np.empty((min(rows, hi - lo), m), dtype=np.float64)
+        for r0 in range(lo, hi, rows):
+            r1 = min(hi, r0 + rows)
+            Gb = out[r0:r1] if G is None else G[: r1 - r0]
+            (Xm[r0:r1] @ YmT).toarray(out=Gb)  # (toarray zeroes Gb first)
+            _jp.finalize_block(Gb, nx, ny, Xt, Yt, r0, tau, spec.phi, spec.g, spec.c, spec.degree, symmetric,
+                               out[r0:r1])
+
+    _threads.map_ranges(work, n, nt, align=rows)
+    if symmetric:
+        _jp.mirror_upper.run(nt, out)
+    return out
+
+
+def sparse_dot_products(X, Y, spec, out, n_threads):
+    """:func:`dot_products` for CSR rows: SciPy's sparse product (in float64 for float32
+    results, then rounded once), then phi row by row."""
+    Xm = to_scipy(X, np.float64)
+    Ym = to_scipy(Y, np.float64)
+    nt = _threads.for_work(X.shape[0] * Y.shape[0] * 8 + Xm.nnz * Y.shape[0], n_threads)
+    P = (Xm @ Ym.T.tocsr()).toarray()
+    np.copyto(out, P, casting="same_kind")
+    _jp.apply_rows.run(nt, spec.phi, spec.g, spec.c, spec.degree, out)
+    return out
+
+
+def _max_row_nnz(A):
+    return int(np.diff(A.indptr).max()) if A.shape[0] else 0

@@ -49,6 +49,7 @@ from . import _dense, _threads
 from . import _validation as _v
 from ._jit import features as _jf
 from ._jit.llvm import trig as _jt
+from ._sparse import CSRRows, check_csr, is_sparse, to_scipy
 from ._typing import ArrayLike, DTypeLike, FloatArray, KernelArg, Seed, Threads
 from .cluster._kmeans import kmeans_named
 from .kernels import check_kernel, check_params, gram, kernel_value
@@ -71,12 +72,38 @@ def _max_gamma(dt):
 
 
 def _max_norm(A, axis):
-    """The largest Euclidean norm along ``axis`` (rows: 1, columns: 0), without overflow."""
+    """The largest Euclidean norm along ``axis`` (rows: 1, columns: 0), without overflow;
+    ``A`` dense, or SciPy CSR rows (``axis=1``)."""
+    if not isinstance(A, np.ndarray):
+        top = float(np.abs(A.data).max()) if A.nnz else 0.0
+        if top == 0 or not math.isfinite(top):
+            return top
+        S = A.astype(np.float64) / top
+        return top * math.sqrt(float(S.multiply(S).sum(axis=1).max()))
     top = float(np.abs(A).max())
     if top == 0 or not math.isfinite(top):
         return top
     S = A.astype(np.float64) / top
     return top * math.sqrt(float(np.einsum("ij,ij->" + ("i" if axis == 1 else "j"), S, S).max()))
+
+
+def _max_abs(A):
+    """The largest absolute value of dense data or CSR rows."""
+    if isinstance(A, CSRRows):
+        return max(abs(A.max()), abs(A.min()))
+    return float(np.abs(A).max())
+
+
+def _project(Xc, W, out, nt):
+    """``out = Xc @ W``: BLAS for dense ``Xc``, SciPy's sparse product for CSR rows (by
+    row blocks, so that no second result-sized array is made)."""
+    if isinstance(Xc, np.ndarray):
+        return _dense.gemm(Xc, W, out, nt)
+    rows = max(1, PAIR_BLOCK_BYTES // (W.shape[1] * out.dtype.itemsize))
+    for r0 in range(0, Xc.shape[0], rows):
+        r1 = min(Xc.shape[0], r0 + rows)
+        np.copyto(out[r0:r1], Xc[r0:r1] @ W)
+    return out
 
 
 def _bounded(K, alpha):
@@ -99,7 +126,7 @@ def _data(X, name):
 
 
 def _query(X, n_features, map_dtype):
-    Xa = _data(X, "X")
+    Xa = check_csr(X, "X") if is_sparse(X) else _data(X, "X")
     if Xa.shape[1] != n_features:
         raise ValueError(f"`X` must have {n_features} features (as the map); got shape {Xa.shape}.")
     return Xa, _v.result_dtype(Xa, map_dtype)
@@ -155,7 +182,8 @@ class RandomFourierMap:
 
         Parameters
         ----------
-        X : array_like of shape (n, n_features)
+        X : array_like or scipy.sparse matrix of shape (n, n_features)
+            Sparse rows are projected by SciPy's sparse product (never densified).
         out : ndarray of shape (n, n_components), optional
             C-contiguous buffer of the result dtype; it is returned.
         n_threads : int, optional
@@ -185,18 +213,22 @@ class RandomFourierMap:
         True
         """
         Xa, dtype = _query(X, self.n_features, self.dtype)
-        Xc = _v.to_dtype(Xa, dtype)
+        sparse = not isinstance(Xa, np.ndarray)
+        Xc = to_scipy(Xa.astype(dtype)) if sparse else _v.to_dtype(Xa, dtype)
         W = self.weights if self.weights.dtype == dtype else self.weights.astype(dtype)
         n = Xc.shape[0]
         D = self.n_components
-        out = _v.check_out(out, (n, D), dtype, (Xa,))
+        out = _v.check_out(out, (n, D), dtype, (Xa.data,) if sparse else (Xa,))
         if out is None:
             _v.check_memory(n * D * dtype.itemsize, f"transform: the {n} x {D} {dtype} result",
                             "transform `X` in row chunks, or pass a preallocated `out=`.")
             out = np.empty((n, D), dtype=dtype)
         # no argument can leave the accurate range of the vectorised cos/sin: skip the scan
         with np.errstate(over="ignore"):
-            xmax = math.sqrt(float(np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64).max()))
+            if sparse:
+                xmax = math.sqrt(float(Xa.row_sqnorms().max()))
+            else:
+                xmax = math.sqrt(float(np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64).max()))
         wmax = math.sqrt(float(np.einsum("ij,ij->j", W, W, dtype=np.float64).max()))
         lim = _jt.LIMIT_F32 if dtype == _F32 else _jt.LIMIT_F64
         bound = 1.01 * xmax * wmax + 2 * math.pi
@@ -207,7 +239,7 @@ class RandomFourierMap:
             if self.kind == "cos":
                 scale = dtype.type(math.sqrt(2.0 / D))
                 b = self.offset if self.offset.dtype == dtype else self.offset.astype(dtype)
-                _dense.gemm(Xc, W, out, nt)
+                _project(Xc, W, out, nt)
                 _jf.trig_rows.run(nt, out, b, scale, checked, out)
             else:
                 self._pair(Xc, W, checked, out, nt)
@@ -227,7 +259,7 @@ class RandomFourierMap:
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
             Pb = P[: r1 - r0]
-            _dense.gemm(Xc[r0:r1], W, Pb, nt)
+            _project(Xc[r0:r1], W, Pb, nt)
             _jf.trig_rows.run(nt, Pb, None, scale, checked, out[r0:r1])
 
 
@@ -354,7 +386,7 @@ class NystroemMap:
 
         Parameters
         ----------
-        X : array_like of shape (n, d)
+        X : array_like or scipy.sparse matrix of shape (n, d)
         n_threads : int, optional
 
         Returns
@@ -386,7 +418,7 @@ class NystroemMap:
         n, m = Xa.shape[0], self.landmarks.shape[0]
         _v.check_memory(8 * n * m * (2 if dtype == _F64 else 2.5), f"transform: the {n} x {m} kernel block and result",
                         "transform `X` in row chunks.")
-        Xd = _v.to_dtype(Xa, _F64)
+        Xd = to_scipy(Xa, _F64) if isinstance(Xa, CSRRows) else _v.to_dtype(Xa, _F64)
         try:
             K = gram(Xd, self.landmarks, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                      coef0=self.coef0, n_threads=nt)
@@ -394,12 +426,12 @@ class NystroemMap:
             K = None
         if K is None or not _bounded(K, 0.0):
             raise ValueError(f"`X` is too large for this map: its {self.kernel} kernel values with the landmarks "
-                             f"overflow float64 (max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`.")
+                             f"overflow float64 (max |x| = {_max_abs(Xa):.3g}); rescale `X`.")
         Z = _dense.gemm(K, self.normalization, np.empty((K.shape[0], self.normalization.shape[1])), nt)
         Z = Z.astype(dtype, copy=False)
         if not np.isfinite(Z).all():
             raise ValueError(f"`X` is too large for this map: its features overflow {dtype} "
-                             f"(max |x| = {float(np.abs(Xd).max()):.3g}); rescale `X`"
+                             f"(max |x| = {_max_abs(Xa):.3g}); rescale `X`"
                              + (", or pass it as float64." if dtype == _F32 else "."))
         return Z
 
@@ -412,8 +444,9 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
-        The data the landmarks are chosen from (when ``landmarks`` is an int).
+    X : array_like or scipy.sparse matrix of shape (n, d)
+        The data the landmarks are chosen from (when ``landmarks`` is an int).  Sparse
+        data stay sparse (the landmarks are dense: k-means centres or chosen rows).
     landmarks : int or array_like of shape (m, d)
         The landmarks ``L`` themselves, or their number ``m`` (1 <= m <= n), chosen
         by ``method``.
@@ -464,7 +497,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
     """
     spec = check_kernel(kernel)
     deg, c0 = check_params(spec, degree, coef0)
-    Xa = _data(X, "X")
+    Xa = check_csr(X, "X") if is_sparse(X) else _data(X, "X")
     _v.check_magnitude(Xa, "X", _F64)  # data whose float64 squared distances overflow: refused by name, up front
     n, d = Xa.shape
     g = _v.check_real(gamma, "gamma", low=0, strict=True)
@@ -488,18 +521,21 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
     # k-means or kernel work
     _v.check_memory(5 * 8 * m * m, f"nystroem: the {m} x {m} landmark kernel matrix and its eigendecomposition",
                     "use fewer `landmarks`.")
-    Xd = _v.to_dtype(Xa, _F64)
+    sparse = isinstance(Xa, CSRRows)
+    Xd = Xa.astype(_F64) if sparse else _v.to_dtype(Xa, _F64)
     if La is not None:
         L = np.array(La, dtype=np.float64, order="C", copy=True)  # the map owns its landmarks
     elif method == "kmeans":
         # k-means on data scaled by a power of two (exact, so the centres are those of the
         # data itself) whose squared distances can neither overflow nor underflow
-        top = float(np.abs(Xd).max())
-        s = 2.0 ** round(math.log2(top)) if top > 0 and not 2.0**-256 <= top <= 2.0**256 else 1.0
-        L = kmeans_named(Xd / s if s != 1.0 else Xd, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
-        L = L * s if s != 1.0 else L
+        top = _max_abs(Xd)
+        t = round(math.log2(top)) if top > 0 and not 2.0**-256 <= top <= 2.0**256 else 0
+        Xs = to_scipy(Xd.scaled(-t)) if sparse else (Xd / 2.0**t if t else Xd)
+        L = kmeans_named(Xs, m, name="landmarks", seed=rng, max_iter=iters, n_threads=nt).centers
+        L = L * 2.0**t if t else L
     else:
-        L = Xd[np.sort(rng.choice(n, size=m, replace=False))]
+        ids = np.sort(rng.choice(n, size=m, replace=False))
+        L = Xd.rows(ids) if sparse else Xd[ids]
     L = np.ascontiguousarray(L, dtype=np.float64)
     m = L.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is detected and reported just below

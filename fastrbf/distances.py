@@ -10,11 +10,18 @@ Two exact-enough paths, chosen by the number of features ``d`` (see
   error target recomputed by direct differences.
 
 Both meet the same accuracy: 1e-12 relative (float64), 1e-5 (float32), identical rows
-exactly 0.  ``Y=None`` computes one triangle and mirrors it: the result is exactly
-symmetric with exact zeros on the diagonal.
+exactly 0.  Sparse input (``scipy.sparse``, when ``X`` or ``Y`` is) takes a third path
+with the same accuracy: the norm expansion with the dot products from SciPy's sparse
+product, the entries its error bound does not cover recomputed by direct differences
+over the stored columns (rows are not centred: that would fill them).
+
+``Y=None`` computes one triangle and mirrors it: the result is exactly symmetric with
+exact zeros on the diagonal.
 """
 
 from . import _pairwise as _pw
+from . import _validation as _v
+from ._sparse import is_sparse
 from ._typing import ArrayLike, FloatArray, Threads
 
 
@@ -24,10 +31,11 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
+    X : array_like or scipy.sparse matrix of shape (n, d)
         Rows are points.  float32 is kept when every input is float32; integers and
-        bools become float64.
-    Y : array_like of shape (m, d), optional
+        bools become float64.  Sparse input (any ``scipy.sparse`` format, matrix or
+        array) is never densified: see the module docstring.
+    Y : array_like or scipy.sparse matrix of shape (m, d), optional
         Defaults to ``X``: the result is then exactly symmetric with a zero diagonal and
         only one triangle is computed.
     out : ndarray of shape (n, m), optional
@@ -68,9 +76,18 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
     array([[ 0., 13.],
            [13.,  0.]])
     """
-    Xc, Yc, dtype = _pw.prepare(X, Y)
-    Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
+    sparse = is_sparse(X) or is_sparse(Y)
+    if sparse:
+        Xc, Yc, dtype = _pw.prepare_sparse(X, Y, length_scale)
+    else:
+        Xc, Yc, dtype = _pw.prepare(X, Y)
+        Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
     symmetric = Yc is None
     Yc = Xc if symmetric else Yc
-    out = _pw.allocate(out, (Xc.shape[0], Yc.shape[0]), dtype, (X, Y), "sqdist")
+    inputs = (Xc.data, Yc.data) if sparse else (X, Y)
+    out = _pw.allocate(out, (Xc.shape[0], Yc.shape[0]), dtype, inputs, "sqdist")
+    if sparse:
+        _v.check_magnitude(Xc, "X")
+        _v.check_magnitude(Yc, "Y")
+        return _pw.sparse_pairwise(Xc, Yc, _pw.distances_spec(dtype), symmetric, out, n_threads)
     return _pw.pairwise(Xc, Yc, _pw.distances_spec(dtype), symmetric, out, n_threads)

@@ -22,6 +22,7 @@ from . import _pairwise as _pw
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._pairwise import KernelSpec
+from ._sparse import is_sparse
 from ._typing import ArrayLike, FloatArray, KernelArg, Threads
 
 
@@ -174,8 +175,10 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
 
     Parameters
     ----------
-    X : array_like of shape (n, d)
-    Y : array_like of shape (m, d), optional
+    X : array_like or scipy.sparse matrix of shape (n, d)
+        Sparse input is never densified (the distances of :func:`fastrbf.sqdist`'s
+        sparse path; dot products from SciPy's sparse product).
+    Y : array_like or scipy.sparse matrix of shape (m, d), optional
         Defaults to ``X``; with a scalar ``gamma`` one triangle is computed and mirrored
         (exactly symmetric, diagonal exactly ``k(x, x)``).
     kernel : str
@@ -232,8 +235,12 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
            [-3.162, -4.123]])
     """
     entry = check_kernel(kernel)
-    Xc, Yc, dtype = _pw.prepare(X, Y)
-    Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
+    sparse = is_sparse(X) or is_sparse(Y)
+    if sparse:
+        Xc, Yc, dtype = _pw.prepare_sparse(X, Y, length_scale)
+    else:
+        Xc, Yc, dtype = _pw.prepare(X, Y)
+        Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
         _v.check_magnitude(Yc, "Y")
@@ -242,12 +249,19 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
     symmetric = Yc is None and scalar
     Yc = Xc if Yc is None else Yc
     # every array argument, and what was made of it, must be apart from `out`
-    out = _pw.allocate(out, (Xc.shape[0], m), dtype, (X, Y, gamma, Xc, Yc, spec.g), "gram")
+    inputs = (Xc.data, Yc.data, gamma, spec.g) if sparse else (X, Y, gamma, Xc, Yc, spec.g)
+    out = _pw.allocate(out, (Xc.shape[0], m), dtype, inputs, "gram")
     if entry.radial:
-        _pw.pairwise(Xc, Yc, spec, symmetric, out, n_threads)
+        if sparse:
+            _pw.sparse_pairwise(Xc, Yc, spec, symmetric, out, n_threads)
+        else:
+            _pw.pairwise(Xc, Yc, spec, symmetric, out, n_threads)
         names = "`X`, `Y` and `gamma`"
     else:
-        _pw.dot_products(Xc, Yc, spec, out, n_threads)
+        if sparse:
+            _pw.sparse_dot_products(Xc, Yc, spec, out, n_threads)
+        else:
+            _pw.dot_products(Xc, Yc, spec, out, n_threads)
         names = "`X`, `Y`, `gamma`, `degree` and `coef0`"
     if entry.code not in _BOUNDED:
         _v.check_result(out, "gram", names)

@@ -21,8 +21,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 import fastrbf
 from fastrbf import _threads, reference
 from fastrbf._jit.cluster import lloyd as _jl
+from fastrbf._sparse import check_csr
 from fastrbf.cluster._seeding import random_init
-from fastrbf.cluster._sparse import check_csr
 
 DTYPES = [np.float64, np.float32]
 RTOL = {np.float64: 1e-12, np.float32: float(np.finfo(np.float32).eps)}

@@ -20,7 +20,7 @@ import numpy as np
 from ._decorators import jit, jit_inline, pjit
 from .kernels import apply_kernel
 from .llvm.micro import block_cols, block_rows
-from .tiles import JB, dot64, fill_block, fill_rows, pair_block
+from .tiles import JB, direct_sq, dot64, fill_block, fill_rows, pair_block
 
 
 @pjit(tasks=lambda phi, g, c, degree, out: out.shape[0],
@@ -146,7 +146,6 @@ def mirror_upper(lo, hi, out):
 def finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
     # Row r of a block: see finalize_block.
     m = G.shape[1]
-    d = X.shape[1]
     i = row0 + r
     j_start = i if upper else 0
     gr = G[r, j_start:m]
@@ -166,11 +165,7 @@ def finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
         # direct differences from the original data (float64 accumulation)
         for j in range(L):
             if gr[j] <= tau * (nxi + nyr[j]):
-                acc = 0.0
-                for k in range(d):
-                    t = np.float64(X[i, k]) - np.float64(Y[j_start + j, k])
-                    acc += t * t
-                gr[j] = acc
+                gr[j] = direct_sq(X, i, Y, j_start + j)
     for j in range(L):
         o[j] = gr[j]
     apply_kernel(phi, o, g[j_start:m], c, degree)
@@ -180,7 +175,8 @@ def finalize_row(G, r, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
 def finalize_block(G, nx, ny, X, Y, row0, tau, phi, g, c, degree, upper, out):
     # IN: G (b, m) float64 dot products of the centred rows row0:row0+b against Y,
     #     nx (n,) ny (m,) float64 squared norms of the centred rows,
-    #     X (n, d), Y (m, d) the original (uncentred) data, tau the certification ratio.
+    #     X (n, d), Y (m, d) the original (uncentred) data, dense or CSR triples,
+    #     tau the certification ratio.
     # OUT: out (b, m); may be G itself.  With upper, only j >= i is written.
     # Serial: called from several Python threads at once, one block each.
     for r in range(G.shape[0]):

@@ -24,8 +24,9 @@ The top-level kernels built from them live with their families: :mod:`.pairwise`
 
 
 import numpy as np
+from numba import types
 
-from ._decorators import jit, jit_inline, jit_reduce
+from ._decorators import jit, jit_inline, jit_overload, jit_reduce
 from .kernels import apply_kernel
 from .llvm.micro import block_cols, block_rows, dot_block, sq_block
 
@@ -221,3 +222,42 @@ def fill_block(X, i0, i1, Yt, j0, j1, dot, out, oi, oj):
                 dot_block(xp, rows, Yt, j, cols, out, r0, oj + j - j0)
             else:
                 sq_block(xp, rows, Yt, j, cols, out, r0, oj + j - j0)
+
+
+def direct_sq(X, i, Y, j):
+    """``||X[i] - Y[j]||^2`` by direct differences in float64, dense rows or CSR
+    triples (compiled through the overload below)."""
+    acc = 0.0
+    for k in range(X.shape[1]):
+        t = np.float64(X[i, k]) - np.float64(Y[j, k])
+        acc += t * t
+    return acc
+
+
+@jit_overload(direct_sq)
+def _direct_sq_impl(X, i, Y, j):
+    # CSR rows (data, indices, indptr) in canonical form: the merge of their stored
+    # columns; the terms of the dense sum less its exact zeros, so the same bits
+    if not isinstance(X, types.BaseTuple):
+        return direct_sq
+
+    def csr(X, i, Y, j):
+        xd, xi, xp = X
+        yd, yi, yp = Y
+        p, p1 = xp[i], xp[i + 1]
+        q, q1 = yp[j], yp[j + 1]
+        acc = 0.0
+        while p < p1 or q < q1:
+            if q == q1 or (p < p1 and xi[p] < yi[q]):
+                t = np.float64(xd[p])
+                p += 1
+            elif p == p1 or yi[q] < xi[p]:
+                t = np.float64(yd[q])
+                q += 1
+            else:
+                t = np.float64(xd[p]) - np.float64(yd[q])
+                p += 1
+                q += 1
+            acc += t * t
+        return acc
+    return csr

@@ -64,6 +64,7 @@ from .._jit.cluster import bounded_fit as _jf
 from .._jit.cluster import lloyd as _jl
 from .._progress import ProgressArg
 from .._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
+from .._sparse import CSRRows, check_csr, is_sparse
 from .._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 from . import _assign
 from ._assign import Assigner
@@ -85,7 +86,7 @@ from ._rules import (
 )
 from ._seeding import greedy_kmeans_plusplus, has_distinct, random_init, too_few_distinct
 from ._seeding import kmeans_plusplus as kmeans_plusplus  # public, re-exported
-from ._sparse import CSRRows, SparseAssigner, assign_csr, check_csr, is_sparse, relocate_empty_csr, sparse_sums
+from ._sparse import SparseAssigner, assign_csr, relocate_empty_csr, sparse_sums
 
 
 def _kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_progress.OFF):

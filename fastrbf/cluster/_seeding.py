@@ -18,9 +18,10 @@ from .. import _progress, _threads
 from .. import _validation as _v
 from .._jit.cluster import seeding as _jseed
 from .._scaling import ldexp, max_abs, shift_for, weight_shift
+from .._sparse import CSRRows, check_csr, is_sparse
 from .._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
 from ._rules import check_enough_points, check_n_clusters, check_weights, transposed
-from ._sparse import CSRRows, SparseSeeding, check_csr, distinct_rows, has_distinct_rows, is_sparse
+from ._sparse import SparseSeeding, distinct_rows, has_distinct_rows
 
 
 def has_distinct(X, K, mask=None):

@@ -63,7 +63,7 @@ class RandomFourierFeatures(DtypeTransformer):
 
         %(fit_x)s
         """
-        X = validate_fit_x(self, X)
+        X = validate_fit_x(self, X, accept_sparse=True)
         to_n_threads(self.n_jobs)
         seed = to_seed(self.random_state)
         D = self.n_components
@@ -141,7 +141,7 @@ class Nystroem(DtypeTransformer):
 
         %(fit_x)s
         """
-        X = validate_fit_x(self, X)
+        X = validate_fit_x(self, X, accept_sparse="csr")
         check_magnitude(X)
         m = min(_v.check_int(self.n_components, "n_components", 1), X.shape[0])
         kernel = resolve_kernel(self.kernel)

@@ -86,12 +86,15 @@ def check_range(X, kernel, gamma, degree, coef0, scale_name):
     dot-product kernel at +-(the largest squared norm).  Cheap: a 2 x 2 kernel matrix."""
     spec = check_kernel(kernel)
     check_params(spec, degree, coef0)  # `degree`, `coef0` named here: a ValueError of gram below is an overflow
-    X = np.asarray(X, dtype=np.float64)
+    sparse = hasattr(X, "tocsr")  # scipy.sparse: its min and max count the implicit zeros
+    X = X.astype(np.float64) if sparse else np.asarray(X, dtype=np.float64)
+    dense = (lambda a: np.asarray(a.todense()).reshape(-1)) if sparse else (lambda a: a)
     if spec.radial:
-        P = np.stack([X.min(axis=0), X.max(axis=0)])
+        P = np.stack([dense(X.min(axis=0)), dense(X.max(axis=0))])
     else:
         with np.errstate(over="ignore"):
-            row = X[int(np.argmax(np.einsum("ij,ij->i", X, X)))]
+            sq = np.asarray(X.multiply(X).sum(axis=1)).reshape(-1) if sparse else np.einsum("ij,ij->i", X, X)
+            row = dense(X[int(np.argmax(sq))])
         P = np.stack([row, -row])
     g = float(np.max(gamma))  # the largest width gives the largest values of a growing kernel
     with np.errstate(all="ignore"):
@@ -274,6 +277,6 @@ class DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         ndarray of shape (n_samples, n_features_out)
             One column per feature of the map (``get_feature_names_out()``).
         """
-        X = validate_x(self, X)
+        X = validate_x(self, X, accept_sparse="csr")
         return self.model_.transform(X, n_threads=self.n_jobs)
 

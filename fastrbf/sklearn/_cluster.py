@@ -121,21 +121,14 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         Parameters
         ----------
         X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
-            Sparse rows: by the expanded form ``||x||^2 - 2 x.c + ||c||^2`` in float64
-            (as scikit-learn), clamped at 0.
+            Sparse rows are not densified (:func:`fastrbf.sqdist`'s sparse path, to the
+            accuracy of the dense one).
 
         Returns
         -------
         ndarray of shape (n_samples, n_clusters)
         """
         Xv = validate_x(self, X, accept_sparse="csr")
-        if not isinstance(Xv, np.ndarray):  # CSR
-            C = np.asarray(self.cluster_centers_, dtype=np.float64)
-            X64 = Xv.astype(np.float64)
-            # reshaped: the row sums are (n, 1) for a sparse matrix but (n,) for a sparse array
-            D = np.asarray(X64.multiply(X64).sum(axis=1)).reshape(-1, 1) - 2.0 * np.asarray(X64 @ C.T) + np.einsum("ij,ij->i", C, C)
-            np.maximum(D, 0.0, out=D)
-            return np.sqrt(D, out=D).astype(_v.result_dtype(Xv, self.cluster_centers_), copy=False)
         D = sqdist(Xv, self.cluster_centers_, n_threads=self.n_jobs)
         return np.sqrt(D, out=D)
 

@@ -7,7 +7,7 @@ after each operation, which covers the rounding of that operation.  A row whose 
 do not prove its label is recomputed with the arithmetic of the brute-force
 assignment: for the direct path the distances in the data's dtype, one FMA chain over
 the features per centre (that of :func:`fastrbf._jit.tiles.chunk_row`); for the other
-paths the float64 distances of :func:`fastrbf._jit.cluster.certify.exact_sq`, ranked in float32
+paths the float64 distances of :func:`fastrbf._jit.tiles.direct_sq`, ranked in float32
 by the micro-kernel or by a GEMM (the certifying kernels of :mod:`fastrbf._jit.cluster.certify`
 with ``mode=BOUNDS``, which also give the bounds).  The argmin keeps the lowest index
 on ties.  A distance used only for a bound (never to choose a label)
@@ -56,7 +56,7 @@ def centre_bounds(C_old, C, gam, eta, shift, half_gap):
 @jit_inline
 def sq_any_order(X, i, C, j):
     # the float64 squared distance of row i of X to centre j summed in any order (by
-    # whole vectors): within the same error bound as exact_sq, for bounds only
+    # whole vectors): within the same error bound as direct_sq, for bounds only
     d = X.shape[1]
     return sq_row(X, i * d, C, j * d, d)
 
@@ -95,7 +95,7 @@ def bound_rows(X, C, shift, far1, far_j, far2, half_gap, gam, eta, gam64, eta64,
     #     centres' moves since U and L were valid, far1 the largest shift (of centre
     #     far_j), far2 the largest of the others, half_gap (K,) lower bounds of half the
     #     distance of each centre to the nearest other, gam/eta the relative and absolute
-    #     error bound of a brute-force squared distance, gam64/eta64 that of exact_sq,
+    #     error bound of a brute-force squared distance, gam64/eta64 that of direct_sq,
     #     the rows lo:hi to do (serial)
     # IN/OUT: U (n,) upper bound of the distance to the labelled centre, L (n,) lower
     #     bound of the distance to every other centre (both moved by the shifts)

@@ -1,5 +1,5 @@
 """The certified ranking of the k-means assignment: the labels of the exact float64
-distances (:func:`exact_sq`, ties to the lowest index) from a float32 ranking that
+distances (:func:`direct_sq`, ties to the lowest index) from a float32 ranking that
 decides the clear cases.  Three kernels, one per ranking: the direct distances of the
 micro-kernels (:func:`certify_direct`) and a GEMM block, packed keys for K <=
 ``PACKED_MAX_K`` (:func:`certify_packed`) or plain ones (:func:`certify_cols`).  Each
@@ -17,6 +17,7 @@ import numpy as np
 from .._decorators import jit, jit_inline
 from ..llvm.exp import bits_to_f32, f32_to_bits
 from ..llvm.micro import argmin_cols, sq_argmin_block
+from ..tiles import direct_sq
 
 EPS64 = float(np.finfo(np.float64).eps)
 UP = 1.0 + 4.0 * EPS64  # covers one rounding (and a margin) of a float64 upper bound
@@ -24,7 +25,7 @@ DOWN = 1.0 - 4.0 * EPS64
 
 #: what a certifying kernel writes besides the labels (its ``mode``): nothing; the
 #: bounds ``U`` (upper, on the distance to the label) and ``L`` (lower, on the distance to
-#: every other centre) of the bounded assignment; the exact_sq distance of every row to
+#: every other centre) of the bounded assignment; the direct_sq distance of every row to
 #: its label in ``U``; that distance only where the row was recomputed.  The modes
 #: without bounds take ``L=None``: numba then prunes the bounds' code from the
 #: specialisation at compile time (its branches test ``L is not None``), so the plain
@@ -60,7 +61,7 @@ def lower_from_ranked(nxi, b, e, gam64):
 @jit_inline
 def cleared(Db, Ds, nxi, ncmax, unit, d, gam, eta, gam64, eta64):
     # whether ranked squared distances Db (the smallest) and Ds (the second smallest) of
-    # the micro-kernels prove the ranking's argmin the argmin of the exact_sq distances
+    # the micro-kernels prove the ranking's argmin the argmin of the direct_sq distances
     # (certify_direct's test; gam/eta, gam64/eta64, unit and the norms as there)
     # r_b^2 <= (D_b + eta) / (1 - gam), E_b <= r_b^2 (1 + gam64) + eta64, and
     # E_j >= r_j^2 (1 - gam64) - eta64 > E_b once r_j^2 > R = ((D_b + eta) (1 + gam64) /
@@ -106,16 +107,16 @@ def certify_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta,
     #     centres themselves for float32 X (unit = 0), or the centred float32 copies of
     #     float64 ones (centre_f32, ranking_centres; unit > 0); gam/eta: D = r^2 (1 + e) +
     #     f with |e| <= gam, |f| <= eta for a distance D of the micro-kernels (true
-    #     distance r of the ranked values), gam64/eta64 the same for exact_sq; nx (n,)
+    #     distance r of the ranked values), gam64/eta64 the same for direct_sq; nx (n,)
     #     ||x - mu||^2 and ncmax max ||c - mu||^2 of the centred copies, whose entries are
     #     within unit |x_k - mu_k| of x_k - mu_k; mode: LABELS, BOUNDS, DIST or
     #     DIST_RECOMPUTED (L None unless BOUNDS; LABELS with an L: the compiled loop's
     #     brute-force iterations)
-    # OUT: labels[i] for each row i (the argmin of the exact_sq distances, ties to the
+    # OUT: labels[i] for each row i (the argmin of the direct_sq distances, ties to the
     #      lowest index); with BOUNDS, U[i] from the smallest ranked distance plus the
     #      ranking's error and L[i] from the second smallest (every other centre's is at
-    #      least that) less it, a row near a tie taking both from its exact_sq distances;
-    #      with DIST, U[i] the exact_sq distance to the label (DIST_RECOMPUTED: only for
+    #      least that) less it, a row near a tie taking both from its direct_sq distances;
+    #      with DIST, U[i] the direct_sq distance to the label (DIST_RECOMPUTED: only for
     #      the rows recomputed near a tie)
     # scratch (NB = argmin_cols(Cr) columns): tile (d, NB) and ranked (2, NB) in Cr's
     #     dtype, idx (NB,) int64, lab (NB,) int32, fw (3, NB) float64
@@ -123,9 +124,9 @@ def certify_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta,
     # allocates nothing and cannot raise)
     # Per block of NB rows the micro-kernel gives the smallest and second smallest ranked
     # distance and the argmin, held in registers by sq_argmin_block.  A centre j with
-    # D_j > lim(D_best) has exact_sq_j > exact_sq_best (the limit of cleared); when the
+    # D_j > lim(D_best) has direct_sq_j > direct_sq_best (the limit of cleared); when the
     # second smallest D is above lim the argmin is the label, otherwise every centre is
-    # recomputed by exact_sq.  The bounds from the ranked distances need no read of X;
+    # recomputed by direct_sq.  The bounds from the ranked distances need no read of X;
     # they are looser by the ranking's error, about 1e-6 of the distance.  Listed rows:
     # their columns of Xt are gathered, NB rows at a time, into a tile that the
     # micro-kernel ranks.
@@ -178,7 +179,7 @@ def certify_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta,
                         U[i] = ub[c]
                         L[i] = lw[c]
                 elif mode == DIST:
-                    U[i] = exact_sq(X, i, C, lb)
+                    U[i] = direct_sq(X, i, C, lb)
                 continue
             eb, e2, ebi = exact_two(X, i, C)
             labels[i] = ebi
@@ -192,13 +193,13 @@ def certify_direct(X, Xt, Cr, C, rows, listed, lo, m, nx, ncmax, unit, gam, eta,
 
 @jit_inline
 def exact_two(X, i, C):
-    # (the smallest and second smallest exact_sq distance of row i to the centres, the
+    # (the smallest and second smallest direct_sq distance of row i to the centres, the
     # argmin with ties to the lowest index): the recomputation of a row near a tie
     eb = np.inf
     e2 = np.inf
     ebi = 0
     for q in range(C.shape[0]):
-        dq = exact_sq(X, i, C, q)
+        dq = direct_sq(X, i, C, q)
         if dq < eb:
             e2 = eb
             eb = dq
@@ -206,16 +207,6 @@ def exact_two(X, i, C):
         elif dq < e2:
             e2 = dq
     return eb, e2, ebi
-
-
-@jit
-def exact_sq(X, i, C, j):
-    d = X.shape[1]
-    acc = 0.0
-    for k in range(d):
-        t = np.float64(X[i, k]) - np.float64(C[j, k])
-        acc += t * t
-    return acc
 
 
 @jit
@@ -247,7 +238,7 @@ def certify_cols(G, rows, listed, row0, nx, nc32, ncmax, X, C, err_coef, gam64, 
     #     of the centred data, ncmax = max ||c||^2, X (n, d) C (K, d) the original data,
     #     err_coef = (d + 8) eps32, gam64/eta64 as in certify_direct; mode as there (L
     #     None unless BOUNDS)
-    # OUT: labels, and U, L as in certify_direct's modes; BOUNDS: U from the exact_sq
+    # OUT: labels, and U, L as in certify_direct's modes; BOUNDS: U from the direct_sq
     #      distance to the label, L from the ranking value of the nearest other centre
     #      less twice its error bound
     # The ranking value of centre j for a row is v_j = ||c_j||^2 - 2 x.c_j (float32).
@@ -304,7 +295,7 @@ def certify_cols(G, rows, listed, row0, nx, nc32, ncmax, X, C, err_coef, gam64, 
             lb = isum[r]  # the index of the only candidate
             labels[i] = lb
             if L is not None or mode == DIST:
-                eb = exact_sq(X, i, C, lb)
+                eb = direct_sq(X, i, C, lb)
         else:
             eb, lb = exact_candidates(G, r, nc32, lim[r], X, i, C)
             labels[i] = lb
@@ -361,9 +352,9 @@ def certify_packed(G, rows, listed, row0, nx, nc32, ncmax, X, C, err_coef, nbits
             lb = bb & low
             labels[i] = lb
             if L is not None:
-                eb = exact_sq(X, i, C, lb)
+                eb = direct_sq(X, i, C, lb)
             elif mode == DIST:
-                U[i] = exact_sq(X, i, C, lb)
+                U[i] = direct_sq(X, i, C, lb)
         else:
             eb, lb = exact_candidates(G, r, nc32, lim, X, i, C)
             labels[i] = lb
@@ -415,14 +406,14 @@ def packed_keys(G, nc32, nbits, best, second):
 
 @jit
 def exact_candidates(G, r, nc32, lim, X, i, C):
-    # (the smallest exact_sq distance of row i of X over the centres whose ranking value
+    # (the smallest direct_sq distance of row i of X over the centres whose ranking value
     # nc32[j] - 2 G[j, r] is <= lim (float32), its index with ties to the lowest): the
     # recomputation of a row that the GEMM ranking leaves to the exact distances
     eb = np.inf
     ebi = 0
     for j in range(G.shape[0]):
         if nc32[j] - np.float32(2.0) * G[j, r] <= lim:
-            dj = exact_sq(X, i, C, j)
+            dj = direct_sq(X, i, C, j)
             if dj < eb:
                 eb = dj
                 ebi = j

@@ -31,7 +31,7 @@ Assignment has three paths (chosen by the public wrapper): the direct one, the G
   the subnormals), far tighter than the GEMM ranking's ``(d + 8) eps32 (|x|^2 +
   max |c|^2)``, so no GEMM, no centred copy, no pass over a ``K x n`` block.  A row
   whose second smallest distance is within the bound of the smallest is recomputed
-  against every centre by ``exact_sq`` (rows of near ties only).  float64 data (the
+  against every centre by ``direct_sq`` (rows of near ties only).  float64 data (the
   same sizes) are ranked the same way on the centred float32 copies of the GEMM path
   (``centre_f32``; the centres centred in float64, then rounded): each entry is within
   ``unit |x_k - mu_k|`` (``unit`` = 1.01 (2^-24 + 2^-53)) of the float64 value, so a
@@ -56,15 +56,14 @@ from numba import types
 
 from .._decorators import jit, jit_inline, jit_overload
 from ..llvm.micro import axpy_row, block_rows
-from ..tiles import fill_block
-from .certify import exact_sq
+from ..tiles import direct_sq, fill_block
 
 
 @jit
 def assigned_sqdist(X, C, labels, lo, hi, mind):
     # OUT: mind[lo:hi] = exact squared distance of each row to its labelled centre
     for i in range(lo, hi):
-        mind[i] = exact_sq(X, i, C, labels[i])
+        mind[i] = direct_sq(X, i, C, labels[i])
 
 
 #: each entry of the centred float32 copies (centre_f32) is within this times

@@ -47,8 +47,9 @@ Decisions:
   another name) cannot be pickled: the error says so.
 - **Names.**  A kernel's name (the function's name unless ``name`` is given; a lambda's
   is ``lambda_`` and the start of its code token, so that two lambdas never share one and
-  the same lambda has the same name in every process) must not be a built-in kernel's; defining a kernel under a name already used by a user kernel
-  replaces it (re-running a notebook cell).
+  the same lambda has the same name in every process) must not be a built-in kernel's;
+  defining a kernel under a name already used by a user kernel replaces it (re-running a
+  notebook cell).
 """
 
 import hashlib

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _validation as _v
 from .._typing import ArrayLike
 from ..kernels import KERNELS, check_kernel, is_user
-from ..linalg import check_alpha
+from ..linalg import check_alpha, solve_regularized
 from ..models import interpolate, kernel_ridge, kernel_ridge_cv
 from ._base import (
     XY_OVERFLOW,
@@ -26,6 +26,22 @@ from ._base import (
 )
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrecomputedModel:
+    """The dual weights of kernel ridge on a precomputed Gram matrix: ``predict(K)`` is
+    ``K @ weights + intercept`` for the kernel values ``K`` (m, n) of new points with the
+    training points."""
+
+    weights: np.ndarray
+    intercept: np.ndarray
+    single_output: bool
+
+    def predict(self, K: ArrayLike, n_threads: object = None) -> np.ndarray:
+        out = np.asarray(K) @ self.weights.astype(np.result_type(np.asarray(K).dtype, np.float32), copy=False)
+        out += self.intercept.astype(out.dtype, copy=False)
+        return out[:, 0] if self.single_output else out
+
+
 @shared_docs
 class KernelRidge(MultiOutputRegressor):
     """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
@@ -41,7 +57,9 @@ class KernelRidge(MultiOutputRegressor):
         rule; scikit-learn's array ``alpha`` is one per target).
     kernel : str, default "gaussian"
         A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
-        positive definite.
+        positive definite.  ``"precomputed"``: ``X`` is the Gram matrix, (n_samples,
+        n_samples) in ``fit`` and (n_queries, n_samples) in ``predict`` (as
+        scikit-learn); the solve factors a copy of it (never the caller's array).
     gamma : float, optional
         Default ``1 / n_features``.
     degree : int, default 3
@@ -69,10 +87,12 @@ class KernelRidge(MultiOutputRegressor):
     Attributes
     ----------
     model_ : fastrbf.KernelModel
+        (a model of the dual weights with ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         (n_landmarks rows with "nystrom-pcg").
-    X_fit_ : ndarray of shape (n_samples, n_features), float64
-        The training points (the landmarks with "nystrom-pcg").
+    X_fit_ : ndarray of shape (n_samples, n_features), float64, or None
+        The training points (the landmarks with "nystrom-pcg"; None with
+        ``kernel="precomputed"``: the Gram matrix is not kept).
     n_iter_ : int
         Conjugate-gradient iterations; 1 for the direct (Cholesky) solve, as scikit-learn
         asks of every estimator with a ``max_iter`` (``model_.n_iter`` is 0 there).
@@ -111,6 +131,8 @@ class KernelRidge(MultiOutputRegressor):
         %(fit_xy)s
         """
         X, y = validate_xy(self, X, y)
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            return self._fit_precomputed(X, y)
         kernel = resolve_kernel(self.kernel)
         check_alpha(self.alpha, X.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
@@ -131,6 +153,31 @@ class KernelRidge(MultiOutputRegressor):
         self.dual_coef_ = single_column(m, m.weights)
         self.X_fit_ = m.centers
         self.n_iter_ = max(1, m.n_iter)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a precomputed Gram matrix: scikit-learn's cross-validation then takes the
+        # training columns of its rows
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        return tags
+
+    def _fit_precomputed(self, K, y):
+        n = K.shape[0]
+        if K.shape[1] != n:
+            raise ValueError(f"`X` must be the square Gram matrix of the training points with kernel='precomputed' "
+                             f"(n_samples x n_samples); got shape {K.shape}.")
+        check_alpha(self.alpha, n)
+        fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
+        Y = y.reshape(n, -1)
+        mean = Y.mean(axis=0, dtype=np.float64) if fit_intercept else np.zeros(Y.shape[1])
+        W = call_renamed(solve_regularized, K, Y - mean.astype(Y.dtype), alpha=self.alpha,
+                         n_threads=to_n_threads(self.n_jobs), renames={"K": "X"}, replace=((', `jitter="auto"`', ""),),
+                         remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
+        self.model_ = PrecomputedModel(np.ascontiguousarray(W), mean, y.ndim == 1)
+        self.dual_coef_ = W[:, 0] if y.ndim == 1 else W
+        self.X_fit_ = None
+        self.n_iter_ = 1
         return self
 
 

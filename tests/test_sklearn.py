@@ -37,6 +37,7 @@ ESTIMATORS = [
     fsk.KernelRidge(solver="nystrom-pcg"),  # all points as landmarks on the checks' small data
     fsk.KernelRidgeCV(),
     fsk.RBFInterpolatorRegressor(),
+    fsk.RBFInterpolatorRegressor(neighbors=20),  # SciPy's local interpolation
     fsk.KMeans(),
     fsk.RandomFourierFeatures(),
     fsk.Nystroem(),
@@ -45,8 +46,21 @@ ESTIMATORS = [
 ]
 
 
+# scikit-learn's checks only: they pass Gram matrices to a pairwise-tagged estimator
+CHECKED_ONLY = [fsk.KernelRidge(kernel="precomputed")]
+
+_NOT_POSITIVE_DEFINITE = (
+    "a matrix that is not positive definite even with alpha added (the check's raw data, or its Gram matrix "
+    "truncated to integers) is refused with NotPositiveDefiniteError; scikit-learn's KernelRidge switches to a "
+    "least-squares solution with a warning"
+)
+
+
 def _expected_failed_checks(est):
-    if isinstance(est, fsk.RBFInterpolatorRegressor):
+    if isinstance(est, fsk.KernelRidge) and est.kernel == "precomputed":
+        return {"check_positive_only_tag_during_fit": _NOT_POSITIVE_DEFINITE,
+                "check_estimators_dtypes": _NOT_POSITIVE_DEFINITE}
+    if isinstance(est, fsk.RBFInterpolatorRegressor) and est.neighbors is None:
         return {
             "check_positive_only_tag_during_fit": (
                 "exact interpolation (smoothing=0, SciPy's default) of the iris data, which has duplicate "
@@ -65,7 +79,7 @@ _NOT_APPLICABLE = ("check_array_api_input",)
 
 
 def _checks():
-    for est in ESTIMATORS:
+    for est in ESTIMATORS + CHECKED_ONLY:
         for item in estimator_checks_generator(est, legacy=True,
                                                expected_failed_checks=_expected_failed_checks(est), mark="xfail"):
             # a plain (estimator, check) pair, or a pytest.param carrying the xfail mark
@@ -183,6 +197,11 @@ def test_interpolator_equals_functional_and_scipy(data):
     est = fsk.RBFInterpolatorRegressor("gaussian", epsilon=0.8, smoothing=1e-3, degree=1).fit(X, y)
     sp = RBFInterpolator(X, y, kernel="gaussian", epsilon=0.8, smoothing=1e-3, degree=1)
     np.testing.assert_allclose(est.predict(Xq), sp(Xq), rtol=1e-8, atol=1e-10)
+    # neighbors: SciPy's local mode, at most every training point
+    for k in (7, 10 ** 6):
+        est = fsk.RBFInterpolatorRegressor(neighbors=k).fit(X, y)
+        assert np.array_equal(est.predict(Xq), fastrbf.interpolate(X, y, neighbors=min(k, len(X))).predict(Xq))
+        np.testing.assert_allclose(est.predict(Xq), RBFInterpolator(X, y, neighbors=k)(Xq), rtol=1e-10, atol=1e-12)
 
 
 def test_interpolate_with_as_many_points_as_monomials(rng):

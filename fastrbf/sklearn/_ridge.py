@@ -277,11 +277,14 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
     n_jobs : int, optional
         fastrbf's ``n_threads``.
     length_scale : float or array_like of shape (n_features,), optional
-        Per-feature widths, as :class:`KernelRidge`.
+        Per-feature widths, as :class:`KernelRidge` (not with ``neighbors``).
+    neighbors : int, optional
+        Interpolate each query from its ``neighbors`` nearest training points only
+        (SciPy's ``RBFInterpolator(neighbors=...)``, :func:`fastrbf.interpolate`).
 
     Attributes
     ----------
-    model_ : fastrbf.KernelModel
+    model_ : fastrbf.KernelModel or fastrbf.LocalInterpolant
     %(features_in)s
 
     Examples
@@ -295,7 +298,8 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
     """
 
     def __init__(self, kernel="thin_plate_spline", *, epsilon=None, smoothing=0.0, degree=None, n_jobs=None,
-                 length_scale=None):
+                 length_scale=None, neighbors=None):
+        self.neighbors = neighbors
         self.kernel = kernel
         self.epsilon = epsilon
         self.smoothing = smoothing
@@ -336,11 +340,14 @@ class RBFInterpolatorRegressor(MultiOutputRegressor):
             if n < q:
                 raise ValueError(f"`X` must have at least {q} samples for a polynomial tail of degree {degree} "
                                  f"in {d} dimensions; got n_samples = {n}.")
+        neighbors = self.neighbors
+        if neighbors is not None:  # SciPy's rule: at most every training point
+            neighbors = min(_v.check_int(neighbors, "neighbors", 1), n)
         replace = (("a smoothing `smoothing`", "a `smoothing`"),
                    ("use `rbf_network` with fewer centres for large n", "use an `RBFNetworkRegressor` for large n"))
         self.model_ = call_renamed(interpolate, X, y, kernel=spec if is_user(spec) else spec.name, gamma=gamma,
                                    degree=self.degree, alpha=self.smoothing, n_threads=to_n_threads(self.n_jobs),
-                                   length_scale=ls,
+                                   length_scale=ls, neighbors=neighbors,
                                    renames={"alpha": "smoothing", "gamma": "epsilon"}, replace=replace,
                                    remedy=XY_OVERFLOW + "rescale them (the kernel grows with the distance), or use another "
                                                         "`epsilon` or a larger `smoothing`.")

@@ -38,7 +38,7 @@ def _uses():
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] in ("numba", "llvmlite"):
-                        aliases[a.asname or a.name.split(".")[0]] = a.asname and a.name or a.name.split(".")[0]
+                        aliases[a.asname or a.name.split(".")[0]] = (a.asname and a.name) or a.name.split(".")[0]
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
                 target = aliases[node.value.id]

@@ -231,6 +231,22 @@ def test_kmeans_equals_functional(data):
     assert est.get_feature_names_out().tolist() == ["kmeans0", "kmeans1", "kmeans2", "kmeans3"]
 
 
+def test_kmeans_callable_init_as_scikit_learn(data):
+    from sklearn.cluster import KMeans as SkKMeans
+
+    X = data[0]
+
+    def rows(X, k, random_state):
+        return X[random_state.choice(X.shape[0], k, replace=False)]
+
+    ours = fsk.KMeans(4, init=rows, n_init=3, random_state=1).fit(X)
+    sk = SkKMeans(4, init=rows, n_init=3, random_state=1, algorithm="lloyd").fit(X)
+    assert ours.inertia_ == pytest.approx(sk.inertia_, rel=1e-12)
+    np.testing.assert_allclose(ours.cluster_centers_, sk.cluster_centers_, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="`init` must return the initial centres.*returned shape \\(3, "):
+        fsk.KMeans(4, init=lambda X, k, random_state: X[:3]).fit(X)
+
+
 def test_feature_maps_equal_functional(data):
     X = data[0]
     rff = fsk.RandomFourierFeatures(gamma=0.2, n_components=50, kind="cos_sin", random_state=2).fit(X)

@@ -63,7 +63,7 @@ class RandomFourierFeatures(DtypeTransformer):
 
         %(fit_x)s
         """
-        X = validate_fit_x(self, X, accept_sparse=True)
+        X = validate_fit_x(self, X, accept_sparse="csr")
         to_n_threads(self.n_jobs)
         seed = to_seed(self.random_state)
         D = self.n_components

@@ -267,6 +267,7 @@ class DtypeTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags
 
     def transform(self, X: ArrayLike) -> np.ndarray:

@@ -18,7 +18,9 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     Parameters
     ----------
     n_clusters : int, default 8
-    init : {"k-means++", "random"} or array_like of shape (n_clusters, n_features)
+    init : {"k-means++", "random"}, array_like of shape (n_clusters, n_features) or callable
+        A callable is called as scikit-learn does, ``init(X, n_clusters,
+        random_state=RandomState)``, once per restart, and returns the initial centres.
     n_init : int, default 1
         Restarts (the lowest inertia is kept); scikit-learn's ``"auto"`` is 1 for
         k-means++.
@@ -91,9 +93,13 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         K = self.n_clusters
         if _v.is_int(K) and K > n:
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
-        res = call_renamed(kmeans, X, K, init=self.init, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
-                           seed=to_seed(self.random_state), n_threads=to_n_threads(self.n_jobs),
-                           progress=to_progress(self.verbose))
+        common = dict(max_iter=self.max_iter, tol=self.tol, n_threads=to_n_threads(self.n_jobs),
+                      progress=to_progress(self.verbose))
+        if callable(self.init):
+            res = self._fit_callable_init(X, K, common)
+        else:
+            res = call_renamed(kmeans, X, K, init=self.init, n_init=self.n_init, seed=to_seed(self.random_state),
+                               **common)
         self.model_ = res
         self.cluster_centers_ = res.centers
         self.labels_ = res.labels
@@ -101,6 +107,23 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         self.n_iter_ = res.n_iter
         self._n_features_out = res.centers.shape[0]
         return self
+
+    def _fit_callable_init(self, X, K, common):
+        # scikit-learn's rule: the callable draws from one RandomState, once per restart;
+        # the fit of lowest inertia is kept (the first of equal ones)
+        from sklearn.utils import check_random_state
+
+        rs = check_random_state(self.random_state)
+        best = None
+        for _ in range(_v.check_int(self.n_init, "n_init", 1)):
+            C = np.asarray(self.init(X, K, random_state=rs))
+            if C.shape != (K, X.shape[1]):
+                raise ValueError(f"`init` must return the initial centres, an array of shape (n_clusters, n_features) = "
+                                 f"{(K, X.shape[1])}; it returned shape {C.shape}.")
+            res = call_renamed(kmeans, X, K, init=C, n_init=1, **common)
+            if best is None or res.inertia < best.inertia:
+                best = res
+        return best
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Index of the nearest centre of each row of ``X`` (ties: lowest index).

@@ -59,3 +59,41 @@ def test_precomputed_cross_validates_as_scikit_learn(data):
     K = X @ X.T
     ours = cross_val_score(KernelRidge(kernel="precomputed", alpha=0.1), K, y, cv=4)
     assert_allclose(ours, cross_val_score(SkKernelRidge(kernel="precomputed", alpha=0.1), K, y, cv=4), rtol=1e-10)
+
+
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_sample_weight_as_scikit_learn(data, rng, precomputed):
+    from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+    X, y, Q = data
+    sw = 2 * rng.random(40)
+    sw[[3, 7]] = 0  # left out of the fit
+    if precomputed:
+        K, Kq = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)), np.exp(-0.5 * ((Q[:, None] - X[None]) ** 2).sum(-1))
+        ours = KernelRidge(kernel="precomputed", alpha=0.1).fit(K, y, sample_weight=sw)
+        sk = SkKernelRidge(kernel="precomputed", alpha=0.1).fit(K, y, sample_weight=sw)
+        assert_allclose(ours.predict(Kq), sk.predict(Kq), rtol=1e-10)
+        assert_allclose(ours.dual_coef_, sk.dual_coef_, rtol=1e-10, atol=1e-12)
+    else:
+        ours = KernelRidge(kernel="rbf", gamma=0.5, alpha=0.1).fit(X, y, sample_weight=sw)
+        sk = SkKernelRidge(kernel="rbf", gamma=0.5, alpha=0.1).fit(X, y, sample_weight=sw)
+        assert_allclose(ours.predict(Q), sk.predict(Q), rtol=1e-10)
+        assert ours.X_fit_.shape == (38, 3)
+    # weights of one: the unweighted fit, bit for bit
+    A = K if precomputed else X
+    est = KernelRidge(kernel="precomputed" if precomputed else "rbf", gamma=None if precomputed else 0.5, alpha=0.1)
+    assert_array_equal(est.fit(A, y, sample_weight=np.ones(40)).dual_coef_, est.fit(A, y).dual_coef_)
+
+
+def test_sample_weight_refusals_name_the_argument(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="`sample_weight` is not supported with fit_intercept=True"):
+        KernelRidge(fit_intercept=True).fit(X, y, sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match='`sample_weight` needs the exact solver'):
+        KernelRidge(solver="nystrom-pcg").fit(X, y, sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match="`alpha` / `sample_weight` overflows float64"):
+        KernelRidge().fit(X, y, sample_weight=np.full(40, 1e-320))
+    with pytest.raises(ValueError, match="at least one non-zero"):  # scikit-learn's check
+        KernelRidge().fit(X, y, sample_weight=np.zeros(40))
+    with pytest.raises(ValueError, match="[Nn]egative"):
+        KernelRidge().fit(X, y, sample_weight=-np.ones(40))

@@ -56,7 +56,16 @@ _NOT_POSITIVE_DEFINITE = (
 )
 
 
+_PCG_WEIGHTS = ('solver="nystrom-pcg" refuses `sample_weight` (a ridge per point), naming the exact solver that '
+                'takes it')
+
+
 def _expected_failed_checks(est):
+    if isinstance(est, fsk.KernelRidge) and est.solver == "nystrom-pcg":
+        return {name: _PCG_WEIGHTS for name in (
+            "check_sample_weights_pandas_series", "check_sample_weights_not_an_array", "check_sample_weights_list",
+            "check_sample_weights_shape", "check_sample_weights_not_overwritten",
+            "check_sample_weight_equivalence_on_dense_data")}
     if isinstance(est, fsk.KernelRidge) and est.kernel == "precomputed":
         return {"check_positive_only_tag_during_fit": _NOT_POSITIVE_DEFINITE,
                 "check_estimators_dtypes": _NOT_POSITIVE_DEFINITE}

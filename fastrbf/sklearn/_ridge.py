@@ -125,16 +125,33 @@ class KernelRidge(MultiOutputRegressor):
         self.n_jobs = n_jobs
         self.length_scale = length_scale
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> "KernelRidge":
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "KernelRidge":
         """Solve for the dual weights.
 
-        %(fit_xy)s
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            (the Gram matrix, (n_samples, n_samples), with ``kernel="precomputed"``)
+        y : array_like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : float or array_like of shape (n_samples,), optional
+            Weights >= 0, scikit-learn's rule: the same dual weights as the ridge
+            ``alpha / sample_weight`` per point (so the exact solver; not with
+            ``fit_intercept``).  Points of weight 0 are left out of the fit (their
+            dual weights are 0 in scikit-learn), so ``dual_coef_`` and ``X_fit_`` hold the
+            others (with ``kernel="precomputed"``, ``dual_coef_`` has their zeros).
+
+        Returns
+        -------
+        self
         """
         X, y = validate_xy(self, X, y)
+        keep, alpha = self._weighted_alpha(X, sample_weight)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return self._fit_precomputed(X, y)
+            return self._fit_precomputed(X, y, alpha, keep)
+        if keep is not None:
+            X, y = X[keep], y[keep]
         kernel = resolve_kernel(self.kernel)
-        check_alpha(self.alpha, X.shape[0])
+        check_alpha(alpha, X.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         coef0 = _v.check_real(self.coef0, "coef0")
         seed = to_seed(self.random_state)
@@ -144,7 +161,7 @@ class KernelRidge(MultiOutputRegressor):
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
-        m = call_renamed(kernel_ridge, X, y, gamma=gamma, alpha=self.alpha, kernel=kernel,
+        m = call_renamed(kernel_ridge, X, y, gamma=gamma, alpha=alpha, kernel=kernel,
                          fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
                          n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
                          seed=seed, n_threads=to_n_threads(self.n_jobs), replace=replace, length_scale=ls,
@@ -162,18 +179,49 @@ class KernelRidge(MultiOutputRegressor):
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         return tags
 
-    def _fit_precomputed(self, K, y):
+    def _weighted_alpha(self, X, sample_weight):
+        """(the rows to keep or None, the ridge per point) for ``sample_weight``."""
+        if sample_weight is None:
+            return None, self.alpha
+        from sklearn.utils.validation import _check_sample_weight
+
+        n = X.shape[0]
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if _v.check_bool(self.fit_intercept, "fit_intercept"):
+            raise ValueError("`sample_weight` is not supported with fit_intercept=True; subtract the weighted mean "
+                             "of `y` yourself and fit without an intercept.")
+        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+            raise ValueError('`sample_weight` needs the exact solver (solver="auto" or "cholesky"): it makes the '
+                             'ridge one value per point, which solver="nystrom-pcg" does not take.')
+        alpha = np.broadcast_to(np.asarray(check_alpha(self.alpha, n), dtype=np.float64), (n,))
+        keep = sw > 0  # (scikit-learn's check refuses all zeros)
+        with np.errstate(over="ignore"):
+            a = alpha[keep] / sw[keep]
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"`alpha` / `sample_weight` overflows float64 (smallest weight > 0: "
+                             f"{float(sw[keep].min()):.3g}); use weights of a narrower range, or 0 to leave a point out.")
+        return (None if keep.all() else keep), a
+
+    def _fit_precomputed(self, K, y, alpha, keep):
         n = K.shape[0]
         if K.shape[1] != n:
             raise ValueError(f"`X` must be the square Gram matrix of the training points with kernel='precomputed' "
                              f"(n_samples x n_samples); got shape {K.shape}.")
-        check_alpha(self.alpha, n)
+        n_all = n
+        if keep is not None:  # the Gram matrix of the points of weight > 0
+            K, y = K[np.ix_(keep, keep)], y[keep]
+            n = K.shape[0]
+        check_alpha(alpha, n)
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         Y = y.reshape(n, -1)
         mean = Y.mean(axis=0, dtype=np.float64) if fit_intercept else np.zeros(Y.shape[1])
-        W = call_renamed(solve_regularized, K, Y - mean.astype(Y.dtype), alpha=self.alpha,
+        W = call_renamed(solve_regularized, K, Y - mean.astype(Y.dtype), alpha=alpha,
                          n_threads=to_n_threads(self.n_jobs), renames={"K": "X"}, replace=((', `jitter="auto"`', ""),),
                          remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
+        if keep is not None:  # the columns of the points left out get weight 0
+            full = np.zeros((n_all, W.shape[1]), dtype=W.dtype)
+            full[keep] = W
+            W = full
         self.model_ = PrecomputedModel(np.ascontiguousarray(W), mean, y.ndim == 1)
         self.dual_coef_ = W[:, 0] if y.ndim == 1 else W
         self.X_fit_ = None

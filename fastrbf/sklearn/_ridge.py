@@ -144,24 +144,24 @@ class KernelRidge(MultiOutputRegressor):
         -------
         self
         """
-        X, y = validate_xy(self, X, y)
-        keep, alpha = self._weighted_alpha(X, sample_weight)
+        Xv, yv = validate_xy(self, X, y)
+        keep, alpha = self._weighted_alpha(Xv, sample_weight)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return self._fit_precomputed(X, y, alpha, keep)
+            return self._fit_precomputed(Xv, yv, alpha, keep)
         if keep is not None:
-            X, y = X[keep], y[keep]
+            Xv, yv = Xv[keep], yv[keep]
         kernel = resolve_kernel(self.kernel)
-        check_alpha(alpha, X.shape[0])
+        check_alpha(alpha, Xv.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         coef0 = _v.check_real(self.coef0, "coef0")
         seed = to_seed(self.random_state)
-        gamma = scalar_gamma(default_gamma(self.gamma, X.shape[1]))
-        ls, Xk = length_scaled(X, self.length_scale)
+        gamma = scalar_gamma(default_gamma(self.gamma, Xv.shape[1]))
+        ls, Xk = length_scaled(Xv, self.length_scale)
         check_range(Xk, kernel, gamma, self.degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
-        m = call_renamed(kernel_ridge, X, y, gamma=gamma, alpha=alpha, kernel=kernel,
+        m = call_renamed(kernel_ridge, Xv, yv, gamma=gamma, alpha=alpha, kernel=kernel,
                          fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
                          n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
                          seed=seed, n_threads=to_n_threads(self.n_jobs), replace=replace, length_scale=ls,

@@ -10,3 +10,16 @@ collect_ignore = ["user_kernel_defs.py"]
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)
+
+
+def pytest_configure(config):
+    # the marks of SciPy's own tests, which test_peer_scipy.py runs (NumPy only here)
+    config.addinivalue_line("markers", "skip_xp_backends: SciPy's array-backend selection (its tests run on NumPy here)")
+
+
+def pytest_collection_modifyitems(items):
+    # a peer's own test that fastrbf fails on purpose: its module's DIFFERENCES says why
+    for item in items:
+        reason = getattr(getattr(item, "module", None), "DIFFERENCES", {}).get(getattr(item, "originalname", None))
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=True))

@@ -140,7 +140,7 @@ def test_interpolate_below_min_degree_warns_and_matches_scipy(rng):
     X = rng.random((60, 2))
     y = np.sin(3 * X[:, 0])
     Xq = rng.random((20, 2))
-    with pytest.warns(UserWarning, match="`degree` should be at least 1"):
+    with pytest.warns(UserWarning, match="`degree` should not be below 1"):
         m = interpolate(X, y, kernel="thin_plate_spline", degree=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -163,8 +163,11 @@ def test_interpolate_bad_input(rng):
     with pytest.raises(ValueError, match="At least 6 data points are required when `degree` is 2"):
         interpolate(X[:5], y[:5], degree=2)
     line = np.c_[np.linspace(0, 1, 10), np.linspace(0, 1, 10)]
-    with pytest.raises(ValueError, match="polynomial matrix of degree 1 of `X` is singular"):
+    with pytest.raises(np.linalg.LinAlgError, match="polynomial matrix of degree 1 of `X` is singular"):
         interpolate(line, np.arange(10.0))
+    # the local path refuses the same points (each neighbourhood is collinear too), before any query
+    with pytest.raises(np.linalg.LinAlgError, match="does not have full column rank"):
+        interpolate(line, np.arange(10.0), neighbors=4)
     with pytest.raises(ValueError, match="`degree` must be an int >= -1"):
         interpolate(X, y, degree=-2)
     with pytest.raises(ValueError, match="`Y` must contain only finite values"):

@@ -205,7 +205,7 @@ def test_method_switch(rng, monkeypatch):
     assert isinstance(pu, PartitionOfUnityInterpolant) and pu.solver == "pu"
     np.testing.assert_array_equal(pu.predict(Xq), partition_of_unity(X, y).predict(Xq))
     # below the kernel's minimum degree only the dense solve applies
-    with pytest.warns(UserWarning, match="`degree` should be at least 1"):
+    with pytest.warns(UserWarning, match="`degree` should not be below 1"):
         assert isinstance(fastrbf.interpolate(X, y, degree=0), fastrbf.KernelModel)
 
 

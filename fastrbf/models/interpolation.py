@@ -118,7 +118,8 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         Interpolate each query point from its ``neighbors`` nearest data points only
         (SciPy's ``RBFInterpolator(neighbors=...)``): returns a
         :class:`~fastrbf.models.local.LocalInterpolant`, whose ``predict`` solves one
-        small system per distinct neighbourhood.  Memory ``O((n + m) k)``.
+        small system per distinct neighbourhood.  Memory ``O((n + m) k)``.  More than
+        ``n`` means all ``n`` (as SciPy).
     method : {"auto", "dense", "local", "pu"}, default "auto"
         "dense": the system above, ``O(n^2)`` memory; "local": SciPy's local mode
         (needs ``neighbors``); "pu": a partition-of-unity interpolant (see
@@ -173,21 +174,14 @@ def interpolate(X: ArrayLike, Y: ArrayLike, *, kernel: KernelArg = "thin_plate_s
         if ls is not None:
             raise ValueError("`length_scale` is not supported with `neighbors`; divide the features of `X` by it "
                              "instead.")
+        tail_matrix(Xd, powers, degree)  # points that determine no tail: every neighbourhood is singular too
         return local_interpolant(Xd, T, single, _v.result_dtype(Xa, Ya), entry, kernel_value(entry), g, degree, a,
                                  neighbors, powers, coef0)
     if method == "pu":
         Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
         return fit_partition_of_unity(Xk, T, single, _v.result_dtype(Xa, Ya), local, per_point(a, n), ls,
                                       PATCH_POINTS if patch_points is None else patch_points, n_threads)
-    lo, hi = Xd.min(axis=0), Xd.max(axis=0)
-    shift = (hi + lo) / 2
-    scale = (hi - lo) / 2
-    scale[scale == 0.0] = 1.0
-    P = polynomial_matrix(Xd, shift, scale, powers)
-    if q and np.linalg.matrix_rank(P) < q:
-        raise ValueError(f"The polynomial matrix of degree {degree} of `X` is singular: the points do not "
-                         "determine a polynomial of that degree (too few distinct points, or collinear "
-                         "ones). Use a lower `degree`.")
+    shift, scale, P = tail_matrix(Xd, powers, degree)
     # the kernel sees the rescaled points; the tail, affine in x, spans the same space either way
     Xk = Xd if ls is None else _v.scale_features(Xd, ls, _F64, "X")
     B, _ = gram_buffer(Xk, entry, g, 1, coef0, n_threads, "interpolate")
@@ -269,6 +263,23 @@ def check_radial(kernel):
     return entry
 
 
+def tail_matrix(Xd, powers, degree):
+    """(shift, scale, P): the monomials ``powers`` at the rows of ``Xd`` rescaled to [-1, 1];
+    ``np.linalg.LinAlgError`` (a ``ValueError``, as SciPy raises) when ``P`` does not have
+    full column rank: then no tail of that degree is determined."""
+    lo, hi = Xd.min(axis=0), Xd.max(axis=0)
+    shift = (hi + lo) / 2
+    scale = (hi - lo) / 2
+    scale[scale == 0.0] = 1.0
+    P = polynomial_matrix(Xd, shift, scale, powers)
+    if powers.shape[0] and np.linalg.matrix_rank(P) < powers.shape[0]:
+        raise np.linalg.LinAlgError(
+            f"The polynomial matrix of degree {degree} of `X` is singular (it does not have full column rank): the "
+            "points do not determine a polynomial of that degree (too few distinct points, or collinear ones). Use a "
+            "lower `degree`.")
+    return shift, scale, P
+
+
 def check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d, method, neighbors, patch_points):
     """The checked parameters of an interpolation of ``n`` points in ``d`` dimensions
     with the kernel ``entry``: (the method, the :class:`LocalSystem`, alpha (a float
@@ -288,9 +299,10 @@ def check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d,
                          f"definite for the {kernel!r} kernel; got `degree` {degree}. Use method='dense'.")
     if method == "pu" and patch_points is not None:
         _v.check_int(patch_points, "patch_points", 1)
-    if degree < min_degree:
-        warnings.warn(f"`degree` should be at least {min_degree} for the {kernel!r} kernel; the "
-                      "interpolant may not be well-posed (solving the full system by LU).", UserWarning, stacklevel=3)
+    if -1 < degree < min_degree:  # SciPy's rule: -1 (no polynomial) is a deliberate choice, without a warning
+        warnings.warn(f"`degree` should not be below {min_degree} (except -1, no polynomial) for the {kernel!r} "
+                      "kernel; the interpolant may not be well-posed (solving the full system by LU).", UserWarning,
+                      stacklevel=3)
     a = check_alpha(alpha, n)
     ls = _v.check_length_scale(length_scale, d)
     # count the monomials before listing them: C(d + degree, d) grows without bound

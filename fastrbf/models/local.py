@@ -212,7 +212,8 @@ def local_interpolant(Xd, T, single, dtype, entry, kernel, gamma, degree, alpha,
     """The :class:`LocalInterpolant` of checked data (``Xd`` float64 owned, ``T`` (n, t)
     float64) and parameters; ``neighbors`` checked here."""
     n = Xd.shape[0]
-    k = _v.check_int(neighbors, "neighbors", 1, n, text=f"an int in [1, n] = [1, {n}]", type_error=ValueError)
+    # SciPy's rule: more neighbours than data points means all of them
+    k = min(_v.check_int(neighbors, "neighbors", 1, None, type_error=ValueError), n)
     q = powers.shape[0]
     if k < q:
         raise ValueError(f"`neighbors` must be at least the number of monomials of the polynomial tail ({q}, degree "

@@ -164,3 +164,24 @@ def test_estimators_take_sparse_input(rng):
     assert ours.transform(X).shape == (150, 32)
     km = KMeans(4, random_state=0, n_init=1).fit(X)
     assert_allclose(km.transform(X), km.transform(Xd), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_kernel_ridge_estimator_on_sparse_rows_equals_scikit_learn(rng, kernel):
+    from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+    from fastrbf.sklearn import KernelRidge
+
+    X = sparse(rng, 80, 30, 0.2, np.float64)
+    Q = sparse(rng, 20, 30, 0.2, np.float64)
+    y = rng.standard_normal(80)
+    sw = rng.random(80) + 0.5
+    ours = KernelRidge(kernel=kernel, gamma=0.3, alpha=0.5).fit(X, y, sample_weight=sw)
+    sk = SkKernelRidge(kernel=kernel, gamma=0.3, alpha=0.5).fit(X, y, sample_weight=sw)
+    assert_allclose(ours.predict(Q), sk.predict(Q), rtol=1e-9, atol=1e-12)
+    assert_allclose(ours.predict(Q.toarray()), sk.predict(Q), rtol=1e-9, atol=1e-12)
+    dense = KernelRidge(kernel=kernel, gamma=0.3, alpha=0.5).fit(X.toarray(), y, sample_weight=sw)
+    assert_allclose(dense.predict(Q), ours.predict(Q), rtol=1e-9, atol=1e-12)  # sparse queries, dense model
+    assert sp.issparse(ours.X_fit_) and ours.X_fit_ is not X
+    with pytest.raises(ValueError, match="Sparse `X` needs the exact solver"):
+        KernelRidge(solver="nystrom-pcg").fit(X, y)

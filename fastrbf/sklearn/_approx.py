@@ -5,6 +5,7 @@ from .._typing import ArrayLike
 from ..approx import nystroem, random_fourier
 from ._base import (
     DtypeTransformer,
+    as_dot_product,
     call_renamed,
     check_magnitude,
     check_range,
@@ -87,7 +88,8 @@ class Nystroem(DtypeTransformer):
     Parameters
     ----------
     kernel : str, default "gaussian"
-        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``).
+        A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
+        ``"linear"`` is scikit-learn's ``x . y``.
     gamma : float, optional
         Default ``1 / n_features``.
     n_components : int, default 100
@@ -144,12 +146,12 @@ class Nystroem(DtypeTransformer):
         X = validate_fit_x(self, X, accept_sparse="csr")
         check_magnitude(X)
         m = min(_v.check_int(self.n_components, "n_components", 1), X.shape[0])
-        kernel = resolve_kernel(self.kernel)
-        coef0 = _v.check_real(self.coef0, "coef0")
-        gamma = scalar_gamma(default_gamma(self.gamma, X.shape[1]))
-        check_range(X, kernel, gamma, self.degree, coef0, "gamma")
+        kernel, gamma, degree, coef0 = as_dot_product(resolve_kernel(self.kernel), self.gamma, self.degree, self.coef0)
+        coef0 = _v.check_real(coef0, "coef0")
+        gamma = scalar_gamma(default_gamma(gamma, X.shape[1]))
+        check_range(X, kernel, gamma, degree, coef0, "gamma")
         ny = call_renamed(nystroem, X, m, kernel=kernel, gamma=gamma, alpha=self.alpha, method=self.method,
-                          seed=to_seed(self.random_state), n_threads=to_n_threads(self.n_jobs), degree=self.degree, coef0=coef0,
+                          seed=to_seed(self.random_state), n_threads=to_n_threads(self.n_jobs), degree=degree, coef0=coef0,
                           renames={"landmarks": "n_components", "n_clusters": "n_components"},
                           replace=((" (with weight > 0)", ""),),
                           remedy="`X` overflowed (the eigendecomposition met non-finite values): its magnitudes are too "

@@ -142,6 +142,16 @@ def resolve_kernel(kernel):
     return _ALIASES.get(name, name)
 
 
+def as_dot_product(kernel, gamma, degree, coef0):
+    """``(kernel, gamma, degree, coef0)`` with scikit-learn's ``"linear"`` kernel ``x . y``
+    as fastrbf's polynomial of degree 1 (fastrbf's own "linear", the radial ``-r`` of
+    SciPy's interpolation, is not positive definite: the kernel-matrix estimators could
+    not use it)."""
+    if isinstance(kernel, str) and kernel == "linear":
+        return "polynomial", 1.0, 1, 0.0
+    return kernel, gamma, degree, coef0
+
+
 def default_gamma(gamma, n_features):
     return 1.0 / n_features if gamma is None else gamma
 
@@ -152,11 +162,11 @@ def check_magnitude(X, name="X"):
     _v.check_magnitude(X, name, np.float64)
 
 
-def validate_xy(est, X, y) -> tuple[np.ndarray, np.ndarray]:
+def validate_xy(est, X, y, **kw) -> tuple[np.ndarray, np.ndarray]:
     """Validated (X, y) of a multi-output regressor's ``fit``: float32 or float64 ``X``
     (refused by :func:`check_magnitude` where it would overflow); numeric ``y``, one or
     more columns, cast to ``X``'s dtype."""
-    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=True, y_numeric=True)
+    X, y = validate_data(est, X, y, dtype=_FLOATS, multi_output=True, y_numeric=True, **kw)
     check_magnitude(X)
     return X, np.asarray(y, dtype=X.dtype)
 

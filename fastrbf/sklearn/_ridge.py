@@ -1,17 +1,20 @@
 """Kernel ridge and interpolation estimators: :class:`KernelRidge`, :class:`KernelRidgeCV`, :class:`RBFInterpolatorRegressor`."""
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from .. import _validation as _v
+from .._sparse import is_sparse
 from .._typing import ArrayLike
-from ..kernels import KERNELS, check_kernel, is_user
+from ..kernels import KERNELS, check_kernel, gram, is_user
 from ..linalg import check_alpha, solve_regularized
 from ..models import interpolate, kernel_ridge, kernel_ridge_cv
 from ._base import (
     XY_OVERFLOW,
     MultiOutputRegressor,
+    as_dot_product,
     call_renamed,
     check_range,
     default_gamma,
@@ -22,24 +25,43 @@ from ._base import (
     single_column,
     to_n_threads,
     to_seed,
+    validate_x,
     validate_xy,
 )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PrecomputedModel:
-    """The dual weights of kernel ridge on a precomputed Gram matrix: ``predict(K)`` is
-    ``K @ weights + intercept`` for the kernel values ``K`` (m, n) of new points with the
-    training points."""
+class GramModel:
+    """Kernel ridge's dual weights on an explicit Gram matrix: ``predict(X)`` is
+    ``K @ weights + intercept``, ``K`` the kernel values (m, n) of the queries with the
+    training points: ``X`` itself for a precomputed kernel (``X_fit`` None), else
+    :func:`fastrbf.gram` of ``X`` with the (sparse) training points ``X_fit``, a block of
+    rows at a time."""
 
     weights: np.ndarray
     intercept: np.ndarray
     single_output: bool
+    X_fit: Any = None
+    kernel: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, K: ArrayLike, n_threads: object = None) -> np.ndarray:
-        out = np.asarray(K) @ self.weights.astype(np.result_type(np.asarray(K).dtype, np.float32), copy=False)
+    def predict(self, X, n_threads=None):
+        if self.X_fit is None:
+            K = np.asarray(X)
+            out = K @ self.weights.astype(np.result_type(K.dtype, np.float32), copy=False)
+        else:
+            m, n = X.shape[0], self.weights.shape[0]
+            dtype = _v.result_dtype(X, self.weights)
+            out = np.empty((m, self.weights.shape[1]), dtype=dtype)
+            rows = max(1, PREDICT_BLOCK_ELEMENTS // n)
+            for r0 in range(0, m, rows):
+                K = gram(X[r0:r0 + rows], self.X_fit, n_threads=n_threads, **self.kernel)
+                out[r0:r0 + rows] = K @ self.weights.astype(dtype, copy=False)
         out += self.intercept.astype(out.dtype, copy=False)
         return out[:, 0] if self.single_output else out
+
+
+#: kernel values per block of queries in the prediction of a model on sparse data
+PREDICT_BLOCK_ELEMENTS = 1 << 22
 
 
 @shared_docs
@@ -57,7 +79,8 @@ class KernelRidge(MultiOutputRegressor):
         rule; scikit-learn's array ``alpha`` is one per target).
     kernel : str, default "gaussian"
         A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
-        positive definite.  ``"precomputed"``: ``X`` is the Gram matrix, (n_samples,
+        positive definite.  ``"linear"`` is scikit-learn's ``x . y`` (the polynomial of
+        degree 1, ``gamma`` 1, ``coef0`` 0).  ``"precomputed"``: ``X`` is the Gram matrix, (n_samples,
         n_samples) in ``fit`` and (n_queries, n_samples) in ``predict`` (as
         scikit-learn); the solve factors a copy of it (never the caller's array).
     gamma : float, optional
@@ -144,25 +167,28 @@ class KernelRidge(MultiOutputRegressor):
         -------
         self
         """
-        Xv, yv = validate_xy(self, X, y)
+        Xv: Any
+        Xv, yv = validate_xy(self, X, y, accept_sparse="csr")
         keep, alpha = self._weighted_alpha(Xv, sample_weight)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return self._fit_precomputed(Xv, yv, alpha, keep)
+            return self._fit_precomputed(Xv.toarray() if is_sparse(Xv) else Xv, yv, alpha, keep)
+        if is_sparse(Xv):
+            return self._fit_sparse(Xv, yv, alpha, keep)
         if keep is not None:
             Xv, yv = Xv[keep], yv[keep]
-        kernel = resolve_kernel(self.kernel)
+        kernel, gamma, degree, coef0 = as_dot_product(resolve_kernel(self.kernel), self.gamma, self.degree, self.coef0)
         check_alpha(alpha, Xv.shape[0])
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
-        coef0 = _v.check_real(self.coef0, "coef0")
+        coef0 = _v.check_real(coef0, "coef0")
         seed = to_seed(self.random_state)
-        gamma = scalar_gamma(default_gamma(self.gamma, Xv.shape[1]))
+        gamma = scalar_gamma(default_gamma(gamma, Xv.shape[1]))
         ls, Xk = length_scaled(Xv, self.length_scale)
-        check_range(Xk, kernel, gamma, self.degree, coef0, "gamma")
+        check_range(Xk, kernel, gamma, degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
                    ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
         m = call_renamed(kernel_ridge, Xv, yv, gamma=gamma, alpha=alpha, kernel=kernel,
-                         fit_intercept=fit_intercept, degree=self.degree, coef0=coef0, solver=self.solver,
+                         fit_intercept=fit_intercept, degree=degree, coef0=coef0, solver=self.solver,
                          n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
                          seed=seed, n_threads=to_n_threads(self.n_jobs), replace=replace, length_scale=ls,
                          remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
@@ -172,11 +198,36 @@ class KernelRidge(MultiOutputRegressor):
         self.n_iter_ = max(1, m.n_iter)
         return self
 
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The fitted model at the rows of ``X`` (float32 for float32 ``X``).
+
+        Parameters
+        ----------
+        X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
+            (the kernel values with the training points, (n_samples, n_train), with
+            ``kernel="precomputed"``).  Sparse rows against a model fitted on dense data
+            are densified a block of rows at a time.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        Xv: Any = validate_x(self, X, accept_sparse="csr")
+        m = self.model_
+        if not is_sparse(Xv) or (isinstance(m, GramModel) and m.X_fit is not None):
+            return m.predict(Xv, n_threads=self.n_jobs)
+        if isinstance(m, GramModel):  # a precomputed kernel given sparse
+            return m.predict(Xv.toarray())
+        rows = max(1, PREDICT_BLOCK_ELEMENTS // Xv.shape[1])
+        return np.concatenate([m.predict(Xv[r0:r0 + rows].toarray(), n_threads=self.n_jobs)
+                               for r0 in range(0, Xv.shape[0], rows)])
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # a precomputed Gram matrix: scikit-learn's cross-validation then takes the
         # training columns of its rows
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        tags.input_tags.sparse = self.solver != "nystrom-pcg" and self.n_landmarks is None
         return tags
 
     def _weighted_alpha(self, X, sample_weight):
@@ -202,7 +253,22 @@ class KernelRidge(MultiOutputRegressor):
                              f"{float(sw[keep].min()):.3g}); use weights of a narrower range, or 0 to leave a point out.")
         return (None if keep.all() else keep), a
 
-    def _fit_precomputed(self, K, y, alpha, keep):
+    def _fit_sparse(self, X, y, alpha, keep):
+        # scipy.sparse X: the Gram matrix by fastrbf.gram's sparse path (X never densified),
+        # then the solve of a precomputed kernel; the model keeps the rows for predict
+        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+            raise ValueError('Sparse `X` needs the exact solver (solver="auto" or "cholesky").')
+        if keep is not None:
+            X, y, keep = X[keep], y[keep], None
+        kernel, gamma, degree, coef0 = as_dot_product(resolve_kernel(self.kernel), self.gamma, self.degree, self.coef0)
+        gamma = scalar_gamma(default_gamma(gamma, X.shape[1]))
+        spec = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=_v.check_real(coef0, "coef0"),
+                    length_scale=self.length_scale)
+        K = call_renamed(gram, X, **spec, n_threads=to_n_threads(self.n_jobs))
+        X_fit = X.copy()  # the model owns its rows
+        return self._fit_precomputed(K, y, alpha, keep, X_fit, spec)
+
+    def _fit_precomputed(self, K, y, alpha, keep, X_fit=None, kernel=None):
         n = K.shape[0]
         if K.shape[1] != n:
             raise ValueError(f"`X` must be the square Gram matrix of the training points with kernel='precomputed' "
@@ -222,9 +288,9 @@ class KernelRidge(MultiOutputRegressor):
             full = np.zeros((n_all, W.shape[1]), dtype=W.dtype)
             full[keep] = W
             W = full
-        self.model_ = PrecomputedModel(np.ascontiguousarray(W), mean, y.ndim == 1)
+        self.model_ = GramModel(np.ascontiguousarray(W), mean, y.ndim == 1, X_fit, kernel or {})
         self.dual_coef_ = W[:, 0] if y.ndim == 1 else W
-        self.X_fit_ = None
+        self.X_fit_ = X_fit
         self.n_iter_ = 1
         return self
 

@@ -218,6 +218,13 @@ def test_refusals_name_the_argument(rng):
         partition_of_unity(X, y, patch_points=0)
     with pytest.raises(TypeError, match=r"`patch_points` must be an int >= 1; got 2.5"):
         partition_of_unity(X, y, patch_points=2.5)
+    # patches of (nearly) all the points: refused at once, naming the dense solve
+    with pytest.raises(ValueError, match=r"`patch_points` must be at most half the number of points .*method='dense'"):
+        partition_of_unity(X, y, patch_points=X.shape[0] // 2 + 1)
+    # local systems that cannot fit in memory: refused before the covering is built
+    big = np.random.default_rng(0).random((300_000, 2))
+    with pytest.raises(MemoryError, match="partition_of_unity: local systems.*fewer `patch_points`"):
+        partition_of_unity(big, big[:, 0], patch_points=100_000)
     with pytest.raises(ValueError, match=r"`neighbors` is only used by method='local'; got method='pu'"):
         fastrbf.interpolate(X, y, method="pu", neighbors=5)
     with pytest.raises(ValueError, match=r"`neighbors` must be given with method='local'; got None"):

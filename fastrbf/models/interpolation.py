@@ -51,7 +51,7 @@ from .common import (
     polynomial_matrix,
 )
 from .local import LocalInterpolant, local_interpolant
-from .pou import PATCH_POINTS, LocalSystem, PartitionOfUnityInterpolant, fit_partition_of_unity
+from .pou import CORNER_POINTS, PATCH_POINTS, LocalSystem, PartitionOfUnityInterpolant, fit_partition_of_unity
 
 _F64 = np.dtype(np.float64)
 
@@ -298,7 +298,14 @@ def check_interp_params(entry, kernel, gamma, degree, alpha, length_scale, n, d,
         raise ValueError(f"`method` 'pu' needs `degree` >= {min_degree} and a kernel declared (conditionally) positive "
                          f"definite for the {kernel!r} kernel; got `degree` {degree}. Use method='dense'.")
     if method == "pu" and patch_points is not None:
-        _v.check_int(patch_points, "patch_points", 1)
+        p = _v.check_int(patch_points, "patch_points", 1)
+        if 2 * p > n:  # a patch would hold (nearly) all the data: one dense system, O(n^3), and many of them
+            raise ValueError(f"`patch_points` must be at most half the number of points (n = {n}) for a partition of "
+                             f"unity; got {p}. Use method='dense' (the whole system at once), or fewer `patch_points`.")
+        # the largest local system (a corner patch) of every thread, before the covering is built
+        side = min(n, int(CORNER_POINTS * p))
+        _v.check_memory(8 * side * side * _threads.resolve(None), f"partition_of_unity: local systems of up to {side} "
+                        "points", "use fewer `patch_points`.")
     if -1 < degree < min_degree:  # SciPy's rule: -1 (no polynomial) is a deliberate choice, without a warning
         warnings.warn(f"`degree` should not be below {min_degree} (except -1, no polynomial) for the {kernel!r} "
                       "kernel; the interpolant may not be well-posed (solving the full system by LU).", UserWarning,

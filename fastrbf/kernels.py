@@ -128,6 +128,43 @@ def undeclared(entry, d):
     return is_user(entry) and (entry.max_dim == 0 or (entry.max_dim is not None and d is not None and d > entry.max_dim))
 
 
+class UserKernelValueError(ValueError):
+    """A user kernel that is not finite where fastrbf evaluates it (not an overflow of
+    the data): the message names the kernel and the value of its argument."""
+
+
+def check_user_values(entry, out, X, Y, g, upper=False, row0=0):
+    """After ``out = phi(X, Y)`` of a user kernel ``entry`` (per-column widths ``g``): a
+    non-finite entry that the kernel function itself gives is refused naming the kernel,
+    the entry and the value of ``s`` (radial) or ``t`` (dot product) there.  ``upper``:
+    only the upper triangle was written; ``row0``: ``out`` holds the rows from ``row0`` on
+    (the entry is named in full).  ``X``, ``Y`` dense float arrays or CSR rows.
+    Nothing is done for a built-in kernel, or when every entry is finite."""
+    if not is_user(entry):
+        return
+    for i in range(out.shape[0]):
+        row = out[i, i:] if upper else out[i]
+        if np.isfinite(row).all():
+            continue
+        j = int(np.flatnonzero(~np.isfinite(row))[0]) + (i if upper else 0)
+        x, y = (A.rows([r])[0] if hasattr(A, "rows") else np.asarray(A[r]) for A, r in ((X, i), (Y, j)))
+        x, y = x.astype(np.float64), y.astype(np.float64)
+        arg = float(g[j]) * (float(np.sum((x - y) ** 2)) if entry.radial else float(x @ y))
+        try:
+            value = float(entry.jitted(arg))
+        except Exception as exc:  # the function raised there
+            value, how = None, f"raises {type(exc).__name__}: {exc}"
+        else:
+            how = f"returns {value!r}"
+        if value is None or not np.isfinite(value):
+            name = "s" if entry.radial else "t"
+            raise UserKernelValueError(
+                f"The user kernel {entry.name!r} {how} at {name} = {arg:.6g} (entry [{row0 + i}, {j}] of the kernel "
+                f"matrix); a kernel must be finite wherever it is evaluated: fix the function there, or rescale the "
+                "data or `gamma` so that it is not evaluated there.")
+        return  # the kernel is finite there: an overflow, which the caller reports
+
+
 def check_positive_definite(entry, d, what):
     """Refuse a user kernel that is not declared positive definite for data of ``d``
     features (None: for any), in a solver (``what``) that needs one."""
@@ -263,6 +300,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
         else:
             _pw.dot_products(Xc, Yc, spec, out, n_threads)
         names = "`X`, `Y`, `gamma`, `degree` and `coef0`"
+    check_user_values(entry, out, Xc, Yc, spec.g)
     if entry.code not in _BOUNDED:
         _v.check_result(out, "gram", names)
     return out
@@ -326,5 +364,13 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg =
     Vt = _v.to_dtype(Va.reshape(-1, 1).T if vec else Va.T, dtype)
     out = np.empty((n, k), dtype=dtype)
     _pw.matvec(Xc, Yc, Vt, spec, out, n_threads)
+    if is_user(entry) and not np.isfinite(out).all():  # the kernel's own values, or an overflow?
+        i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
+        row = np.empty((1, m), dtype=dtype)
+        if entry.radial:
+            _pw.pairwise(Xc[i:i + 1], Yc, spec, False, row, 1)
+        else:
+            _pw.dot_products(Xc[i:i + 1], Yc, spec, row, 1)
+        check_user_values(entry, row, Xc[i:i + 1], Yc, spec.g, row0=i)
     _v.check_result(out, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
     return out[:, 0] if vec else out

@@ -311,3 +311,21 @@ def test_a_kernel_defined_again_by_a_reloaded_module_still_pickles(rng):
     assert again.gauss_user is not old and again.gauss_user.code == old.code
     m = fastrbf.kernel_ridge(rng.standard_normal((10, 2)), np.arange(10.0), kernel=old, gamma=1.0, alpha=0.1)
     assert np.array_equal(pickle.loads(pickle.dumps(m)).predict(np.zeros((1, 2))), m.predict(np.zeros((1, 2))))
+
+
+def test_a_kernel_not_finite_away_from_the_probe_is_named_with_its_argument():
+    # finite on the probe points (s <= 1e4), NaN beyond: the error names the kernel and s,
+    # never an overflow of the data
+    k = define_kernel(lambda s: 1.0 / (1.0 + s) if s < 1e5 else math.nan, name="nan_far", positive_definite=True)
+    X = np.array([[0.0], [1.0], [1000.0]])
+    y = np.array([0.0, 1.0, 2.0])
+    match = r"The user kernel 'nan_far' returns nan at s = 1e\+06 \(entry \[0, 2\] of the kernel matrix\)"
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram(X, kernel=k)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.kernel_ridge(X, y, kernel=k, gamma=1.0, alpha=0.1)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.interpolate(X, y, kernel=k, gamma=1.0)
+    m = fastrbf.kernel_ridge(X[:2], y[:2], kernel=k, gamma=1.0, alpha=0.1)
+    with pytest.raises(ValueError, match=r"'nan_far' returns nan at s = 1e\+06 \(entry \[1, 0\]"):
+        m.predict(np.array([[0.5], [1000.0]]))

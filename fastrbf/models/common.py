@@ -34,7 +34,7 @@ from .. import _validation as _v
 from .._jit import grad as _jgrad
 from .._pairwise import pairwise
 from .._typing import ArrayLike, FloatArray, KernelArg, Threads
-from ..kernels import check_kernel, gram, gram_matvec, make_spec
+from ..kernels import UserKernelValueError, check_kernel, check_user_values, gram, gram_matvec, make_spec
 
 _F64 = np.dtype(np.float64)
 
@@ -338,10 +338,14 @@ def gram_buffer(Xd, kernel, gamma, degree, coef0, n_threads, what, whole=True):
     B = np.empty((n, n), dtype=np.float64)
     entry = check_kernel(kernel)
     if entry.radial and not whole:
-        pairwise(Xd, Xd, entry.spec(np.full(n, gamma), coef0, degree), True, B, n_threads, mirror=False)
+        spec = entry.spec(np.full(n, gamma), coef0, degree)
+        pairwise(Xd, Xd, spec, True, B, n_threads, mirror=False)
+        check_user_values(entry, B, Xd, Xd, spec.g, upper=True)
         return B, False
     try:
         gram(Xd, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=B, n_threads=n_threads)
+    except UserKernelValueError:
+        raise
     except ValueError:  # the only refusal left for validated input: an overflow
         names = "`X` and `gamma`" if entry.radial else "`X`, `gamma`, `degree` and `coef0`"
         raise ValueError(f"{what}: the kernel matrix overflows float64 for these {names}; rescale the data or use "

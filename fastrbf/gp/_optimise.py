@@ -11,6 +11,36 @@ import math
 import numpy as np
 
 
+class IterationReport:
+    """L-BFGS-B's callback that reports each iteration's likelihood to ``rep``.
+
+    SciPy >= 1.11 passes the iterate as an ``OptimizeResult`` (its ``fun``) to a callback
+    whose argument is named ``intermediate_result``; older SciPy passes the point alone,
+    whose value is then the objective's last evaluation there (L-BFGS-B accepts the
+    point its line search evaluated last), recorded by :meth:`watch`."""
+
+    def __init__(self, rep):
+        self.rep = rep
+        self.done = 0
+        self.last: tuple[np.ndarray | None, float] = (None, math.nan)
+
+    def watch(self, objective):
+        """``objective`` (``x -> (f, gradient)``) recording its last point and value."""
+        def watched(x):
+            f, g = objective(x)
+            self.last = (np.array(x, copy=True), f)
+            return f, g
+        return watched
+
+    def __call__(self, intermediate_result):  # scipy calls it once per iteration
+        self.done += 1
+        fun = getattr(intermediate_result, "fun", None)
+        if fun is None:  # an older SciPy: the point
+            x, f = self.last
+            fun = f if x is not None and np.array_equal(x, intermediate_result) else math.nan
+        self.rep.step(self.done, lml=-float(fun))
+
+
 def maximise(evaluate, starts, bounds, errors, options=None, rows=None, rep=None):
     """The maximum of ``evaluate(theta) -> (value, gradient)`` found by SciPy's L-BFGS-B
     from each of ``starts`` within ``bounds`` (one ``(low, high)`` per entry), the best
@@ -27,20 +57,16 @@ def maximise(evaluate, starts, bounds, errors, options=None, rows=None, rep=None
             return math.inf, np.zeros_like(theta)
         return -value, -grad
 
-    done = [0]
-
-    def report(intermediate_result):  # scipy calls it once per iteration
-        done[0] += 1
-        rep.step(done[0], lml=-float(intermediate_result.fun))
-
+    report = IterationReport(rep)
     if rep:
+        objective = report.watch(objective)
         rep.runs(len(starts))
     best = None
     for i, t0 in enumerate(starts):
         if rep:
             rep.run(i + 1)
             rep.start("l-bfgs-b")
-            done[0] = 0
+            report.done = 0
         res = minimize(objective, t0, jac=True, method="L-BFGS-B", bounds=bounds, options=options,
                        callback=report if rep else None)
         value = -float(res.fun) if np.isfinite(res.fun) else -math.inf

@@ -67,6 +67,7 @@ from ._checks import (
     public_error,
     theta_terms,
 )
+from ._optimise import IterationReport
 
 PREDICT_CHUNK = 1024
 
@@ -310,16 +311,14 @@ def fit(Xd, yn, t0, nz, b, *, optimize, n_restarts, rng, n_threads, rep, names, 
         starts = [np.log(start)] + [rng.uniform(lb[:, 0], lb[:, 1]) for _ in range(n_restarts)]
         best_val = -np.inf
         rep.runs(len(starts))
-        done = [0]
-
-        def report(intermediate_result):  # scipy calls it once per iteration (res.nit calls)
-            done[0] += 1
-            rep.step(done[0], lml=-float(intermediate_result.fun))
+        report = IterationReport(rep)
+        if rep:
+            objective = report.watch(objective)
 
         for i, s in enumerate(starts):
             rep.run(i + 1)
             rep.start("l-bfgs-b")
-            done[0] = 0
+            report.done = 0
             try:
                 with _threads.serial_blas():  # L-BFGS-B's own tiny LAPACK solves would wake BLAS threads
                     res = minimize(objective, s, jac=True, method="L-BFGS-B", bounds=lb,

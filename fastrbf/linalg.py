@@ -73,8 +73,23 @@ RESIDUAL_WARN = 1e-6
 COND_SUSPECT = 1.0 / np.sqrt(np.finfo(np.float64).eps)
 
 
-class NotPositiveDefiniteError(np.linalg.LinAlgError):
-    """The (regularised) matrix is not positive definite.
+class SingularMatrixError(np.linalg.LinAlgError, ValueError):
+    """A matrix the computation needs is singular: NumPy's ``LinAlgError`` and a
+    ``ValueError`` with every NumPy (``LinAlgError`` is a ``ValueError`` only from NumPy 2
+    on), so that either ``except`` catches it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.linalg import SingularMatrixError
+    >>> issubclass(SingularMatrixError, np.linalg.LinAlgError), issubclass(SingularMatrixError, ValueError)
+    (True, True)
+    """
+
+
+class NotPositiveDefiniteError(SingularMatrixError):
+    """The (regularised) matrix is not positive definite (a :class:`SingularMatrixError`:
+    NumPy's ``LinAlgError`` and a ``ValueError``).
 
     Attributes
     ----------

@@ -38,7 +38,7 @@ from .._jit.kernels import RATIONAL_QUADRATIC
 from .._lazy import lapack, scipy
 from .._typing import ArrayLike, KernelArg, Threads
 from ..kernels import check_kernel, kernel_value, undeclared
-from ..linalg import NotPositiveDefiniteError, check_alpha, check_conditioning, diag_view, factor_in_place
+from ..linalg import NotPositiveDefiniteError, SingularMatrixError, check_alpha, check_conditioning, diag_view, factor_in_place
 from .common import (
     KernelModel,
     as_targets,
@@ -265,7 +265,8 @@ def check_radial(kernel):
 
 def tail_matrix(Xd, powers, degree):
     """(shift, scale, P): the monomials ``powers`` at the rows of ``Xd`` rescaled to [-1, 1];
-    ``np.linalg.LinAlgError`` (a ``ValueError``, as SciPy raises) when ``P`` does not have
+    :class:`~fastrbf.linalg.SingularMatrixError` (NumPy's ``LinAlgError``, as SciPy raises,
+    and a ``ValueError``) when ``P`` does not have
     full column rank: then no tail of that degree is determined."""
     lo, hi = Xd.min(axis=0), Xd.max(axis=0)
     shift = (hi + lo) / 2
@@ -273,7 +274,7 @@ def tail_matrix(Xd, powers, degree):
     scale[scale == 0.0] = 1.0
     P = polynomial_matrix(Xd, shift, scale, powers)
     if powers.shape[0] and np.linalg.matrix_rank(P) < powers.shape[0]:
-        raise np.linalg.LinAlgError(
+        raise SingularMatrixError(
             f"The polynomial matrix of degree {degree} of `X` is singular (it does not have full column rank): the "
             "points do not determine a polynomial of that degree (too few distinct points, or collinear ones). Use a "
             "lower `degree`.")

@@ -245,7 +245,9 @@ class KernelRidge(MultiOutputRegressor):
             raise ValueError('`sample_weight` needs the exact solver (solver="auto" or "cholesky"): it makes the '
                              'ridge one value per point, which solver="nystrom-pcg" does not take.')
         alpha = np.broadcast_to(np.asarray(check_alpha(self.alpha, n), dtype=np.float64), (n,))
-        keep = sw > 0  # (scikit-learn's check refuses all zeros)
+        keep = sw > 0
+        if not keep.any():  # (newer scikit-learn's check refuses it already)
+            raise ValueError("`sample_weight` must contain at least one non-zero weight.")
         with np.errstate(over="ignore"):
             a = alpha[keep] / sw[keep]
         if not np.all(np.isfinite(a)):

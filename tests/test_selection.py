@@ -250,3 +250,11 @@ def test_an_indefinite_kernel_is_named_not_reported_as_singular(rng, kernel):
     with pytest.raises(ValueError, match="every \\(gamma, alpha\\) pair gives a system singular"):
         fastrbf.kernel_ridge_cv(X, Y[:, 0], gamma=1.0, alpha=0.0)
 
+
+@pytest.mark.parametrize("gammas", ["x", [1.0, "x"], [[1.0]]])
+def test_sklearn_kernel_ridge_cv_names_bad_gammas(rng, gammas):
+    from fastrbf.sklearn import KernelRidgeCV
+
+    X, Y = _data(rng, 20, 2)
+    with pytest.raises((TypeError, ValueError), match=r"`gammas` must be a (finite number > 0|number or a non-empty)"):
+        KernelRidgeCV(gammas=gammas).fit(X, Y[:, 0])

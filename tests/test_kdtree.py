@@ -201,6 +201,28 @@ def test_radius_scaled_data_and_length_scale(rng, dtype):
     assert np.array_equal(X, X0)
 
 
+def test_radius_refuses_a_result_that_does_not_fit_before_scanning_the_pairs(rng, monkeypatch):
+    import time
+
+    from fastrbf import _validation
+
+    # every one of the 9e10 pairs is within the radius: the count takes whole nodes, so
+    # the memory check fires at once instead of after a scan of every pair
+    X = rng.random((300_000, 1))
+    radius_neighbors(X[:100], X[:10], 2.0)  # compiled
+    monkeypatch.setattr(_validation, "available_memory", lambda: 2**34)
+    t0 = time.perf_counter()
+    with pytest.raises(MemoryError, match=r"radius_neighbors with 90000000000 neighbours in all needs 1341\.10 GiB.*"
+                                          r"use a smaller `radius`"):
+        radius_neighbors(X, X, 2.0)
+    assert time.perf_counter() - t0 < 20.0
+    # whole nodes counted at once give the count of the fill
+    Xs, Q = X[:3000].reshape(-1, 2) * 4, rng.random((40, 2)) * 4
+    for radius in (0.5, 2.0, 10.0):
+        got = radius_neighbors(Xs, Q, radius)
+        _same_radius(got, _radius_brute(Xs, Q, radius))
+
+
 @pytest.mark.parametrize("bad", [-1.0, np.inf, np.nan])
 def test_radius_errors(bad):
     with pytest.raises(ValueError, match=r"`radius` must be a finite"):

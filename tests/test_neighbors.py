@@ -217,9 +217,62 @@ def test_far_from_the_data_at_huge_coordinates_is_the_nearest_value():
     assert np.array_equal(rbf_vote(X, [-1, 1, 1], Q, gamma=1.0, classify=True), np.array([-1, 1, 1])[nearest])
     assert np.array_equal(rbf_vote(X, ["a", "b", "c"], Q, gamma=1.0, classify=True), np.array(["a", "b", "c"])[nearest])
     assert np.array_equal(knn(X, Q, 1)[0][:, 0], nearest)
-    # the reproducer: finite, a mean of the targets
+    # the reproducer: the first point is the nearest (exactly; once rounded the three
+    # squared distances tie)
     out = nadaraya_watson(np.eye(3), [1.0, 2.0, 3.0], [[1e160, 0.0, 0.0]], gamma=1.0)
-    assert np.all(np.isfinite(out)) and 1.0 <= out[0] <= 3.0
+    assert np.array_equal(out, [1.0])
+
+
+def _exact_far_weights(X, q, gamma, laplacian):
+    """Kernel weights relative to the nearest point from exact differences of squared
+    distances (fractions of the float inputs)."""
+    from fractions import Fraction
+
+    qf = [Fraction(float(v)) for v in q]
+    d2 = [sum((a - Fraction(float(x))) ** 2 for a, x in zip(qf, row, strict=True)) for row in X]
+    lo = min(d2)
+    delta = np.array([float(v - lo) for v in d2])
+    if laplacian:
+        h = max(0, (lo.numerator.bit_length() - lo.denominator.bit_length()) // 2)  # no overflow
+        r = np.sqrt(np.array([float(v / 4**h) for v in d2])) * 2.0**h
+        delta = delta / (r + r[d2.index(lo)])
+        return np.exp(-np.sqrt(gamma) * delta)
+    return np.exp(-gamma * delta)
+
+
+@pytest.mark.parametrize("dtype, far", [(np.float64, 1e17), (np.float64, 1e160), (np.float32, 1e8), (np.float32, 3e19)])
+def test_nadaraya_watson_far_queries_are_the_nearest_value(rng, dtype, far):
+    # far away every x - x_j rounds alike and the plain squared distances tie (they used
+    # to give the mean of all the targets); the nearest point is decided exactly
+    X = rng.standard_normal((40, 2)).astype(dtype)
+    y = rng.standard_normal(40)
+    Q = np.array([[far, far], [-far, 0.5 * far], [3.0, far]], dtype=dtype)
+    for kernel in ("gaussian", "laplacian"):
+        expect = np.empty(len(Q))
+        for i, q in enumerate(Q):
+            w = _exact_far_weights(X, q, 1.0, kernel == "laplacian")
+            expect[i] = w @ y / w.sum()
+        out = nadaraya_watson(X, y, Q, gamma=1.0, kernel=kernel)
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out, expect, rtol=1e-9, atol=0)
+        f, grad = nadaraya_watson(X, y, Q, gamma=1.0, kernel=kernel, return_grad=True)
+        assert np.array_equal(f, out) and np.all(np.isfinite(grad))
+        if kernel == "gaussian":
+            assert np.array_equal(grad, np.zeros_like(grad))  # one point weighs: piecewise constant
+            nearest = np.array([np.argmax(_exact_far_weights(X, q, 1.0, False)) for q in Q])
+            assert np.array_equal(out, y[nearest])
+            assert np.array_equal(rbf_vote(X, y > 0, Q, gamma=1.0, classify=True), (y > 0)[nearest])
+
+
+def test_nadaraya_watson_far_near_ties_keep_their_weights():
+    # two points at nearly the same distance from a far query: both weigh, as exactly
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 5.0]])
+    y = np.array([1.0, 3.0, 7.0])
+    q = np.array([[0.5, 1e17]])
+    for kernel, gamma in (("gaussian", 1e-17), ("laplacian", 1e-4)):
+        w = _exact_far_weights(X, q[0], gamma, kernel == "laplacian")
+        assert 1e-6 < w.min() < 0.99
+        np.testing.assert_allclose(nadaraya_watson(X, y, q, gamma=gamma, kernel=kernel), [w @ y / w.sum()], rtol=1e-9)
 
 
 def test_nadaraya_watson_huge_targets_do_not_overflow(rng):

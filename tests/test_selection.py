@@ -165,3 +165,96 @@ def test_selection_does_not_depend_on_the_thread_count(rng):
     b = fastrbf.kernel_ridge_cv(X, Y, gamma=[0.5, 2.0], alpha=[1e-3, 1e-1], n_threads=2)
     assert np.array_equal(a.loo_mse, b.loo_mse) and np.array_equal(a.gcv, b.gcv)
     assert np.array_equal(a.loo_residuals, b.loo_residuals)
+
+
+# --- bad inputs: huge alpha, long grids, indefinite kernels ----------------------------
+
+
+def test_huge_alpha_gives_the_limit_of_no_fit_not_nan(rng):
+    X, Y = _data(rng, 30, 2)
+    y = Y[:, 0]
+    res = fastrbf.kernel_ridge_cv(X, y, gamma=[1.0, 4.0], alpha=[1e-3, 1e200, 1e308, 1.7e308], criterion="gcv")
+    # alpha -> inf: no fit at all, residuals y; trace(I - H) -> n: both tables -> mean(y^2)
+    np.testing.assert_allclose(res.gcv[:, 1:], np.mean(y**2), rtol=1e-12)
+    np.testing.assert_allclose(res.loo_mse[:, 1:], np.mean(y**2), rtol=1e-12)
+    assert res.best_alpha == 1e-3
+    # with a constant tail the limit is the fit of the constant: LOO and GCV of the mean
+    res = fastrbf.interpolate_cv(X, y, kernel="gaussian", gamma=1.0, alpha=[0.0, 1e200, 1e308], degree=0)
+    n = y.size
+    limit = n**2 / (n - 1) ** 2 * np.mean((y - y.mean()) ** 2)
+    np.testing.assert_allclose(res.gcv[0, 1:], limit, rtol=1e-12)
+    np.testing.assert_allclose(res.loo_mse[0, 1:], limit, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", ["kernel_ridge_cv", "interpolate_cv"])
+def test_peak_memory_does_not_grow_with_the_number_of_gammas(rng, call):
+    import tracemalloc
+
+    n = 120
+    X, Y = _data(rng, n, 2)
+    kw = dict(kernel="gaussian", degree=0) if call == "interpolate_cv" else {}
+    func = getattr(fastrbf, call)
+    func(X, Y[:, 0], gamma=1.0, alpha=1e-3, **kw)  # compiled, imported
+    tracemalloc.start()
+    try:
+        res = func(X, Y[:, 0], gamma=np.logspace(-1, 1, 60), alpha=[1e-6, 1e-3], **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.loo_mse.shape == (60, 2)
+    # about five n x n arrays (six with a tail), not two more per gamma
+    assert peak < 8 * (8 * n * n), peak / (8 * n * n)
+
+
+def test_long_grids_report_the_best_pair_so_far(rng):
+    X, Y = _data(rng, 12, 1)
+    gammas = np.logspace(-1, 2, 300)
+    alphas = np.logspace(-6, 0, 7)
+    seen = []
+    res = fastrbf.interpolate_cv(X, Y[:, 0], kernel="gaussian", gamma=gammas, alpha=alphas, degree=0,
+                                 progress=seen.append)
+    assert [r["iter"] for r in seen] == list(range(1, 301)) and seen[-1]["final"] and seen[0]["max_iter"] == 300
+    for r in seen:
+        i = r["iter"]
+        sub = res.loo_mse[:i]
+        bi, bj = np.unravel_index(np.argmin(sub), sub.shape)
+        assert (r["metrics"]["best_gamma"], r["metrics"]["best_alpha"]) == (gammas[bi], alphas[bj])
+        assert r["metrics"]["best_loo"] == sub.min()
+    assert (seen[-1]["metrics"]["best_gamma"], seen[-1]["metrics"]["best_alpha"]) == (res.best_gamma, res.best_alpha)
+
+
+def test_tables_that_do_not_fit_are_refused_before_any_work(rng, monkeypatch):
+    from fastrbf import _validation
+
+    X, Y = _data(rng, 10, 1)
+    monkeypatch.setattr(_validation, "available_memory", lambda: 10**6)
+    calls = []
+    monkeypatch.setattr(fastrbf.models.selection, "gram", lambda *a, **k: calls.append(1))
+    with pytest.raises(MemoryError, match=r"the 1000 x 1000 tables.*fewer `gamma` or `alpha` values"):
+        fastrbf.kernel_ridge_cv(X, Y[:, 0], gamma=np.linspace(1, 2, 1000), alpha=np.linspace(0.1, 1, 1000))
+    assert not calls
+
+
+@pytest.mark.parametrize("kernel", ["multiquadric", "thin_plate_spline", "tanh"])
+def test_an_indefinite_kernel_is_named_not_reported_as_singular(rng, kernel):
+    from fastrbf.sklearn import KernelRidgeCV
+
+    X, Y = _data(rng, 30, 2)
+    with pytest.raises(ValueError, match=rf"kernel_ridge_cv: the '{kernel}' kernel is not positive definite .*"
+                                         r"use a positive definite `kernel` .* or `alpha` values above"):
+        fastrbf.kernel_ridge_cv(X, Y[:, 0], gamma=[0.5, 1.0], alpha=[0.0, 1e-6], kernel=kernel)
+    with pytest.raises(ValueError, match=rf"the '{kernel}' kernel is not positive definite .*`alphas` values above"):
+        KernelRidgeCV(kernel=kernel, alphas=[1e-6]).fit(X, Y[:, 0])
+    # a singular system of a positive definite kernel keeps its own message
+    X[1] = X[0]
+    with pytest.raises(ValueError, match="every \\(gamma, alpha\\) pair gives a system singular"):
+        fastrbf.kernel_ridge_cv(X, Y[:, 0], gamma=1.0, alpha=0.0)
+
+
+@pytest.mark.parametrize("gammas", ["x", [1.0, "x"], [[1.0]]])
+def test_sklearn_kernel_ridge_cv_names_bad_gammas(rng, gammas):
+    from fastrbf.sklearn import KernelRidgeCV
+
+    X, Y = _data(rng, 20, 2)
+    with pytest.raises((TypeError, ValueError), match=r"`gammas` must be a (finite number > 0|number or a non-empty)"):
+        KernelRidgeCV(gammas=gammas).fit(X, Y[:, 0])

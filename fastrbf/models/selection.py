@@ -21,7 +21,11 @@ Decisions:
   clearly positive (below ``N eps max |mu|``: the system is singular to working
   precision, or the kernel is not positive definite on the null space) gets ``inf``
   in both tables, so it is never chosen; every pair ill-posed raises, naming the
-  remedies.
+  remedies (and the kernel, when its matrix has a clearly negative eigenvalue: an
+  indefinite kernel, not a singular system).  A huge ``alpha`` (up to the largest
+  float) is well posed: ``1 / (mu + alpha)`` is then scaled by a power of two (the
+  residuals and GCV are ratios in which it cancels), so the tables hold the limit of
+  no fit (kernel ridge: the mean square of ``Y``), not NaN from underflow.
 - **Multi-output targets** add their squared residuals: the tables are means over the
   points and the outputs.
 - The best pair is refitted with :func:`~fastrbf.kernel_ridge` or
@@ -29,8 +33,15 @@ Decisions:
 - Kernel ridge has no intercept here (scikit-learn's ``KernelRidge`` has none either);
   a constant term is ``interpolate_cv(..., degree=0)`` with a smoothing ``alpha``.
 - Memory: about five ``N x N`` float64 arrays at peak (the kernel matrix, its projected
-  copy, the eigenvectors, ``U`` and ``U * U``); time ``O(N^3)`` per gamma (LAPACK
-  ``dsyevd``) plus ``O(N^2 k)`` per alpha.
+  copy, the eigenvectors, ``U`` and ``U * U``; one more, the null-space basis, with a
+  polynomial tail), whatever the grid: a gamma's arrays are freed before the next one
+  and only the LOO residuals of the best pair so far are kept; plus the two tables.
+  Time ``O(N^3)`` per gamma (LAPACK ``dsyevd``) plus ``O(N^2 k)`` per alpha, linear in
+  the grid.
+- No limit on the grid: its cost is what the grid asks for, and the checks refuse
+  only tables that do not fit in memory.  ``progress`` reports each gamma with the
+  best pair so far and an ETA, so a long grid can be followed (and stopped by raising
+  from a callable).
 """
 
 from dataclasses import dataclass
@@ -49,6 +60,9 @@ from .ridge import kernel_ridge
 
 _F64 = np.dtype(np.float64)
 CRITERIA = ("loo", "gcv")
+#: 1 / (mu + alpha) is rescaled by a power of two when the exponent of its largest
+#: value is beyond +-this (the package's bound for weighted sums, as ``weight_shift``)
+_W_EXP = 200
 
 
 @dataclass(frozen=True)
@@ -119,8 +133,9 @@ def _null_basis(P):
 
 
 def _tables(K, Z, T, alphas):
-    """LOO-MSE and GCV for every alpha (and the LOO residuals per alpha, lazily: the
-    callable returns them for one index)."""
+    """LOO-MSE and GCV for every alpha, the LOO residuals per alpha (lazily: the
+    callable returns them for one index), the smallest eigenvalue ``mu`` (inf: none)
+    and the threshold below which ``mu + alpha`` is ill-posed."""
     n = K.shape[0]
     with _threads.serial_blas():
         B = K if Z is None else Z.T @ K @ Z
@@ -140,7 +155,12 @@ def _tables(K, Z, T, alphas):
         a = alphas[j]
         if mu.size and float(mu.min()) + a <= tiny:
             return None
-        w = 1.0 / (mu + a)
+        den = mu + a
+        e = int(np.frexp(float(den.min()))[1]) if den.size else 0
+        # 1 / (mu + alpha) times 2**e (exact) when it is so small (a huge alpha) or large
+        # that the sums of squares below would underflow or overflow: the LOO residuals
+        # and GCV are ratios in which the factor cancels
+        w = 1.0 / den if -_W_EXP <= e <= _W_EXP else 1.0 / np.ldexp(den, -e)
         with _threads.serial_blas():
             c = U @ (w[:, None] * Uty)
             dg = U2 @ w
@@ -154,14 +174,17 @@ def _tables(K, Z, T, alphas):
         if not np.all(dg > 0):
             continue
         E = c / dg[:, None]
-        loo[j] = float(np.mean(E * E))
-        gcv[j] = float(n * np.mean(np.sum(c * c, axis=0)) / np.sum(w) ** 2) if w.size else np.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            lo = float(np.mean(E * E))
+            gc = float(n * np.mean(np.sum(c * c, axis=0)) / np.sum(w) ** 2) if w.size else np.inf
+        loo[j] = np.inf if np.isnan(lo) else lo  # NaN (inf - inf, 0 / 0): an ill-posed pair
+        gcv[j] = np.inf if np.isnan(gc) else gc
 
     def residuals(j):
         c, dg, _ = solve(j)
         return c / dg[:, None]
 
-    return loo, gcv, residuals
+    return loo, gcv, residuals, (float(mu.min()) if mu.size else np.inf), tiny
 
 
 def _select(X, Y, gammas, alphas, entry, kernel, deg, coef0, degree, criterion, n_threads, progress, what, refit):
@@ -170,9 +193,11 @@ def _select(X, Y, gammas, alphas, entry, kernel, deg, coef0, degree, criterion, 
     rep = _progress.reporter(progress, what)
     rep.start("gamma", gammas.size, unit="gamma")
     n, d = Xa.shape
-    # the kernel matrix, its projected copy, the eigenvectors, U and U * U
-    _v.check_memory(5 * 8 * n * n, f"{what}: the {n} x {n} kernel matrix and its eigenvectors",
-                    "select on a subsample of the points.")
+    # the kernel matrix, its projected copy, the eigenvectors, U and U * U (whatever the
+    # grid: one gamma at a time), and the two tables
+    _v.check_memory(5 * 8 * n * n + 2 * 8 * gammas.size * alphas.size,
+                    f"{what}: the {n} x {n} kernel matrix, its eigenvectors and the {gammas.size} x {alphas.size} "
+                    "tables", "select on a subsample of the points, or use fewer `gamma` or `alpha` values.")
     Xd = _v.to_dtype(Xa, _F64, "X")
     T, single = as_targets(Ya)
     if degree >= 0:
@@ -190,23 +215,42 @@ def _select(X, Y, gammas, alphas, entry, kernel, deg, coef0, degree, criterion, 
         Z = None
     loo = np.full((gammas.size, alphas.size), np.inf)
     gcv = np.full((gammas.size, alphas.size), np.inf)
-    resid = []
-    for i, g in enumerate(gammas):
-        K = gram(Xd, kernel=kernel, gamma=float(g), degree=deg, coef0=coef0, n_threads=n_threads)
-        loo[i], gcv[i], r = _tables(K, Z, T, alphas)
-        resid.append(r)
-        del K
-        if i + 1 < gammas.size:
-            rep.step(i + 1, best_loo=float(np.min(loo[: i + 1])))
     table = loo if criterion == "loo" else gcv
-    if not np.isfinite(table).any():
+    # the best pair so far (the first minimum in row-major order, as np.argmin of the
+    # table) and its LOO residuals: nothing else of a gamma outlives its turn
+    i = j = -1
+    E = None
+    best = best_loo = np.inf
+    # the smallest eigenvalue, whether one is clearly negative (an indefinite kernel, not
+    # a singular one), and the smallest alpha above which some gamma is well posed
+    lowest, indefinite, need = np.inf, False, np.inf
+    for ig, g in enumerate(gammas):
+        K = gram(Xd, kernel=kernel, gamma=float(g), degree=deg, coef0=coef0, n_threads=n_threads)
+        loo[ig], gcv[ig], r, mu_min, tiny = _tables(K, Z, T, alphas)
+        del K
+        jg = int(np.argmin(table[ig]))
+        if table[ig, jg] < best:
+            i, j, best, E = ig, jg, float(table[ig, jg]), r(jg)
+        del r
+        best_loo = min(best_loo, float(loo[ig].min()))
+        lowest, indefinite, need = min(lowest, mu_min), indefinite or mu_min < -tiny, min(need, tiny - mu_min)
+        if ig + 1 < gammas.size:
+            rep.step(ig + 1, best_loo=best_loo, best_gamma=float(gammas[i]) if i >= 0 else np.nan,
+                     best_alpha=float(alphas[j]) if j >= 0 else np.nan)
+    if E is None:
+        if indefinite:
+            on = "" if degree < 0 else f" on the null space of the polynomial tail of degree {degree}"
+            fix = ("a positive definite `kernel` (gaussian, laplacian, a Matern, ...)" if degree < 0 else
+                   "a higher `degree` or another `kernel`")
+            raise ValueError(f"{what}: the {entry.name!r} kernel is not positive definite{on} for these points "
+                             f"(the smallest eigenvalue of its matrix over the `gamma` values is {lowest:.3g}), so "
+                             f"none of the `alpha` values makes the system positive definite; use {fix}, or `alpha` "
+                             f"values above {need:.3g} (the least that makes one of the `gamma` values well posed).")
         raise ValueError(f"{what}: every (gamma, alpha) pair gives a system singular to working precision; use "
                          "larger `alpha` values, larger `gamma` values (kernels that are not scale invariant), or "
                          "remove duplicate points from `X`.")
-    i, j = (int(v) for v in np.unravel_index(int(np.argmin(table)), table.shape))
-    E = resid[i](j)
     model = refit(float(gammas[i]), float(alphas[j]))
-    rep.finish(gammas.size, best_loo=float(loo[i, j]))
+    rep.finish(gammas.size, best_loo=float(loo[i, j]), best_gamma=float(gammas[i]), best_alpha=float(alphas[j]))
     return SelectionResult(gammas, alphas, loo, gcv, criterion, float(gammas[i]), float(alphas[j]), (i, j),
                            E[:, 0] if single else E, model)
 
@@ -232,7 +276,10 @@ def kernel_ridge_cv(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike, alpha: Arra
         Which table chooses the pair.
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
-        One report per ``gamma``.
+        One report per ``gamma``, with the best pair so far (metrics ``best_loo``,
+        ``best_gamma``, ``best_alpha``) and an ETA: time is linear in the grid (one
+        eigendecomposition per ``gamma``), with no limit on its size, so follow a long
+        grid with it.
 
     Returns
     -------
@@ -291,6 +338,8 @@ def interpolate_cv(X: ArrayLike, Y: ArrayLike, *, gamma: ArrayLike = 1.0, alpha:
     criterion : {"loo", "gcv"}, default "loo"
     n_threads : int, optional
     progress : bool, logging.Logger or callable, default False
+        One report per ``gamma`` with the best pair so far and an ETA, as
+        :func:`kernel_ridge_cv` (no limit on the grid: time is linear in it).
 
     Returns
     -------

@@ -22,7 +22,14 @@ Decisions:
   plain weights would all be 0 (a query far from every training point, or a huge
   ``gamma``), the result is therefore the proper limit: the nearest neighbour's value
   (the mean over exactly tied nearest points) - the nearest-neighbour limit of a
-  narrow Gaussian.
+  narrow Gaussian.  Far from the data (for the width: where ``gamma u d_min``
+  exceeds ``2**-10``, ``u`` the unit roundoff and ``d_min`` the nearest squared
+  distance; ``sqrt(gamma) u r_min`` for the laplacian) the rounded distances no longer
+  tell the points apart (every ``x - x_j`` rounds alike): those queries are redone
+  with the differences of squared distances to the nearest point computed directly,
+  ``sum_a (x_m - x_j)_a ((x - x_j)_a + (x - x_m)_a)`` in float64 (accurate relative
+  to ``|x_m - x_j| |x - x_m|``, not to ``d_min``): the nearest point is the true one and
+  near-tied points keep their weights.  Nearer queries are untouched (the same bits).
 - ``rbf_vote`` for regression is the unnormalised sum ``sum_m y_m exp(-gamma ||x -
   x_m||^2)``, computed as the relative sum above times the kernel value of the
   nearest point (through logarithms where that factor alone would underflow); it may
@@ -36,9 +43,10 @@ Decisions:
   true value exceeds the largest float of the dtype (its correctly rounded value).
   With ``M`` the largest magnitude of the input, only squared distances below about
   ``M**2 * 2**-2090`` (float32: ``M**2 * 2**-265``) can be lost to underflow - data
-  spanning hundreds of orders of magnitude.  Distances equal once rounded are ties
-  (far from the data, points whose distances differ by less than the rounding of the
-  distances themselves are equally near).  Likewise targets so large that their
+  spanning hundreds of orders of magnitude.  For ``knn``, ``knn_predict`` and
+  ``radius_neighbors`` distances equal once rounded are ties (far from the data, points
+  whose distances differ by less than the rounding of the distances themselves are
+  equally near); the kernel sums redo such queries (above).  Likewise targets so large that their
   weighted sums could overflow are scaled by a power of two.
 - Every message names the argument as the caller passed it (``X``, ``Y``, ``Xq``).
 """
@@ -57,6 +65,8 @@ from .._scaling import max_abs as _max_abs
 from .._scaling import shift_for as _shift_for
 from .._typing import ArrayLike, FloatArray, IntArray, Threads
 from . import _kdtree
+
+_F64 = np.dtype(np.float64)
 
 
 def _check_k(k, n):
@@ -339,6 +349,40 @@ def _nw_units(Xa, Qa, dtype, g, laplacian):
     return Xc, Qc, t, gm, s1, s2, E
 
 
+#: a query is redone by the far pass when the rounding of its squared distances (about
+#: the unit roundoff times the nearest one) may move the exponent of its kernel weights
+#: by more than this
+FAR_EXPONENT_ERROR = 2.0**-10
+
+
+def _far_rows(dmin, gm, E, laplacian, dtype):
+    """The query rows (int64) whose weights the rounding of the distances would decide:
+    ``gamma u d_min > FAR_EXPONENT_ERROR`` (laplacian: ``sqrt(gamma) u r_min``), ``u``
+    the unit roundoff of ``dtype``, in the scaled units (``gm * 2**E``)."""
+    d = dmin.astype(np.float64)
+    if laplacian:
+        d = np.sqrt(d)
+    with np.errstate(divide="ignore"):
+        lg = np.log2(d) + (float(np.log2(gm)) + E + float(np.log2(np.finfo(dtype).eps / 2)))
+    return np.flatnonzero(lg > np.log2(FAR_EXPONENT_ERROR)).astype(np.int64)
+
+
+def _far(Xc, Qc, Tt, Ut, gm, E, laplacian, dmin, dtype, n_threads, num, den, gnum=None, gden=None):
+    """Redo, by :func:`fastrbf._jit.neighbors.brute.far_sums`, the sums of the query rows
+    far from the data for the width (see :func:`_far_rows`): far away every ``x - x_j``
+    rounds alike and the plain distances tie, where the differences of squared
+    distances computed directly still find the nearest point and weigh the others."""
+    rows = _far_rows(dmin, gm, E, laplacian, dtype)
+    if rows.size == 0:
+        return
+    f1, f2 = _split_pow2(E, _F64)
+    grad = gnum is not None
+    if not grad:
+        Ut, gnum, gden = np.empty((0, Tt.shape[1])), np.empty((0, 0, 0)), np.empty((0, 0))
+    _jn.far_sums.run(n_threads, rows, Qc, Xc, Tt, Ut, float(gm), float(f1), float(f2), laplacian, grad, num, den,
+                     gnum, gden)
+
+
 def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
     """Kernel sums relative to the nearest training point (see the module docstring):
     (num (m, t) float64 in units of ``2**tT`` (see :func:`_target_shift`), den (m,)
@@ -353,6 +397,7 @@ def _shifted(Xa, Qa, dtype, T, g, laplacian, n_threads):
     Xt = np.ascontiguousarray(Xc.T)
     Tt = np.ascontiguousarray(_ldexp(T, -tT).T, dtype=np.float64)
     _jn.shifted_sums.run(n_threads, Qc, Xt, Tt, dtype.type(gm), s1, s2, laplacian, num, den, dmin)
+    _far(Xc, Qc, Tt, None, gm, E, laplacian, dmin, dtype, n_threads, num, den)
     d64 = np.sqrt(dmin.astype(np.float64)) if laplacian else dmin.astype(np.float64)
     f1, f2 = _split_pow2(E, np.dtype(np.float64))
     with np.errstate(over="ignore", under="ignore"):
@@ -385,6 +430,7 @@ def _nw_grad(Xa, Qa, dtype, T, g, laplacian, n_threads):
     Ut = np.ascontiguousarray(_ldexp(U, -tU).T, dtype=np.float64)
     _jgrad.shifted_sums_grad.run(n_threads, Qc, Xt, Tt, Ut, dtype.type(gm), s1, s2, laplacian, num, den, dmin,
                                  gnum, gden)
+    _far(Xc, Qc, Tt, Ut, gm, E, laplacian, dmin, dtype, n_threads, num, den, gnum, gden)
     values = _ldexp(num / den[:, None], tT)
     # d/dx k_j = -c k_j (x - x_j) (gaussian: c = 2 gamma; laplacian: c = sqrt(gamma) / r_j, the
     # 1 / r_j inside the sums), in the units of the scaled data (x = 2**t x_scaled)
@@ -416,7 +462,9 @@ def nadaraya_watson(X: ArrayLike, Y: ArrayLike, Xq: ArrayLike, *, gamma: float, 
     Fused, and safe when every kernel weight underflows: the weights are taken relative
     to the nearest training point, so far from the data (or for a huge ``gamma``) the
     prediction is the nearest neighbour's value (the mean over exact ties), the limit of
-    the formula.
+    the formula.  Queries so far away that their rounded distances tie (``x - x_j``
+    rounds alike for every ``j``) are redone from direct differences of the squared
+    distances (see the module docstring), so the nearest point is the true one.
 
     Parameters
     ----------

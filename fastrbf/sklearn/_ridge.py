@@ -355,7 +355,11 @@ class KernelRidgeCV(MultiOutputRegressor):
         kernel = resolve_kernel(self.kernel)
         gammas = np.array([0.1, 1.0, 10.0]) / X.shape[1] if self.gammas is None else self.gammas
         ls, Xk = length_scaled(X, self.length_scale)
-        for g in np.atleast_1d(np.asarray(gammas, dtype=float)):
+        try:
+            grid = np.atleast_1d(np.asarray(gammas, dtype=float))
+        except (TypeError, ValueError):
+            grid = np.zeros(0)
+        for g in grid if grid.ndim == 1 else ():  # else not a 1-D grid of numbers: kernel_ridge_cv names `gammas`
             if np.isfinite(g) and g > 0:
                 check_range(Xk, kernel, float(g), 3, 1.0, "gammas")
         res = call_renamed(kernel_ridge_cv, Xk, y, gamma=gammas, alpha=self.alphas, kernel=kernel, criterion=self.criterion,

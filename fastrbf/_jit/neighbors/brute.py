@@ -169,3 +169,94 @@ def shifted_sums(lo, hi, Xq, Xt, Tt, g, s1, s2, laplacian, num, den, dmin):
         dmin[i] = cur
         for q in range(k):
             num[i, q] = S[q]
+
+
+@pjit(tasks=lambda rows, *_: rows.shape[0],
+      work=lambda rows, Xq, X, Tt, Ut, *_: rows.shape[0] * X.shape[0] * ((X.shape[1] + 2) * (Ut.shape[0] + 4)
+                                                                          + 2 * Tt.shape[0] + 16))
+def far_sums(lo, hi, rows, Xq, X, Tt, Ut, g, f1, f2, laplacian, grad, num, den, gnum, gden):
+    # The sums of shifted_sums (and of shifted_sums_grad with grad) redone for the query
+    # rows `rows` that lie so far from the data, for the width, that the rounding of
+    # their squared distances decides the weights (the caller picks them).  There the
+    # differences of squared distances to the nearest point x_m are computed directly,
+    #     d_j^2 - d_m^2 = sum_a (x_m - x_j)_a ((x - x_j)_a + (x - x_m)_a),
+    # accurate relative to |x_m - x_j| |x - x_m| instead of to d_m^2 (far away,
+    # x - x_j rounds to the same value for every j and the plain distances all tie).
+    # IN: tasks lo:hi of rows (int64 query rows), Xq (m, d), X (n, d) training points as
+    #     rows, Tt (k, n), Ut (k2, n) (read with grad only), g, f1, f2 float64: the
+    #     width in the units of the scaled squared distances (laplacian: distances) is
+    #     ((g * .) * f1) * f2, f1 and f2 powers of two; laplacian; grad
+    # OUT: num[i], den[i] for i in rows as shifted_sums (float64 arithmetic); with grad
+    #      gnum[i], gden[i] as shifted_sums_grad but with (x - x_j) replaced by
+    #      (x_m - x_j) (gaussian) or by (x - x_j) / r_j - (x - x_m) / r_m (laplacian):
+    #      the part dropped is a vector times sum_j w_j (U_j - f) = 0, so the gradient of
+    #      the quotient rule is the same without the cancellation of the far offset.
+    n = X.shape[0]
+    d = X.shape[1]
+    k = Tt.shape[0]
+    k2 = Ut.shape[0]
+    D = np.empty(n, dtype=np.float64)
+    R = np.empty(n, dtype=np.float64)
+    for b in range(lo, hi):
+        i = rows[b]
+        # the nearest point, by differences relative to point 0 (ties: lowest index)
+        m = 0
+        best = 0.0
+        for j in range(1, n):
+            s = 0.0
+            for a in range(d):
+                x = np.float64(Xq[i, a])
+                p = np.float64(X[0, a])
+                y = np.float64(X[j, a])
+                s += (p - y) * ((x - y) + (x - p))
+            if s < best:
+                best = s
+                m = j
+        # the differences relative to it (and the distances for laplacian)
+        lowest = np.inf
+        for j in range(n):
+            s = 0.0
+            r2 = 0.0
+            for a in range(d):
+                x = np.float64(Xq[i, a])
+                p = np.float64(X[m, a])
+                y = np.float64(X[j, a])
+                s += (p - y) * ((x - y) + (x - p))
+                r2 += (x - y) * (x - y)
+            D[j] = s
+            R[j] = np.sqrt(r2)
+        if laplacian:
+            for j in range(n):
+                t = R[j] + R[m]
+                D[j] = D[j] / t if t > 0.0 else 0.0  # r_j - r_m
+        for j in range(n):
+            lowest = min(lowest, D[j])  # 0, or a rounding below it
+        W = 0.0
+        for q in range(k):
+            num[i, q] = 0.0
+        if grad:
+            for a in range(d):
+                gden[i, a] = 0.0
+            for q in range(k2):
+                for a in range(d):
+                    gnum[i, q, a] = 0.0
+        for j in range(n):
+            w = np.exp(-(((g * (D[j] - lowest)) * f1) * f2))
+            if w == 0.0:
+                continue
+            W += w
+            for q in range(k):
+                num[i, q] += w * Tt[q, j]
+            if grad:
+                for a in range(d):
+                    x = np.float64(Xq[i, a])
+                    y = np.float64(X[j, a])
+                    p = np.float64(X[m, a])
+                    if laplacian:
+                        v = w * ((x - y) / R[j] - (x - p) / R[m]) if R[j] > 0.0 else 0.0
+                    else:
+                        v = w * (p - y)
+                    gden[i, a] += v
+                    for q in range(k2):
+                        gnum[i, q, a] += v * Ut[q, j]
+        den[i] = W

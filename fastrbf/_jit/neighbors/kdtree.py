@@ -30,7 +30,11 @@ judged by the exact distance of that point, the same for all its points, so that
 copies of a point tied with the k-th are pruned too (one call site: each copy of the
 brute-force arithmetic costs compile time) (2e5 copies of one point, 2 000 queries: 1.3 ->
 0.3 s).  The radius query keeps the points whose squared distance (the same
-arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``.
+arithmetic) is ``<= r2`` and skips a node whose deflated bound exceeds ``r2``; its
+count pass takes a node whole when the bound to the farthest corner of its box,
+inflated by the same margins, is ``<= r2`` (so the count, and the memory check of the
+result after it, cost no more than the search, however many pairs are within the
+radius).
 
 The list search of the queries that share a leaf, for k >= 8 at low dimension with
 many queries, is :mod:`.kdgroups`; where its lists fail, it takes the search of this
@@ -206,6 +210,20 @@ def box_lb(q, box_lo, box_hi, node):
     return s
 
 
+@jit_inline
+def box_ub(q, box_lo, box_hi, node):
+    # squared distance from q to the farthest corner of the box of `node` (rounded;
+    # inflated by the caller)
+    s = q[0] - q[0]
+    for r in range(q.shape[0]):
+        x = q[r]
+        t = x - box_lo[node, r]
+        u = box_hi[node, r] - x
+        t = u if u > t else t
+        s += t * t
+    return s
+
+
 @jit
 def prunable(lb, shrink, slack, node, min_id, kd, ki):
     # True when no point of `node` can enter a list whose k-th entry is (kd, ki): every
@@ -369,11 +387,17 @@ def radius_tree(lo, hi, Xq, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack,
     # OUT: fill False: indptr[i + 1] = the number of points with squared distance <= r2
     #      fill True (indptr the cumulated counts): idx, dist[indptr[i]:indptr[i + 1]]
     #      those points and their squared distances, ascending, ties by index
+    # The count takes a node whole when the bound to its farthest corner, inflated as
+    # the lower bound is deflated (ub * (2 - shrink) + slack), is <= r2: every point of
+    # it then has a computed distance <= r2, so the count is the fill's, in a time that
+    # does not grow with the number of neighbours (every pair within the radius: O(1)
+    # per query, and the caller's memory check comes before any long loop).
     m = Xq.shape[0]
     n = Xt.shape[1]
     first_leaf = (1 << leaf_level) - 1
     o = np.empty(((n - 1) >> leaf_level) + 2, dtype=Xt.dtype)
     st_node = np.empty(leaf_level + 2, dtype=np.int64)
+    grow = 2 - shrink
     for i in range(lo * QB, min(m, hi * QB)):
         q = Xq[i]
         c = indptr[i] if fill else 0
@@ -384,6 +408,13 @@ def radius_tree(lo, hi, Xq, Xt, perm, box_lo, box_hi, leaf_level, shrink, slack,
             node = st_node[sp]
             b = box_lb(q, box_lo, box_hi, node) * shrink - slack
             if b > r2:
+                continue
+            if not fill and box_ub(q, box_lo, box_hi, node) * grow + slack <= r2:
+                level = 0
+                while (1 << (level + 1)) - 1 <= node:  # the level of heap number `node`
+                    level += 1
+                s, e = node_range(n, level, node - ((1 << level) - 1))
+                c += e - s
                 continue
             if node < first_leaf:
                 st_node[sp] = 2 * node + 2

@@ -141,7 +141,9 @@ def _tables(K, Z, T, alphas):
         B = K if Z is None else Z.T @ K @ Z
         B = 0.5 * (B + B.T)
         if B.shape[0]:
-            mu, V = scipy.linalg.eigh(B, overwrite_a=True, check_finite=False, driver="evd")
+            # (SciPy 1.10's evd driver asks LAPACK for too little workspace at n = 1)
+            driver = "evd" if B.shape[0] > 1 else "ev"
+            mu, V = scipy.linalg.eigh(B, overwrite_a=True, check_finite=False, driver=driver)
         else:
             mu, V = np.zeros(0), np.zeros((0, 0))
         U = V if Z is None else Z @ V

@@ -100,9 +100,11 @@ def _checks():
 
 # The GP checks fit tiny noiseless or pure-noise data, where the marginal-likelihood optimum
 # sits on a bound of the noise or the amplitude: the estimator then warns (ConvergenceWarning,
-# as scikit-learn's GaussianProcessRegressor does, whose own common tests ignore it).  The
+# as scikit-learn's GaussianProcessRegressor does, in its words with a kernel object, whose
+# own common tests ignore it).  The
 # checks still run; only that warning is not turned into an error here.
 @pytest.mark.filterwarnings("ignore:The optimum sits on a bound:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:The optimal value found:sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("estimator,check", list(_checks()))
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -126,3 +126,30 @@ def test_bad_arguments_name_themselves(rng):
     prml = GPR("gaussian", optimizer=None, theta=[1.0, 10.0]).fit(X, y)
     with pytest.raises(ValueError, match="`return_cov` needs a model fitted with a scikit-learn kernel object"):
         prml.predict(X, return_cov=True)
+
+
+def test_one_target_column_gives_scikit_learns_shapes(rng):
+    # y of shape (n, 1): scikit-learn squeezes the single output of every result
+    X, y = _data(rng, n=25)
+    Y = y[:, None]
+    Xq = rng.uniform(0, 1, (6, 3))
+    kernel = C(1.0) * RBF(1.0) + WhiteKernel(1e-2)
+    for k in (kernel, None):
+        me = GPR(k, random_state=0).fit(X, Y)
+        sk = SkGPR(k, random_state=0).fit(X, Y)
+        assert me.predict(Xq).shape == sk.predict(Xq).shape == (6,)
+        for kw in ({"return_std": True}, {"return_cov": True}):
+            ours, theirs = me.predict(Xq, **kw), sk.predict(Xq, **kw)
+            assert [a.shape for a in ours] == [b.shape for b in theirs]
+        assert me.sample_y(Xq, 4).shape == sk.sample_y(Xq, 4).shape == (6, 4)
+        # one query point: the mean stays 1-D, the covariance 2-D
+        assert [a.shape for a in me.predict(Xq[:1], return_cov=True)] == [(1,), (1, 1)]
+
+
+def test_kernel_object_optimum_on_a_bound_warns_as_scikit_learn(rng):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data(rng, n=25)
+    kernel = C(1.0) * RBF(1.0, length_scale_bounds=(1e-2, 1e-1))
+    with pytest.warns(ConvergenceWarning, match="k2__length_scale is close to the specified upper bound"):
+        GPR(kernel, random_state=0).fit(X, y)

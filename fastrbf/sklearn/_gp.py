@@ -204,6 +204,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                 raise ValueError("Every optimiser start failed: the covariance was not positive definite. Remedies: a "
                                  "larger `alpha`, a WhiteKernel in `kernel`, or `normalize_y`=True.")
             kernel_ = kernel.clone_with_theta(best)
+            # an optimum on a bound: scikit-learn's ConvergenceWarning, by its own rule and words
+            if hasattr(kernel_, "_check_bounds_params"):
+                kernel_._check_bounds_params()
         m = call_renamed(gaussian_process, X, y, **form.values(kernel_), jitter=jitter, optimize=False,
                          normalize_y=normalize_y, n_threads=nt, renames={"noise": "kernel", "jitter": "alpha"},
                          replace=(("use a larger `kernel`", "use a larger `alpha` or a WhiteKernel in `kernel`"),))
@@ -276,7 +279,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         Xv = validate_x(self, X)
         if not hasattr(self, "kernel_"):
             raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")
-        return call_renamed(self.model_.sample_y, Xv, n_samples, seed=to_seed(random_state), n_threads=self.n_jobs)
+        S = call_renamed(self.model_.sample_y, Xv, n_samples, seed=to_seed(random_state), n_threads=self.n_jobs)
+        return S[:, 0, :] if S.ndim == 3 and S.shape[1] == 1 else S  # one target column: scikit-learn's shape
 
     def predict(self, X: ArrayLike, return_std: bool = False,
                 return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -304,12 +308,22 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         dtype = _v.result_dtype(Xv, self._dtype)
         if hasattr(self, "kernel_"):
             out = call_renamed(self.model_.predict, Xv, return_std=return_std, return_cov=return_cov, n_threads=self.n_jobs)
-            return tuple(o.astype(dtype, copy=False) for o in out) if isinstance(out, tuple) else \
-                out.astype(dtype, copy=False)
+            if not isinstance(out, tuple):
+                return _one_column(out).astype(dtype, copy=False)
+            second = out[1][:, :, 0] if return_cov and out[1].ndim == 3 and out[1].shape[2] == 1 else \
+                _one_column(out[1]) if return_std else out[1]
+            return _one_column(out[0]).astype(dtype, copy=False), second.astype(dtype, copy=False)
         if return_cov:
             raise ValueError("`return_cov` needs a model fitted with a scikit-learn kernel object.")
         if not return_std:
-            return self.model_.predict(Xv, n_threads=self.n_jobs).astype(dtype, copy=False)
+            return _one_column(self.model_.predict(Xv, n_threads=self.n_jobs)).astype(dtype, copy=False)
         p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)
-        return p.mean.astype(dtype, copy=False), np.sqrt(p.var).astype(dtype, copy=False)
+        return _one_column(p.mean).astype(dtype, copy=False), _one_column(np.sqrt(p.var)).astype(dtype, copy=False)
+
+
+def _one_column(a):
+    """scikit-learn's shape for one target column (``y`` of shape (n, 1)): means and
+    standard deviations (m, 1) -> (m,) (its covariance (m, m, 1) -> (m, m) is done by
+    the caller)."""
+    return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
 

@@ -197,3 +197,11 @@ def test_constant_term_is_learned_as_sklearn(rng):
     assert gp.theta.size == sk.kernel_.theta.size == 4
     with pytest.raises(ValueError, match=r"`constant` must be a finite number > 0"):
         fastrbf.gaussian_process(X, y, constant=0.0)
+
+
+def test_sample_y_refuses_draws_that_cannot_fit_before_drawing():
+    X = np.linspace(0, 1, 12)[:, None]
+    gp = fastrbf.gaussian_process(X, np.sin(4 * X[:, 0]), kernel="matern52", noise=1e-4, optimize=False)
+    with pytest.raises(MemoryError, match="sample_y: 1000000000000 draws at 2 points.*fewer `n_samples`"):
+        gp.sample_y([[0.5], [0.2]], 10**12)
+    assert gp.sample_y([[0.5], [0.2]], 3, seed=0).shape == (2, 3)

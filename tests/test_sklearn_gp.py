@@ -153,3 +153,12 @@ def test_kernel_object_optimum_on_a_bound_warns_as_scikit_learn(rng):
     kernel = C(1.0) * RBF(1.0, length_scale_bounds=(1e-2, 1e-1))
     with pytest.warns(ConvergenceWarning, match="k2__length_scale is close to the specified upper bound"):
         GPR(kernel, random_state=0).fit(X, y)
+
+
+def test_a_length_scale_vector_of_the_wrong_length_is_named(rng):
+    X, y = _data(rng, n=12)
+    with pytest.raises(ValueError, match=r"Anisotropic kernel must have the same number of dimensions as data \(2!=3\)"
+                                         r".*k2__length_scale has 2 entries and `X` has 3 features"):
+        GPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)
+    with pytest.raises(ValueError, match=r"Anisotropic kernel must have the same number of dimensions as data"):
+        SkGPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)  # scikit-learn's words

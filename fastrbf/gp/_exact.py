@@ -267,6 +267,10 @@ class GaussianProcess:
         """
         n_samples = _v.check_int(n_samples, "n_samples", 1)
         rng = _v.check_seed(seed, name="seed")
+        m, k = np.shape(X)[0] if np.ndim(X) == 2 else 1, self.alpha.shape[1] if self.alpha.ndim == 2 else 1
+        # the normal draws, their product with the covariance's square root, and the result
+        _v.check_memory(8 * m * n_samples * (2 + k), f"sample_y: {n_samples} draws at {m} points",
+                        "draw fewer `n_samples` per call.")
         mean, cov = self.predict(X, return_cov=True, n_threads=n_threads)
         dtype = mean.dtype
         mean = np.asarray(mean, dtype=np.float64)

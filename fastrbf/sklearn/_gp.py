@@ -184,6 +184,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         nt = to_n_threads(self.n_jobs)
         kernel = _skk.ConstantKernel() * _skk.RBF() if self.kernel is None else self.kernel
+        _check_length_scales(kernel, X.shape[1])
         form = gp_form(kernel)
         Y = np.asarray(y, dtype=np.float64)
         mean, std = (Y.mean(axis=0), Y.std(axis=0)) if normalize_y else (np.zeros(Y.shape[1:]), np.ones(Y.shape[1:]))
@@ -319,6 +320,16 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             return _one_column(self.model_.predict(Xv, n_threads=self.n_jobs)).astype(dtype, copy=False)
         p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)
         return _one_column(p.mean).astype(dtype, copy=False), _one_column(np.sqrt(p.var)).astype(dtype, copy=False)
+
+
+def _check_length_scales(kernel, d):
+    """Refuse, before any fit, a length-scale vector of a kernel object whose length is
+    not the number of features (in scikit-learn's words)."""
+    for name, value in kernel.get_params().items():
+        if name.split("__")[-1] == "length_scale" and np.ndim(value) == 1 and np.size(value) != d:
+            raise ValueError(f"Anisotropic kernel must have the same number of dimensions as data ({np.size(value)}!={d}): "
+                             f"the `kernel`'s {name} has {np.size(value)} entries and `X` has {d} features; give one "
+                             "per feature, or a scalar.")
 
 
 def _one_column(a):

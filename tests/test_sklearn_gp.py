@@ -162,3 +162,16 @@ def test_a_length_scale_vector_of_the_wrong_length_is_named(rng):
         GPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)
     with pytest.raises(ValueError, match=r"Anisotropic kernel must have the same number of dimensions as data"):
         SkGPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)  # scikit-learn's words
+
+
+@pytest.mark.parametrize("kernel", [None, C(2.0) * RBF(0.5) + WhiteKernel(0.1), C(1.0) * Matern(0.7, nu=2.5)])
+def test_prior_before_fit_equals_scikit_learn(rng, kernel):
+    Xq = rng.uniform(0, 1, (7, 3))
+    me, sk = GPR(kernel), SkGPR(kernel)
+    np.testing.assert_array_equal(me.predict(Xq), sk.predict(Xq))
+    for kw in ({"return_std": True}, {"return_cov": True}):
+        for a, b in zip(me.predict(Xq, **kw), sk.predict(Xq, **kw), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(me.sample_y(Xq, 5, random_state=3), sk.sample_y(Xq, 5, random_state=3),
+                               rtol=1e-12, atol=1e-15)
+    assert not hasattr(me, "model_")  # still unfitted

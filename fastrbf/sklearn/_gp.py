@@ -277,11 +277,34 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples_X, n_samples) or (n_samples_X, n_targets, n_samples)
         """
+        if self._prior():
+            mean, cov = self.predict(X, return_cov=True)
+            return check_random_state(random_state).multivariate_normal(mean, cov, n_samples).T
         Xv = validate_x(self, X)
         if not hasattr(self, "kernel_"):
             raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")
         S = call_renamed(self.model_.sample_y, Xv, n_samples, seed=to_seed(random_state), n_threads=self.n_jobs)
         return S[:, 0, :] if S.ndim == 3 and S.shape[1] == 1 else S  # one target column: scikit-learn's shape
+
+    def _prior(self):
+        """Whether predictions come from the prior: not fitted, with a kernel object or
+        None (scikit-learn's rule; a kernel name has no prior before a fit)."""
+        return not hasattr(self, "model_") and (self.kernel is None or isinstance(self.kernel, _skk.Kernel))
+
+    def _predict_prior(self, X, return_std, return_cov):
+        # scikit-learn's prior: mean 0, the kernel's covariance (float64)
+        if return_std and return_cov:
+            raise RuntimeError("At most one of `return_std` or `return_cov` can be requested.")
+        kernel = _prior_kernel(self.kernel)
+        Xv = np.asarray(X, dtype=np.float64) if kernel.requires_vector_input else X
+        if kernel.requires_vector_input:
+            Xv = _v.check_data(Xv, "X")
+        mean = np.zeros(Xv.shape[0] if hasattr(Xv, "shape") else len(Xv))
+        if return_cov:
+            return mean, kernel(Xv)
+        if return_std:
+            return mean, np.sqrt(np.maximum(kernel.diag(Xv), 0.0))
+        return mean
 
     def predict(self, X: ArrayLike, return_std: bool = False,
                 return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -295,6 +318,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return_std : bool, default False
         return_cov : bool, default False
 
+        Before ``fit`` (with a kernel object, or None: scikit-learn's default prior kernel)
+        the predictions of the prior: mean 0, the kernel's covariance, as scikit-learn's.
+
         Returns
         -------
         mean : ndarray of shape (n_samples,) or (n_samples, n_targets)
@@ -305,6 +331,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         return_std = _v.check_bool(return_std, "return_std")
         return_cov = _v.check_bool(return_cov, "return_cov")
+        if self._prior():
+            return self._predict_prior(X, return_std, return_cov)
         Xv = validate_x(self, X)
         dtype = _v.result_dtype(Xv, self._dtype)
         if hasattr(self, "kernel_"):
@@ -320,6 +348,14 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             return _one_column(self.model_.predict(Xv, n_threads=self.n_jobs)).astype(dtype, copy=False)
         p = self.model_.predict(Xv, return_var=True, n_threads=self.n_jobs)
         return _one_column(p.mean).astype(dtype, copy=False), _one_column(np.sqrt(p.var)).astype(dtype, copy=False)
+
+
+def _prior_kernel(kernel):
+    """The kernel of the prior of an unfitted estimator, as scikit-learn's: ``None`` is
+    ``ConstantKernel(1.0, "fixed") * RBF(1.0, "fixed")``."""
+    if kernel is None:
+        return _skk.ConstantKernel(1.0, constant_value_bounds="fixed") * _skk.RBF(1.0, length_scale_bounds="fixed")
+    return kernel
 
 
 def _check_length_scales(kernel, d):

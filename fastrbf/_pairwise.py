@@ -205,6 +205,15 @@ def matvec(X, Y, Vt, spec, out, n_threads):
 
 
 # ---------------------------------------------------------------- sparse input
+def prepare_scaled(X, Y, length_scale):
+    """``(Xc, Yc, dtype, sparse)``: :func:`prepare` and :func:`rescale` for dense input,
+    :func:`prepare_sparse` when ``X`` or ``Y`` is ``scipy.sparse`` (then ``sparse``)."""
+    if is_sparse(X) or is_sparse(Y):
+        return (*prepare_sparse(X, Y, length_scale), True)
+    Xc, Yc, dtype = prepare(X, Y)
+    return (*rescale(Xc, Yc, length_scale, dtype), dtype, False)
+
+
 def prepare_sparse(X, Y, length_scale, name_x="X", name_y="Y"):
     """Validate ``X`` and ``Y`` (at least one ``scipy.sparse``) as checked CSR rows of the
     common result dtype, each feature divided by its length scale; ``Y`` may be None.

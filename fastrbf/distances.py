@@ -21,7 +21,6 @@ exact zeros on the diagonal.
 
 from . import _pairwise as _pw
 from . import _validation as _v
-from ._sparse import is_sparse
 from ._typing import ArrayLike, FloatArray, Threads
 
 
@@ -76,12 +75,7 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
     array([[ 0., 13.],
            [13.,  0.]])
     """
-    sparse = is_sparse(X) or is_sparse(Y)
-    if sparse:
-        Xc, Yc, dtype = _pw.prepare_sparse(X, Y, length_scale)
-    else:
-        Xc, Yc, dtype = _pw.prepare(X, Y)
-        Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
+    Xc, Yc, dtype, sparse = _pw.prepare_scaled(X, Y, length_scale)
     symmetric = Yc is None
     Yc = Xc if symmetric else Yc
     inputs = (Xc.data, Yc.data) if sparse else (X, Y)

@@ -22,7 +22,6 @@ from . import _pairwise as _pw
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._pairwise import KernelSpec
-from ._sparse import is_sparse
 from ._typing import ArrayLike, FloatArray, KernelArg, Threads
 
 
@@ -272,12 +271,7 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
            [-3.162, -4.123]])
     """
     entry = check_kernel(kernel)
-    sparse = is_sparse(X) or is_sparse(Y)
-    if sparse:
-        Xc, Yc, dtype = _pw.prepare_sparse(X, Y, length_scale)
-    else:
-        Xc, Yc, dtype = _pw.prepare(X, Y)
-        Xc, Yc = _pw.rescale(Xc, Yc, length_scale, dtype)
+    Xc, Yc, dtype, sparse = _pw.prepare_scaled(X, Y, length_scale)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
         _v.check_magnitude(Yc, "Y")

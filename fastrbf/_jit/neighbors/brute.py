@@ -191,11 +191,9 @@ def far_sums(lo, hi, rows, Xq, X, Tt, Ut, g, f1, f2, laplacian, grad, num, den, 
     #      (x_m - x_j) (gaussian) or by (x - x_j) / r_j - (x - x_m) / r_m (laplacian):
     #      the part dropped is a vector times sum_j w_j (U_j - f) = 0, so the gradient of
     #      the quotient rule is the same without the cancellation of the far offset.
-    n = X.shape[0]
-    d = X.shape[1]
-    k = Tt.shape[0]
-    k2 = Ut.shape[0]
-    D = np.empty(n, dtype=np.float64)
+    n, d = X.shape
+    k, k2 = Tt.shape[0], Ut.shape[0]
+    D = np.empty(n, dtype=np.float64)  # differences of squared distances to the nearest point
     R = np.empty(n, dtype=np.float64)
     for b in range(lo, hi):
         i = rows[b]

@@ -175,3 +175,18 @@ def test_prior_before_fit_equals_scikit_learn(rng, kernel):
     np.testing.assert_allclose(me.sample_y(Xq, 5, random_state=3), sk.sample_y(Xq, 5, random_state=3),
                                rtol=1e-12, atol=1e-15)
     assert not hasattr(me, "model_")  # still unfitted
+
+
+def test_callable_optimizer_as_scikit_learn(rng):
+    import scipy.optimize
+
+    def lbfgs(obj_func, initial_theta, bounds):
+        r = scipy.optimize.minimize(obj_func, initial_theta, method="L-BFGS-B", jac=True, bounds=bounds)
+        return r.x, r.fun
+
+    X, y = _data(rng, n=25)
+    kernel = C(1.0) * RBF(1.0) + WhiteKernel(1e-2)
+    me = GPR(kernel, optimizer=lbfgs, n_restarts_optimizer=2, random_state=0).fit(X, y)
+    sk = SkGPR(kernel, optimizer=lbfgs, n_restarts_optimizer=2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(me.kernel_.theta, sk.kernel_.theta, rtol=1e-6)
+    assert me.log_marginal_likelihood_value_ == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-9)

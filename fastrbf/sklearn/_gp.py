@@ -47,9 +47,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     alpha : float, default 1e-10
         With a kernel object: added to the diagonal of the training covariance
         (scikit-learn's ``alpha``; a number, not one per sample).
-    optimizer : "fmin_l_bfgs_b" or None, default "fmin_l_bfgs_b"
+    optimizer : "fmin_l_bfgs_b", None or callable, default "fmin_l_bfgs_b"
         Maximise the log marginal likelihood (L-BFGS-B in log space), or keep
-        the hyperparameters.
+        the hyperparameters.  With a kernel object, a callable as scikit-learn's:
+        ``optimizer(obj_func, initial_theta, bounds) -> (theta_opt, func_min)``.
     n_restarts_optimizer : int, default 0
         Further starts drawn log-uniformly inside the bounds.
     bounds : array_like of shape (len(theta) + 1, 2), optional
@@ -173,7 +174,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """``fit`` with a scikit-learn kernel object (or None)."""
         X, y = validate_fit_xy(self, X, y, y_numeric=True, multi_output=True)
         check_magnitude(X)
-        _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None), text="'fmin_l_bfgs_b' or None")
+        if not callable(self.optimizer):
+            _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None),
+                            text="'fmin_l_bfgs_b', None or a callable")
         for name in ("theta", "bounds"):
             if getattr(self, name) is not None:
                 raise ValueError(f"`{name}` is for kernel='gaussian' or 'prml'; a kernel object carries its own "
@@ -199,8 +202,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                     raise ValueError("`n_restarts_optimizer` > 0 needs finite bounds of every hyperparameter.")
                 starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
             # not positive definite at theta (a ValueError): scikit-learn's -inf
-            best = maximise(lambda t: self._lml(X, Yn, form, kernel.clone_with_theta(t), jitter, nt), starts, bounds,
-                            ValueError)
+            if callable(self.optimizer):
+                best = self._run_optimizer(X, Yn, form, kernel, jitter, nt, starts, bounds)
+            else:
+                best = maximise(lambda t: self._lml(X, Yn, form, kernel.clone_with_theta(t), jitter, nt), starts,
+                                bounds, ValueError)
             if best is None:
                 raise ValueError("Every optimiser start failed: the covariance was not positive definite. Remedies: a "
                                  "larger `alpha`, a WhiteKernel in `kernel`, or `normalize_y`=True.")
@@ -221,6 +227,22 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.log_marginal_likelihood_value_ = m.log_marginal_likelihood_value
         self._dtype = X.dtype
         return self
+
+    def _run_optimizer(self, X, Yn, form, kernel, jitter, n_threads, starts, bounds):
+        """scikit-learn's protocol for a callable ``optimizer``: ``optimizer(obj_func,
+        initial_theta, bounds) -> (theta_opt, func_min)``, ``obj_func(theta,
+        eval_gradient=True)`` the negative log marginal likelihood (and its gradient),
+        once per start; the lowest minimum is kept (None when every start failed)."""
+        def obj_func(theta, eval_gradient=True):
+            try:
+                value, grad = self._lml(X, Yn, form, kernel.clone_with_theta(theta), jitter, n_threads)
+            except ValueError:
+                value, grad = -np.inf, np.zeros(len(theta))
+            return (-value, -grad) if eval_gradient else -value
+
+        runs = [self.optimizer(obj_func, np.asarray(t, dtype=np.float64), bounds) for t in starts]
+        finite = [(float(f), np.asarray(t, dtype=np.float64)) for t, f in runs if np.isfinite(f)]
+        return min(finite, key=lambda r: r[0])[1] if finite else None
 
     def _lml(self, X, Yn, form, kernel, jitter, n_threads):
         """(log marginal likelihood, its gradient in ``kernel.theta``) of normalised targets."""

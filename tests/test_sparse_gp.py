@@ -247,3 +247,20 @@ def test_dask_equals_in_memory(rng, monkeypatch):
         Xbad[123, 1] = np.nan
         with pytest.raises(ValueError, match="`X`"):
             fd.sparse_gaussian_process(da.from_array(Xbad, chunks=(70, 3)), y[:, 0], n_landmarks=10, optimize=False)
+
+
+def test_extreme_variances_and_a_kernel_nan_away_from_the_probe_are_refused_by_name():
+    import math
+
+    from fastrbf.user_kernels import define_kernel
+
+    X = np.random.default_rng(0).random((200, 2))
+    y = np.sin(4 * X[:, 0])
+    for kw, name in (({"noise": 1e308}, "noise"), ({"noise": 1e-300}, "noise"), ({"amplitude": 1e308}, "amplitude")):
+        with pytest.raises(ValueError, match=rf"`{name}` must be in \[1e-150, 1e\+150\]"):
+            fastrbf.sparse_gaussian_process(X, y, n_landmarks=20, optimize=False, seed=0, **kw)
+    with pytest.raises(ValueError, match=r"`amplitude` must be in"):
+        fastrbf.sparse_gaussian_process_lml(X, y, n_landmarks=20, seed=0, amplitude=1e308)
+    k = define_kernel(lambda s: math.exp(-s) if s < 1e5 else math.nan, name="nan_far_sgp", positive_definite=True)
+    with pytest.raises(ValueError, match=r"The user kernel 'nan_far_sgp' returns nan at s = "):
+        fastrbf.sparse_gaussian_process(X * 1000, y, n_landmarks=20, optimize=False, seed=0, kernel=k, length_scale=1.0)

@@ -227,9 +227,19 @@ def _setup(X, y, kernel, coef0, normalize_y, n_landmarks, how, seed, n_threads, 
     return entry, Xa, ya, RowPasses(Xd, T, entry, c0, nt), Z, c0, y_mean, y_std, rng, nt
 
 
+#: the range of ``amplitude`` and ``noise`` (variances): their products and ratios over the
+#: sums of up to millions of points stay finite in float64
+HYPER_RANGE = (1e-150, 1e150)
+
+
 def _check_hyper(amplitude, noise):
+    lo, hi = HYPER_RANGE
     for name, value in (("amplitude", amplitude), ("noise", noise)):
-        _v.check_real(value, name, low=0, strict=True)
+        v = _v.check_real(value, name, low=0, strict=True)
+        if not lo <= v <= hi:
+            raise ValueError(f"`{name}` must be in [{lo:g}, {hi:g}] (a variance whose products and ratios with the "
+                             f"others stay finite in float64); got {value!r}. Rescale `y` (or use normalize_y) "
+                             "instead of an extreme variance.")
 
 
 _NOT_PD = ("The landmark covariance is not positive definite for these `amplitude`, `length_scale` and `noise`; "

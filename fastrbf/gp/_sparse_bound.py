@@ -49,6 +49,7 @@ from .. import _dense, _threads
 from .._jit import pairwise as _jpw
 from .._jit.gp import sparse as _jsg
 from .._lazy import blas, lapack
+from ..kernels import UserKernelValueError, check_user_values, is_user
 from ..models.falkon import kmm_factor
 from ._checks import unit_width
 
@@ -230,6 +231,7 @@ class Bound:
         m = Zs.shape[0]
         Kmm = phi_rows(Zs, np.ascontiguousarray(Zs.T), self.entry.spec(np.full(m, self.g0), self.coef0, 1),
                        np.empty((m, m)), nt)
+        check_user_values(self.entry, Kmm, Zs, Zs, np.full(m, self.g0))  # a user kernel NaN among the landmarks
         Kmm *= c
         with _threads.serial_blas():
             U, delta = kmm_factor(Kmm)
@@ -244,6 +246,11 @@ class Bound:
         prior = n * c * self.phi0
         lml = (-0.5 * n * k * math.log(2 * math.pi * s2) - k * float(np.log(np.diag(LB)).sum())
                - 0.5 * p.yy / s2 + 0.5 * bw / s2**2 - 0.5 * k * (prior - tr_a) / s2)
+        if is_user(self.entry) and not (math.isfinite(lml) and np.isfinite(Ah).all() and np.isfinite(b).all()):
+            raise UserKernelValueError(
+                f"The user kernel {self.entry.name!r} is not finite somewhere between the data and the landmarks "
+                "(the sparse GP's sums are not finite); a kernel must be finite wherever it is evaluated: fix the "
+                "function, or rescale the data or the length scales.")
         state = {"L": L, "LB": LB, "w": w, "delta": delta, "c": c, "s2": s2, "ls": ls}
         if not eval_gradient:
             return lml, None, state

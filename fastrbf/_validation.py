@@ -182,7 +182,22 @@ def scale_features(arr, length_scale, dtype, name):
     if not np.all(np.isfinite(out)):
         raise ValueError(f"`{name}` divided by `length_scale` overflows {np.dtype(dtype)}; use larger length scales "
                          "or rescale the data.")
+    check_scaled_magnitude(out, name, length_scale)
     return out
+
+
+def check_scaled_magnitude(scaled, name, length_scale):
+    """:func:`check_magnitude` of ``name`` divided by ``length_scale`` (``scaled``), blamed
+    on the length scales: tiny ones, not the data, make its squared distances overflow."""
+    if not scaled.size or scaled.dtype.kind != "f":
+        return
+    d = scaled.shape[1] if scaled.ndim == 2 else 1
+    bound = float(np.sqrt(float(np.finfo(scaled.dtype).max) / (16.0 * d)))
+    big = max(float(scaled.max()), -float(scaled.min()))
+    if big > bound:
+        raise ValueError(f"`{name}` divided by `length_scale` reaches {big:.3g}, beyond {bound:.3g}: its "
+                         f"{scaled.dtype} squared distances would overflow; use larger length scales "
+                         f"(the smallest is {float(np.min(length_scale)):.3g}) or rescale the data.")
 
 
 def check_targets(Y, n, name="Y", ndims=(1, 2), name_x="X"):

@@ -198,3 +198,17 @@ def test_dask_models_take_length_scale(rng):
     assert np.array_equal(net.centers, C)
     ref = fastrbf.rbf_network(X, Y, gamma=1.0, centers=C, length_scale=L3)
     np.testing.assert_allclose(net.predict(Xq), ref.predict(Xq), rtol=1e-8, atol=1e-10)
+
+
+def test_tiny_length_scales_are_blamed_not_the_data(rng):
+    X = rng.random((30, 2))
+    y = np.sin(4 * X[:, 0])
+    match = r"`X` divided by `length_scale` reaches .* use larger length scales \(the smallest is 1e-300\)"
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gram(X, gamma=1.0, length_scale=1e-300)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=0.1, length_scale=1e-300)
+    with pytest.raises(ValueError, match=match):
+        fastrbf.gaussian_process(X, y, kernel="matern52", length_scale=1e-300, optimize=False)
+    with pytest.raises(ValueError, match=r"`length_scale` must be a number > 0 or one per feature \(2\); got None"):
+        fastrbf.gaussian_process(X, y, kernel="matern52", length_scale=None)

@@ -110,6 +110,8 @@ def unit_width(entry):
 
 def check_length_scales(length_scale, d, ard):
     """The length scales: one (isotropic) unless ``ard`` or an array is given."""
+    if length_scale is None:  # (elsewhere None means "no per-feature scales"; a GP needs one)
+        raise ValueError(f"`length_scale` must be a number > 0 or one per feature ({d}); got None.")
     ls = _v.check_length_scale(length_scale, d)
     return ls if (ard or not _v.is_real(length_scale)) else ls[:1]
 

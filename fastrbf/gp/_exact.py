@@ -354,6 +354,7 @@ class _Setup:
             Xs = self.X / lsd
         if not np.all(np.isfinite(Xs)):
             raise FloatingPointError("the rescaled data overflow")
+        _v.check_scaled_magnitude(Xs, "X", ls)
         K = gram(Xs, kernel=self.kernel, gamma=self.g0, coef0=self.coef0, n_threads=self.n_threads)
         K *= c
         if nb:

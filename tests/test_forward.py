@@ -243,3 +243,9 @@ def test_sklearn_estimators_pass_forward_selection_through(rng):
     np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
     with pytest.raises(ValueError, match='`candidates` and `tol` are used only with centers="forward"'):
         RBFNetworkRegressor(8, tol=0.1).fit(X, y)
+
+
+def test_ragged_candidates_are_refused_by_name(rng):
+    X = rng.random((30, 2))
+    with pytest.raises(ValueError, match=r"`candidates` must be .*; got a ragged list \(rows of different lengths\)"):
+        fastrbf.rbf_network(X, X[:, 0], gamma=1.0, centers="forward", candidates=[[0.0, 1.0], [1.0]])

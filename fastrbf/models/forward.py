@@ -79,7 +79,12 @@ def candidate_rows(candidates, n, rng):
     if _v.is_int(candidates):
         m = _v.check_int(candidates, "candidates", 1, n, text=rule)
         return np.arange(n) if m == n else _subsample(n, m, rng)
-    if np.ndim(candidates) == 0:  # a float, a bool, an object: not an array of points
+    try:
+        ndim = np.ndim(candidates)
+    except ValueError:  # a ragged sequence: NumPy cannot make an array of it
+        raise ValueError(f"`candidates` must be {rule}; got a ragged {type(candidates).__name__} (rows of different "
+                         "lengths).") from None
+    if ndim == 0:  # a float, a bool, an object: not an array of points
         raise TypeError(f"`candidates` must be {rule}; got {candidates!r}.")
     return None
 

@@ -66,8 +66,12 @@ def test_thread_count_and_pickle(rng):
 
 def test_refusals_name_the_argument_or_the_point(rng):
     X, Y = _data(rng, 30, 2, 1)
-    with pytest.raises(ValueError, match=r"`neighbors` must be an int in \[1, n\] = \[1, 30\]; got 31"):
-        fastrbf.interpolate(X, Y, neighbors=31)
+    with pytest.raises(ValueError, match=r"`neighbors` must be an int >= 1; got 0"):
+        fastrbf.interpolate(X, Y, neighbors=0)
+    # SciPy's rule: more neighbours than points means all of them
+    Xq = X[:5] + 0.01
+    assert np.array_equal(fastrbf.interpolate(X, Y, neighbors=31).predict(Xq),
+                          fastrbf.interpolate(X, Y, neighbors=30).predict(Xq))
     with pytest.raises(ValueError, match=r"`neighbors` must be at least the number of monomials of the polynomial "
                                          r"tail \(6, degree 2\); got 4"):
         fastrbf.interpolate(X, Y, kernel="quintic", neighbors=4)

@@ -258,7 +258,8 @@ def sparse_pairwise(X, Y, spec, symmetric, out, n_threads):
     The norm expansion ``||x||^2 + ||y||^2 - 2 x.y`` with the dot products from SciPy's
     sparse product (float64, by fixed row blocks: the same bits for any thread count);
     every entry within the rigorous error bound of the expansion is recomputed by direct
-    differences over the two rows' stored columns (the bits of the dense direct sum).
+    differences over the two rows' stored columns (:func:`~._jit.tiles.direct_sq`, the
+    same bits as on the densified rows).
     The rows are not centred (that would fill them), so the bound uses the uncentred
     norms and the most stored values of a row instead of ``d``.
     """

@@ -114,8 +114,9 @@ class KernelRidge(MultiOutputRegressor):
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         (n_landmarks rows with "nystrom-pcg").
     X_fit_ : ndarray of shape (n_samples, n_features), float64, or None
-        The training points (the landmarks with "nystrom-pcg"; None with
-        ``kernel="precomputed"``: the Gram matrix is not kept).
+        The training points (the landmarks with "nystrom-pcg"; a copy of the sparse
+        matrix when fitted on ``scipy.sparse`` input; None with ``kernel="precomputed"``:
+        the Gram matrix is not kept).
     n_iter_ : int
         Conjugate-gradient iterations; 1 for the direct (Cholesky) solve, as scikit-learn
         asks of every estimator with a ``max_iter`` (``model_.n_iter`` is 0 there).

@@ -162,6 +162,9 @@ def test_a_length_scale_vector_of_the_wrong_length_is_named(rng):
         GPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)
     with pytest.raises(ValueError, match=r"Anisotropic kernel must have the same number of dimensions as data"):
         SkGPR(C(1.0) * RBF([1.0, 1.0])).fit(X, y)  # scikit-learn's words
+    # one entry is one length scale for all features, in both
+    ours, theirs = GPR(C(1.0) * RBF([0.7]), optimizer=None).fit(X, y), SkGPR(C(1.0) * RBF([0.7]), optimizer=None).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X[:4]), theirs.predict(X[:4]), rtol=1e-8)
 
 
 @pytest.mark.parametrize("kernel", [None, C(2.0) * RBF(0.5) + WhiteKernel(0.1), C(1.0) * Matern(0.7, nu=2.5)])

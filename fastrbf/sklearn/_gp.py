@@ -385,7 +385,8 @@ def _check_length_scales(kernel, d):
     """Refuse, before any fit, a length-scale vector of a kernel object whose length is
     not the number of features (in scikit-learn's words)."""
     for name, value in kernel.get_params().items():
-        if name.split("__")[-1] == "length_scale" and np.ndim(value) == 1 and np.size(value) != d:
+        # (one entry is isotropic, as in scikit-learn)
+        if name.split("__")[-1] == "length_scale" and np.ndim(value) == 1 and np.size(value) not in (1, d):
             raise ValueError(f"Anisotropic kernel must have the same number of dimensions as data ({np.size(value)}!={d}): "
                              f"the `kernel`'s {name} has {np.size(value)} entries and `X` has {d} features; give one "
                              "per feature, or a scalar.")

@@ -141,6 +141,10 @@ def check_user_values(entry, out, X, Y, g, upper=False, row0=0):
     Nothing is done for a built-in kernel, or when every entry is finite."""
     if not is_user(entry):
         return
+    if not upper:  # one vectorised pass: a finite sum has no inf or NaN (the rows are scanned only if not)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(out, axis=None)):
+                return
     for i in range(out.shape[0]):
         row = out[i, i:] if upper else out[i]
         if np.isfinite(row).all():

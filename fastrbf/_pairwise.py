@@ -299,8 +299,11 @@ def sparse_dot_products(X, Y, spec, out, n_threads):
     Xm = to_scipy(X, np.float64)
     Ym = to_scipy(Y, np.float64)
     nt = _threads.for_work(X.shape[0] * Y.shape[0] * 8 + Xm.nnz * Y.shape[0], n_threads)
-    P = (Xm @ Ym.T.tocsr()).toarray()
-    np.copyto(out, P, casting="same_kind")
+    P = Xm @ Ym.T.tocsr()
+    if out.dtype == np.float64:
+        P.toarray(out=out)  # straight into the result: no second n x m array
+    else:
+        np.copyto(out, P.toarray(), casting="same_kind")
     _jp.apply_rows.run(nt, spec.phi, spec.g, spec.c, spec.degree, out)
     return out
 

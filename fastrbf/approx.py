@@ -263,8 +263,8 @@ class RandomFourierMap:
             _jf.trig_rows.run(nt, Pb, None, scale, checked, out[r0:r1])
 
 
-def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Seed = None, kind: str = "cos",
-                   dtype: DTypeLike = np.float64) -> RandomFourierMap:
+def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Seed | np.random.RandomState = None,
+                   kind: str = "cos", dtype: DTypeLike = np.float64) -> RandomFourierMap:
     """Random Fourier features for the Gaussian kernel ``exp(-gamma ||x - y||^2)``.
 
     ``kind="cos"``: ``z(x) = sqrt(2/D) cos(W^T x + b)`` with ``W ~ N(0, 2 gamma I)`` of
@@ -283,7 +283,9 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
     gamma : float
         Width of the Gaussian kernel, > 0 (for a float32 map at most about 3.6e73, so
         that the frequencies are finite).
-    seed : None, int or numpy.random.Generator
+    seed : None, int, numpy.random.Generator or numpy.random.RandomState
+        A RandomState draws as scikit-learn's ``RBFSampler`` does (the normal draws,
+        then the phases), so the same state gives scikit-learn's map (to rounding).
     kind : {"cos", "cos_sin"}
     dtype : float32 or float64
         Dtype of the map: float32 input to a float32 map gives float32 features.
@@ -327,7 +329,7 @@ def random_fourier(n_features: int, n_components: int, *, gamma: float, seed: Se
     if g > _max_gamma(dt):
         raise ValueError(f"`gamma` must be a finite number > 0 and at most {_max_gamma(dt):.3g} for a {dt} map "
                          f"(its frequencies sqrt(2 gamma) N(0, 1) would overflow {dt}); got {gamma!r}.")
-    rng = _v.check_seed(seed)
+    rng = seed if isinstance(seed, np.random.RandomState) else _v.check_seed(seed)
     Dp = D if kind == "cos" else D // 2
     # the draws in float64, the scaled weights and the phases (and their dtype copies)
     _v.check_memory(8 * (2 * d * Dp + D) + dt.itemsize * (d * Dp + D),
@@ -355,6 +357,9 @@ class NystroemMap:
         Number of eigenvalues of ``K(L, L) + alpha I`` kept.
     dtype : numpy.dtype
         float32 when the fitting data were float32.
+    indices : ndarray of int64 or None
+        The rows of ``X`` taken as landmarks (``method="random"``); None for k-means
+        centres and given landmarks.
 
     Examples
     --------
@@ -374,6 +379,7 @@ class NystroemMap:
     coef0: float
     rank: int
     dtype: np.dtype
+    indices: np.ndarray | None = None
 
     @property
     def n_components(self) -> int:
@@ -505,7 +511,7 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
     nt = _threads.resolve(n_threads)
     rng = _v.check_seed(seed)
     iters = _v.check_int(max_iter, "max_iter", 1)
-    La = None
+    La = ids = None
     if _v.is_int(landmarks):
         m = _v.check_int(int(landmarks), "landmarks", 1, n, text=f"an int in [1, n_samples = {n}] or an array")
         method = _v.check_choice("kmeans" if method is None else method, "method", ("kmeans", "random"),
@@ -548,12 +554,22 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
         raise ValueError(f"The {kernel} kernel matrix of the landmarks overflows float64 with this `gamma`"
                          f"{'' if spec.radial else ' and `coef0`'} and `alpha` (max |landmark| = "
                          f"{float(np.abs(L).max()):.3g}); rescale {src} or use a smaller `gamma`.")
+    N, rank = inverse_sqrt(Kmm, a)
+    return NystroemMap(L, N, kernel_value(spec), g, deg, c0, rank, _v.result_dtype(Xa),
+                       None if ids is None else ids.astype(np.int64))
+
+
+def inverse_sqrt(Kmm, alpha=0.0):
+    """``(N, rank)``: the symmetric pseudo-inverse square root ``N`` of ``Kmm + alpha I``
+    (its symmetric part; eigenvalues below ``m eps max|lambda|`` dropped, their number
+    subtracted from ``rank``); ``Kmm`` is not modified."""
+    m = Kmm.shape[0]
     Kmm = 0.5 * (Kmm + Kmm.T)
-    Kmm.flat[:: m + 1] += a
+    Kmm.flat[:: m + 1] += alpha
     with _threads.serial_blas():
         lam, V = np.linalg.eigh(Kmm)
         cut = m * np.finfo(np.float64).eps * max(float(np.abs(lam).max()), np.finfo(np.float64).tiny)
         keep = lam > cut
         Vk = V[:, keep] / np.sqrt(lam[keep])
         N = np.ascontiguousarray(Vk @ V[:, keep].T)
-    return NystroemMap(L, N, kernel_value(spec), g, deg, c0, int(keep.sum()), _v.result_dtype(Xa))
+    return N, int(keep.sum())

@@ -17,7 +17,16 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "skip_xp_backends: SciPy's array-backend selection (its tests run on NumPy here)")
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    # a peer's own test that does not run fastrbf (its module's peer_selected says no):
+    # deselected, not run
+    keep, drop = [], []
+    for item in items:
+        select = getattr(getattr(item, "module", None), "peer_selected", None)
+        (drop if select is not None and not select(item) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
     # a peer's own test that fastrbf fails on purpose: its module's DIFFERENCES says why
     for item in items:
         reason = getattr(getattr(item, "module", None), "DIFFERENCES", {}).get(getattr(item, "originalname", None))

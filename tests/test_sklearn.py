@@ -14,7 +14,8 @@ import pytest
 from helpers import DEPRECATED_GP
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, ExpSineSquared, WhiteKernel
+from sklearn.kernel_approximation import RBFSampler
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
@@ -38,11 +39,13 @@ ESTIMATORS = [
     fsk.KernelRidgeCV(),
     fsk.RBFInterpolatorRegressor(),
     fsk.RBFInterpolatorRegressor(neighbors=20),  # SciPy's local interpolation
-    fsk.KMeans(),
+    fsk.KMeans(2),  # two clusters, as scikit-learn's own checks of its KMeans (their data has four distinct points)
     fsk.RandomFourierFeatures(),
     fsk.Nystroem(),
-    fsk.GaussianProcessRegressor(),
+    fsk.GaussianProcessRegressor(),  # scikit-learn's default kernel
     fsk.GaussianProcessRegressor(ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(1e-2)),  # scikit-learn's kernels
+    fsk.GaussianProcessRegressor(RBF() + DotProduct() + WhiteKernel(1e-2)),  # computed by the kernel object
+    fsk.GaussianProcessRegressor("gaussian"),  # PRML's GP by name
 ]
 
 
@@ -61,6 +64,11 @@ _PCG_WEIGHTS = ('solver="nystrom-pcg" refuses `sample_weight` (a ridge per point
 
 
 def _expected_failed_checks(est):
+    if isinstance(est, fsk.KMeans):
+        # (scikit-learn marks the same two checks of its own KMeans)
+        return {name: "k-means++ seeding draws points with probabilities scaled by the weights: a weight is not "
+                      "the same random draws as repeated points" for name in (
+            "check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")}
     if isinstance(est, fsk.GaussianProcessRegressor) and not isinstance(est.kernel, str):
         return {"check_estimators_unfitted": "predict before fit gives the prior, as scikit-learn's "
                                              "GaussianProcessRegressor does"}
@@ -257,15 +265,23 @@ def test_kmeans_callable_init_as_scikit_learn(data):
     sk = SkKMeans(4, init=rows, n_init=3, random_state=1, algorithm="lloyd").fit(X)
     assert ours.inertia_ == pytest.approx(sk.inertia_, rel=1e-12)
     np.testing.assert_allclose(ours.cluster_centers_, sk.cluster_centers_, rtol=1e-12, atol=1e-12)
-    with pytest.raises(ValueError, match="`init` must return the initial centres.*returned shape \\(3, "):
+    with pytest.raises(ValueError, match=r"The shape of the initial centers \(3, 3\) returned by the callable does not "
+                                         r"match the number of clusters 4: `init` must be an array of shape"):
         fsk.KMeans(4, init=lambda X, k, random_state: X[:3]).fit(X)
 
 
 def test_feature_maps_equal_functional(data):
     X = data[0]
-    rff = fsk.RandomFourierFeatures(gamma=0.2, n_components=50, kind="cos_sin", random_state=2).fit(X)
+    # a Generator is fastrbf's seed; an int draws as scikit-learn's RBFSampler (the same map)
+    rff = fsk.RandomFourierFeatures(gamma=0.2, n_components=50, kind="cos_sin",
+                                    random_state=np.random.default_rng(2)).fit(X)
     assert np.array_equal(rff.transform(X),
                           fastrbf.random_fourier(3, 50, gamma=0.2, seed=2, kind="cos_sin").transform(X))
+    rff = fsk.RandomFourierFeatures(gamma=0.2, n_components=50, random_state=2).fit(X)
+    sk = RBFSampler(gamma=0.2, n_components=50, random_state=2).fit(X)
+    np.testing.assert_allclose(rff.random_weights_, sk.random_weights_, rtol=1e-15)
+    np.testing.assert_array_equal(rff.random_offset_, sk.random_offset_)
+    np.testing.assert_allclose(rff.transform(X), sk.transform(X), rtol=1e-12, atol=1e-14)
     ny = fsk.Nystroem(gamma=0.4, n_components=20, method="kmeans", random_state=4).fit(X)
     assert np.array_equal(ny.transform(X), fastrbf.nystroem(X, 20, gamma=0.4, seed=4).transform(X))
     # at most n_samples landmarks (scikit-learn's rule), all points then reproduce the Gram matrix
@@ -275,9 +291,85 @@ def test_feature_maps_equal_functional(data):
     np.testing.assert_allclose(Z @ Z.T, reference.gram(X, gamma=0.4), atol=1e-8)
 
 
+@pytest.mark.parametrize("kernel,params", [
+    ("laplacian", {"gamma": 0.3}), ("laplacian", {}), ("chi2", {"gamma": 0.7}), ("cosine", {}),
+    ("polynomial", {"degree": 2.5, "coef0": 0.5}), (lambda x, y, p: np.minimum(x, y).sum() ** p, {"kernel_params": {"p": 2}})])
+def test_sklearn_kernels_equal_scikit_learn(kernel, params):
+    # kernels that scikit-learn computes (its names, a non-integer degree, a callable): the
+    # estimators equal scikit-learn's, on their landmarks / training points (the positive
+    # definite ones: of an indefinite kernel such as additive_chi2, fastrbf's map keeps the
+    # positive eigenvalues, scikit-learn's SVD their absolute values)
+    from sklearn.kernel_approximation import Nystroem as SkNystroem
+    from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+    rng = np.random.default_rng(5)
+    X, Xq, y = rng.random((30, 3)), rng.random((7, 3)), rng.standard_normal(30)
+    ours = fsk.Nystroem(kernel, n_components=12, random_state=3, **params).fit(X)
+    sk = SkNystroem(kernel, n_components=12, random_state=3, **params).fit(X)
+    np.testing.assert_array_equal(ours.component_indices_, sk.component_indices_)
+    np.testing.assert_allclose(ours.transform(Xq) @ ours.transform(X).T, sk.transform(Xq) @ sk.transform(X).T,
+                               rtol=1e-9, atol=1e-9)
+    kr = fsk.KernelRidge(1e-2, kernel=kernel, **params).fit(X, y)
+    np.testing.assert_allclose(kr.predict(Xq), SkKernelRidge(1e-2, kernel=kernel, **params).fit(X, y).predict(Xq),
+                               rtol=1e-9, atol=1e-12)
+    if callable(kernel):
+        with pytest.raises(ValueError, match="Don't pass gamma, coef0 or degree to Nystroem if using a callable kernel"):
+            fsk.Nystroem(kernel, gamma=1.0).fit(X)
+    else:
+        with pytest.raises(ValueError, match="`kernel_params` is for a callable `kernel`"):
+            fsk.KernelRidge(kernel="gaussian", kernel_params={"gamma": 1.0}).fit(X, y)
+
+
+def test_precomputed_nystroem_and_gp_alpha_per_sample():
+    from sklearn.gaussian_process import GaussianProcessRegressor as SkGP
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    rng = np.random.default_rng(6)
+    X, y = rng.random((20, 3)), rng.standard_normal(20)
+    K = polynomial_kernel(X, degree=2, coef0=0.1)
+    ny = fsk.Nystroem("precomputed", n_components=20).fit(K)
+    np.testing.assert_allclose(ny.transform(K) @ ny.transform(K).T, K, rtol=1e-8, atol=1e-10)
+    # one alpha per sample (per-point noise variances), equal to scikit-learn's GP
+    alpha = rng.uniform(0.01, 0.1, 20)
+    kern = ConstantKernel(1.0) * RBF(0.5)
+    ours = fsk.GaussianProcessRegressor(kern, alpha=alpha, optimizer=None).fit(X, y)
+    sk = SkGP(kern, alpha=alpha, optimizer=None).fit(X, y)
+    for a, b in zip(ours.predict(X[:5], return_std=True), sk.predict(X[:5], return_std=True), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="alpha must be a scalar or an array with same number of entries as y"):
+        fsk.GaussianProcessRegressor(kern, alpha=alpha[:5]).fit(X, y)
+
+
+def test_gp_any_kernel_object_equals_scikit_learn():
+    # a kernel that fastrbf's GP does not compute: the kernel object's covariance, scikit-learn's results
+    from sklearn.gaussian_process import GaussianProcessRegressor as SkGP
+
+    rng = np.random.default_rng(7)
+    X, Xq = 2 * rng.random((25, 1)), 2 * rng.random((6, 1))  # (ExpSineSquared is positive definite in one dimension)
+    Y = np.column_stack([np.sin(4 * np.pi * X[:, 0]), np.cos(4 * np.pi * X[:, 0]) + X[:, 0]])
+    kern = ConstantKernel(1.0) * ExpSineSquared(1.0, 0.5) + DotProduct(0.5) + WhiteKernel(1e-2)
+    ours = fsk.GaussianProcessRegressor(kern, normalize_y=True, optimizer=None).fit(X, Y)
+    sk = SkGP(kern, normalize_y=True, optimizer=None).fit(X, Y)
+    np.testing.assert_allclose(ours.log_marginal_likelihood_value_, sk.log_marginal_likelihood_value_, rtol=1e-10)
+    t = kern.theta + 0.1
+    for a, b in zip(ours.log_marginal_likelihood(t, eval_gradient=True), sk.log_marginal_likelihood(t, eval_gradient=True),
+                    strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+    for a, b in zip(ours.predict(Xq, return_cov=True) + ours.predict(Xq, return_std=True),
+                    sk.predict(Xq, return_cov=True) + sk.predict(Xq, return_std=True), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
+    assert ours.sample_y(Xq, 4).shape == sk.sample_y(Xq, 4).shape == (6, 2, 4)
+    # the hyperparameters learned: scikit-learn's optimum (from the same start, by the same L-BFGS-B)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = fsk.GaussianProcessRegressor(kern, normalize_y=True).fit(X, Y)
+        sk = SkGP(kern, normalize_y=True).fit(X, Y)
+    np.testing.assert_allclose(ours.log_marginal_likelihood_value_, sk.log_marginal_likelihood_value_, rtol=1e-7)
+
+
 def test_gp_equals_functional_and_warning(data):
     X, y, _ = data
-    est = fsk.GaussianProcessRegressor(theta=[1.0, 2.0], noise=0.01, n_restarts_optimizer=1, random_state=0)
+    est = fsk.GaussianProcessRegressor("gaussian", theta=[1.0, 2.0], noise=0.01, n_restarts_optimizer=1, random_state=0)
     est.fit(X[:40], y[:40])
     m = fastrbf.gp_regression(X[:40], y[:40], kernel="gaussian", theta0=[1.0, 2.0], noise=0.01, n_restarts=1, seed=0)
     assert np.array_equal(est.predict(X), m.predict(X))
@@ -288,7 +380,7 @@ def test_gp_equals_functional_and_warning(data):
     # the optimum on a bound: scikit-learn's category
     Xn = np.linspace(0, 1, 15)[:, None]
     with pytest.warns(ConvergenceWarning, match="sits on a bound"):
-        fsk.GaussianProcessRegressor().fit(Xn, np.sin(3 * Xn[:, 0]))
+        fsk.GaussianProcessRegressor("gaussian").fit(Xn, np.sin(3 * Xn[:, 0]))
 
 
 # ---------------------------------------------------------------- GridSearchCV
@@ -435,7 +527,7 @@ def test_errors(data):
     with pytest.raises(TypeError, match="`n_jobs` must be an int or None"):
         fsk.KernelRidge(n_jobs=1.5).fit(X, y)
     with pytest.raises(ValueError, match=r"`kernel` must be one of .* or an alias"):
-        fsk.Nystroem(kernel="chi2").fit(X)
+        fsk.Nystroem(kernel="chi3").fit(X)
     with pytest.raises(ValueError, match=r"`n_centers` \(81\) must not exceed the number of samples \(n_samples = 80\)"):
         fsk.RBFNetworkRegressor(81).fit(X, y)
     with pytest.raises(ValueError, match="`n_centers` must be an int >= 1; got 0"):
@@ -449,7 +541,7 @@ def test_errors(data):
     with pytest.raises(ValueError, match=r"`X` must have at least 4 samples .* degree 1 in 3 dimensions; got n_samples = 3"):
         fsk.RBFInterpolatorRegressor().fit(X[:3], y[:3])
     with pytest.raises(ValueError, match="`optimizer` must be 'fmin_l_bfgs_b' or None"):
-        fsk.GaussianProcessRegressor(optimizer="adam").fit(X, y)
+        fsk.GaussianProcessRegressor("gaussian", optimizer="adam").fit(X, y)
     # the functional API's own messages come through
     with pytest.raises(ValueError, match="`gamma` must be a finite number > 0"):
         fsk.KernelRidge(gamma=-1.0).fit(X, y)
@@ -477,14 +569,14 @@ _RENAMED = [
     (fsk.RBFInterpolatorRegressor(), "n_jobs", 0, ValueError, "`n_jobs` must be a positive int"),
     (fsk.GaussianProcessRegressor(), "n_restarts_optimizer", -1, ValueError,
      "`n_restarts_optimizer` must be an int >= 0; got -1"),
-    (fsk.GaussianProcessRegressor(), "theta", [1.0], ValueError,
+    (fsk.GaussianProcessRegressor("gaussian"), "theta", [1.0], ValueError,
      r"`theta` must have 2 values for the 'gaussian' kernel; got shape \(1,\)"),
-    (fsk.GaussianProcessRegressor(), "theta", [1.0, -1.0], ValueError, "`theta` must contain only finite values > 0"),
-    (fsk.GaussianProcessRegressor(), "theta", [1.0, 1e9], ValueError,
+    (fsk.GaussianProcessRegressor("gaussian"), "theta", [1.0, -1.0], ValueError, "`theta` must contain only finite values > 0"),
+    (fsk.GaussianProcessRegressor("gaussian"), "theta", [1.0, 1e9], ValueError,
      r"The start \(theta\.\.\., noise\) = .* must lie inside `bounds`"),
-    (fsk.GaussianProcessRegressor(), "theta", "ab", TypeError, "`theta` must be None or an array of numbers; got 'ab'"),
-    (fsk.GaussianProcessRegressor(), "bounds", [[1.0, 2.0], [3.0]], TypeError, "`bounds` must be None or an array"),
-    (fsk.GaussianProcessRegressor(n_restarts_optimizer=1), "random_state", -1, ValueError,
+    (fsk.GaussianProcessRegressor("gaussian"), "theta", "ab", TypeError, "`theta` must be None or an array of numbers; got 'ab'"),
+    (fsk.GaussianProcessRegressor("gaussian"), "bounds", [[1.0, 2.0], [3.0]], TypeError, "`bounds` must be None or an array"),
+    (fsk.GaussianProcessRegressor("gaussian", n_restarts_optimizer=1), "random_state", -1, ValueError,
      "`random_state` must be None, an int >= 0, a numpy.random.RandomState or a numpy.random.Generator; got -1"),
     (fsk.KMeans(3), "random_state", -1, ValueError, "`random_state` must be None, an int >= 0.*; got -1"),
     (fsk.KMeans(3), "random_state", True, TypeError, "`random_state` must be None, an int >= 0.*; got True"),
@@ -632,8 +724,8 @@ def test_fit_that_would_overflow_is_refused():
     # (fastrbf.gp_regression), so the model is exactly the scaled model of the scaled targets
     y = np.array([1.25e159, -1.32e159, 0.3e159]) * 1e149
     Xs = X * 1e-153
-    gp = fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(Xs, y)
-    small = fsk.GaussianProcessRegressor(optimizer=None, normalize_y=True).fit(Xs, y / 2.0**1000)
+    gp = fsk.GaussianProcessRegressor("gaussian", optimizer=None, normalize_y=True).fit(Xs, y)
+    small = fsk.GaussianProcessRegressor("gaussian", optimizer=None, normalize_y=True).fit(Xs, y / 2.0**1000)
     mean = gp.predict(Xs)
     assert np.isfinite(mean).all() and np.isfinite(gp.model_.y_std)
     np.testing.assert_array_equal(mean, small.predict(Xs) * 2.0**1000)

@@ -2,13 +2,18 @@
 the log marginal likelihood and its gradient, the predictions and the draws equal
 scikit-learn's GaussianProcessRegressor on the same kernel."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor as SkGPR
 from sklearn.gaussian_process.kernels import RBF, DotProduct, Matern, RationalQuadratic, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as C
 
+from fastrbf.gp._sklearn_kernels import gp_form
 from fastrbf.sklearn import GaussianProcessRegressor as GPR
+from fastrbf.sklearn._gp_generic import KernelObjectGP
 
 # scikit-learn's own fits warn when an optimum sits on a bound; the comparisons stand
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -109,10 +114,18 @@ def test_float32_in_float32_out(rng):
     (RBF() + WhiteKernel() + WhiteKernel(), "more than one noise term"),
     (C() + WhiteKernel(), "has no stationary term"),
 ])
-def test_kernels_not_covered_are_named(rng, kernel, match):
-    X, y = _data(rng, n=10)
+def test_kernels_not_covered_are_named_and_fitted_by_the_kernel_object(rng, kernel, match):
+    # outside the compiled GP's form (named by gp_form), the estimator computes the GP
+    # from the kernel object: scikit-learn's fit
     with pytest.raises(ValueError, match=r"`kernel`.*" + match):
-        GPR(kernel).fit(X, y)
+        gp_form(kernel)
+    X, y = _data(rng, n=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        me, sk = GPR(kernel, alpha=1e-2).fit(X, y), SkGPR(kernel, alpha=1e-2).fit(X, y)
+    assert isinstance(me.model_, KernelObjectGP)
+    np.testing.assert_allclose(me.log_marginal_likelihood_value_, sk.log_marginal_likelihood_value_, rtol=1e-7)
+    np.testing.assert_allclose(me.predict(X[:3]), sk.predict(X[:3]), rtol=1e-5, atol=1e-7)
 
 
 def test_bad_arguments_name_themselves(rng):

@@ -134,11 +134,22 @@ def log_bounds(bounds, n=None):
     return math.log(lo), math.log(hi)
 
 
-def check_positive(amplitude, noise, constant, jitter):
+def check_positive(amplitude, noise, constant, jitter, n):
+    """The positive parameters checked; returns ``jitter``: a float, or a float64 array
+    of one value per training point (``n``)."""
     _v.check_real(amplitude, "amplitude", low=0, strict=True)
     for name, value in (("noise", noise), ("constant", constant)):
         if value is not None:
             _v.check_real(value, name, low=0, strict=True)
+    if np.ndim(jitter) == 1 and not isinstance(jitter, str):
+        jit = _v.as_array(jitter, "jitter", ndim=1)
+        if jit.shape[0] != n:
+            raise ValueError(f"`jitter` must be a number or one value per training point ({n}); got {jit.shape[0]} "
+                             "values.")
+        jit = np.asarray(jit, dtype=np.float64)
+        if not (np.all(np.isfinite(jit)) and np.all(jit >= 0)):
+            raise ValueError("`jitter` must contain only finite values >= 0.")
+        return jit.copy()  # the model owns it
     return _v.check_real(jitter, "jitter", low=0)
 
 

@@ -104,7 +104,7 @@ class GaussianProcess:
     single_output : bool
     constant : float
         ``b``, the constant term of the covariance (0: none).
-    jitter : float
+    jitter : float or ndarray of shape (n_samples,)
         What the training covariance had on its diagonal beyond ``noise``.
     linear : float
         ``s``, the linear term ``s x.y`` of ``kernel="prml"`` (0 for the other kernels).
@@ -139,7 +139,7 @@ class GaussianProcess:
     dtype: np.dtype
     single_output: bool
     constant: float = 0.0
-    jitter: float = 0.0
+    jitter: float | np.ndarray = 0.0
     linear: float = 0.0
     restarts: tuple = ()
 
@@ -425,9 +425,9 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
     n_threads : int, optional
     constant : float, optional
         ``b`` > 0: a constant term added to the covariance.
-    jitter : float, default 0
-        Added to the diagonal of the training covariance, not a hyperparameter
-        (scikit-learn's ``alpha``).
+    jitter : float or array_like of shape (n_samples,), default 0
+        Added to the diagonal of the training covariance (one value, or one per
+        training point), not a hyperparameter (scikit-learn's ``alpha``).
     linear : float, optional
         ``s`` > 0 of ``kernel="prml"``'s linear term (default 1 there).
 
@@ -462,9 +462,9 @@ def gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "mat
             raise ValueError(str(exc)) from None
         return (lml, g * _prml.GP_CHAIN) if want else lml
     _prml.no_linear(linear)
-    jit = check_positive(amplitude, noise, constant, jitter)
     want = _v.check_bool(eval_gradient, "eval_gradient")
     entry, Xa, _, Xd, T, c0, _, _ = prepare_data(X, y, kernel, coef0, False)
+    jit = check_positive(amplitude, noise, constant, jitter, Xa.shape[0])
     ls = check_length_scales(length_scale, Xa.shape[1], False)
     setup = _Setup(Xd, T, entry, c0, _threads.for_dense(Xd.shape[0], Xd.shape[1], n_threads), constant is not None,
                    noise is not None, jit)
@@ -519,9 +519,10 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     constant : float, optional
         ``b`` > 0: the start (or value) of a constant term added to the covariance
         (scikit-learn's ``+ ConstantKernel(b)``), learned with the others.
-    jitter : float, default 0
-        Added to the diagonal of the training covariance, not learned and not part of
-        the predictive variance (scikit-learn's ``alpha``).
+    jitter : float or array_like of shape (n_samples,), default 0
+        Added to the diagonal of the training covariance (one value, or one per
+        training point: per-point noise variances), not learned and not part of the
+        predictive variance (scikit-learn's ``alpha``).
     linear : float, optional
         ``s`` > 0: the start (or value) of ``kernel="prml"``'s linear term ``s x.y``;
         default 1 (``constant`` too defaults to 1 with ``"prml"``).
@@ -556,7 +557,7 @@ def gaussian_process(X: ArrayLike, y: ArrayLike, *, kernel: KernelArg = "matern5
     _prml.no_linear(linear)
     entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y)
     n, d = Xa.shape
-    jit = check_positive(amplitude, noise, constant, jitter)
+    jit = check_positive(amplitude, noise, constant, jitter, n)
     ard = _v.check_bool(ard, "ard")
     ls = check_length_scales(length_scale, d, ard)
     optimize = _v.check_bool(optimize, "optimize")

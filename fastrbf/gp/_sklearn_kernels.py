@@ -15,7 +15,8 @@ Decisions:
   per hyperparameter) is picked in scikit-learn's order, free ones only.
 - Anything else (another kernel, a product of two kernels, a learned
   ``RationalQuadratic`` ``alpha``) is a ``ValueError`` naming ``kernel`` and the part
-  that is not covered: scikit-learn's own ``GaussianProcessRegressor`` takes it.
+  that is not covered; the estimator then computes the GP from the kernel object
+  itself (:mod:`fastrbf.sklearn._gp_generic`).
 """
 
 from dataclasses import dataclass

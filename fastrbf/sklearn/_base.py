@@ -142,6 +142,59 @@ def resolve_kernel(kernel):
     return _ALIASES.get(name, name)
 
 
+#: scikit-learn's kernel names that are not fastrbf's kernel of that name ("laplacian":
+#: scikit-learn's uses the L1 distance, fastrbf's the Euclidean one, which is "matern12"
+#: here) or not one of fastrbf's at all; the estimators that stand in for scikit-learn's
+#: compute them, and callable kernels, by scikit-learn's ``pairwise_kernels``
+SKLEARN_KERNELS = ("laplacian", "chi2", "additive_chi2", "cosine")
+
+
+def is_sklearn_kernel(kernel, degree=None):
+    """Whether ``kernel`` is one that scikit-learn computes for the estimator: a name of
+    :data:`SKLEARN_KERNELS`, the polynomial kernel of a ``degree`` that is not an
+    integer (fastrbf's takes integer powers), or a callable ``kernel(x, y,
+    **kernel_params)`` (not a fastrbf user kernel)."""
+    if isinstance(kernel, str):
+        return kernel in SKLEARN_KERNELS or (
+            kernel in ("poly", "polynomial") and _v.is_real(degree) and not float(degree).is_integer())
+    return callable(kernel) and not is_user(kernel)
+
+
+def sklearn_kernel_params(est, params=("gamma", "degree", "coef0")):
+    """The keyword arguments of scikit-learn's ``pairwise_kernels`` for the estimator's
+    kernel (scikit-learn's rules): ``kernel_params`` and, for a name, the parameters of
+    ``params`` that are set (``filter_params`` keeps those the kernel takes); a callable
+    takes ``kernel_params`` only."""
+    extra = est.kernel_params
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"`kernel_params` must be None or a dict; got {extra!r}.")
+    kw = dict(extra or {})
+    set_ = {p: getattr(est, p) for p in params if getattr(est, p) is not None}
+    if callable(est.kernel):
+        if set_:
+            raise ValueError(f"Don't pass gamma, coef0 or degree to {type(est).__name__} if using a callable kernel: "
+                             f"give the callable's parameters in `kernel_params`; got {set_}.")
+        return kw
+    return {**set_, **kw}
+
+
+def sklearn_gram(X, Y, kernel, kernel_params):
+    """``K(X, Y)`` (float64) of a kernel of :func:`is_sklearn_kernel`, by scikit-learn's
+    ``pairwise_kernels`` (NumPy, or the callable once per pair: none of fastrbf's speed)."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    K = pairwise_kernels(X, Y, metric=kernel, filter_params=True, **kernel_params)
+    return np.asarray(K, dtype=np.float64)
+
+
+def check_no_kernel_params(est):
+    """fastrbf's own kernels take ``gamma``, ``degree`` and ``coef0``, not ``kernel_params``."""
+    if est.kernel_params:
+        raise ValueError(f"`kernel_params` is for a callable `kernel` and scikit-learn's kernels "
+                         f"{', '.join(repr(k) for k in SKLEARN_KERNELS)}; fastrbf's kernel {est.kernel!r} takes "
+                         f"`gamma`, `degree` and `coef0`; got kernel_params={est.kernel_params!r}.")
+
+
 def as_dot_product(kernel, gamma, degree, coef0):
     """``(kernel, gamma, degree, coef0)`` with scikit-learn's ``"linear"`` kernel ``x . y``
     as fastrbf's polynomial of degree 1 (fastrbf's own "linear", the radial ``-r`` of

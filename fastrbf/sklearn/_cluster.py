@@ -1,5 +1,6 @@
 """:class:`KMeans` (:func:`fastrbf.kmeans`)."""
 
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
@@ -7,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Cluster
 from .. import _validation as _v
 from .._typing import ArrayLike
 from ..cluster._kmeans import kmeans, lloyd_assign
+from ..cluster._rules import check_weights
 from ..distances import sqdist
 from ._base import call_renamed, shared_docs, to_n_threads, to_progress, to_seed, validate_fit_x, validate_x
 
@@ -21,12 +23,21 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     init : {"k-means++", "random"}, array_like of shape (n_clusters, n_features) or callable
         A callable is called as scikit-learn does, ``init(X, n_clusters,
         random_state=RandomState)``, once per restart, and returns the initial centres.
-    n_init : int, default 1
-        Restarts (the lowest inertia is kept); scikit-learn's ``"auto"`` is 1 for
-        k-means++.
+    n_init : int or "auto", default "auto"
+        Restarts (the lowest inertia is kept).  ``"auto"`` is scikit-learn's rule: 1
+        for k-means++ and for given centres, 10 for ``"random"`` and a callable.  Given
+        centres (an array) are one start: another ``n_init`` warns, as scikit-learn.
     max_iter : int, default 300
     tol : float, default 1e-4
         Relative to the mean variance of the features (scikit-learn's scaling).
+    copy_x : bool, default True
+        Accepted for scikit-learn's signature: ``X`` is never modified (fastrbf does not
+        centre the data in place), so there is nothing to copy.
+    algorithm : {"lloyd", "elkan", "auto", "bounded"}, default "lloyd"
+        ``"lloyd"``: every row ranked against every centre each iteration.
+        ``"elkan"`` (scikit-learn's name for its bounded variant) is ``"bounded"``:
+        Hamerly's bounds skip rows whose label cannot change, with the same result.
+        ``"auto"`` lets :func:`fastrbf.kmeans` choose by size.
     random_state : None, int, RandomState or Generator
         fastrbf's ``seed``.
     n_jobs : int, optional
@@ -58,16 +69,18 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     True
     """
 
-    def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4, random_state=None,
-                 n_jobs=None, verbose=0):
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300, tol=1e-4, verbose=0,
+                 random_state=None, copy_x=True, algorithm="lloyd", n_jobs=None):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
-        self.random_state = random_state
-        self.n_jobs = n_jobs
         self.verbose = verbose
+        self.random_state = random_state
+        self.copy_x = copy_x
+        self.algorithm = algorithm
+        self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -75,7 +88,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         tags.input_tags.sparse = True
         return tags
 
-    def fit(self, X: ArrayLike, y: object = None) -> "KMeans":
+    def fit(self, X: ArrayLike, y: object = None, sample_weight: ArrayLike | None = None) -> "KMeans":
         """Cluster ``X``.
 
         Parameters
@@ -83,6 +96,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
             Sparse data is used as CSR, never densified.
         y : ignored
+        sample_weight : array_like of shape (n_samples,), optional
+            Weights of the rows (in the centres, the inertia and the k-means++ draws).
 
         Returns
         -------
@@ -92,14 +107,27 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         n = X.shape[0]
         K = self.n_clusters
         if _v.is_int(K) and K > n:
-            raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples (n_samples = {n}).")
-        common = dict(max_iter=self.max_iter, tol=self.tol, n_threads=to_n_threads(self.n_jobs),
-                      progress=to_progress(self.verbose))
+            raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples: n_samples={n} should be "
+                             f">= n_clusters={K}.")
+        _v.check_bool(self.copy_x, "copy_x")
+        algorithm = _v.check_choice(self.algorithm, "algorithm", ("lloyd", "elkan", "auto", "bounded"),
+                                    text="'lloyd', 'elkan', 'auto' or 'bounded'")
+        if algorithm == "elkan" and _v.is_int(K) and K == 1:
+            warnings.warn("algorithm='elkan' doesn't make sense for a single cluster. Using 'lloyd' instead.",
+                          RuntimeWarning, stacklevel=2)
+            algorithm = "lloyd"
+        if not (isinstance(self.init, str) or callable(self.init)):
+            _check_init_shape(np.shape(self.init), K, X.shape[1])
+        common = dict(max_iter=self.max_iter, tol=self.tol, sample_weight=sample_weight,
+                      algorithm="bounded" if algorithm == "elkan" else algorithm,
+                      n_threads=to_n_threads(self.n_jobs), progress=to_progress(self.verbose))
+        n_init = self._starts()
         if callable(self.init):
-            res = self._fit_callable_init(X, K, common)
+            res = self._fit_callable_init(X, K, n_init, common)
         else:
-            res = call_renamed(kmeans, X, K, init=self.init, n_init=self.n_init, seed=to_seed(self.random_state),
+            res = call_renamed(kmeans, X, K, init=self.init, n_init=n_init, seed=to_seed(self.random_state),
                                **common)
+        self._n_init = n_init  # scikit-learn's name for the number of starts made
         self.model_ = res
         self.cluster_centers_ = res.centers
         self.labels_ = res.labels
@@ -108,18 +136,29 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         self._n_features_out = res.centers.shape[0]
         return self
 
-    def _fit_callable_init(self, X, K, common):
+    def _starts(self):
+        """The number of starts: scikit-learn's ``"auto"`` rule, and one for given centres
+        (with its warning when ``n_init`` asked for more)."""
+        given = not (isinstance(self.init, str) or callable(self.init))
+        if isinstance(self.n_init, str) and self.n_init == "auto":
+            return 1 if given or (isinstance(self.init, str) and self.init == "k-means++") else 10
+        n_init = _v.check_int(self.n_init, "n_init", 1, text="an int >= 1 or 'auto'")
+        if given and n_init != 1:
+            warnings.warn(f"Explicit initial center position passed: performing only one init in {type(self).__name__} "
+                          f"instead of n_init={n_init}.", RuntimeWarning, stacklevel=3)
+            return 1
+        return n_init
+
+    def _fit_callable_init(self, X, K, n_init, common):
         # scikit-learn's rule: the callable draws from one RandomState, once per restart;
         # the fit of lowest inertia is kept (the first of equal ones)
         from sklearn.utils import check_random_state
 
         rs = check_random_state(self.random_state)
         best = None
-        for _ in range(_v.check_int(self.n_init, "n_init", 1)):
+        for _ in range(n_init):
             C = np.asarray(self.init(X, K, random_state=rs))
-            if C.shape != (K, X.shape[1]):
-                raise ValueError(f"`init` must return the initial centres, an array of shape (n_clusters, n_features) = "
-                                 f"{(K, X.shape[1])}; it returned shape {C.shape}.")
+            _check_init_shape(C.shape, K, X.shape[1], "returned by the callable ")
             res = call_renamed(kmeans, X, K, init=C, n_init=1, **common)
             if best is None or res.inertia < best.inertia:
                 best = res
@@ -155,18 +194,34 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
         D = sqdist(Xv, self.cluster_centers_, n_threads=self.n_jobs)
         return np.sqrt(D, out=D)
 
-    def score(self, X: ArrayLike, y: object = None) -> float:
-        """Opposite of the inertia of ``X`` on the fitted centres.
+    def score(self, X: ArrayLike, y: object = None, sample_weight: ArrayLike | None = None) -> float:
+        """Opposite of the (weighted) inertia of ``X`` on the fitted centres.
 
         Parameters
         ----------
         X : array_like or scipy.sparse matrix of shape (n_samples, n_features)
         y : ignored
+        sample_weight : array_like of shape (n_samples,), optional
 
         Returns
         -------
         float
         """
-        d2 = lloyd_assign(validate_x(self, X, accept_sparse="csr"), self.cluster_centers_, n_threads=self.n_jobs)[1]
-        return -float(np.sum(d2, dtype=np.float64))
+        Xv = validate_x(self, X, accept_sparse="csr")
+        d2 = lloyd_assign(Xv, self.cluster_centers_, n_threads=self.n_jobs)[1]
+        if sample_weight is None:
+            return -float(np.sum(d2, dtype=np.float64))
+        w = check_weights(sample_weight, Xv.shape[0])
+        return -float(np.dot(w, d2.astype(np.float64)))
 
+
+
+def _check_init_shape(shape, K, d, source=""):
+    """Initial centres of shape (n_clusters, n_features), refused in scikit-learn's words
+    (and fastrbf's: the argument and the shape it needs)."""
+    if len(shape) != 2:
+        return  # not a table of centres: fastrbf.kmeans says what `init` must be
+    for i, (what, want) in enumerate((("clusters", K), ("features of the data", d))):
+        if shape[i] != want:
+            raise ValueError(f"The shape of the initial centers {tuple(shape)} {source}does not match the number of "
+                             f"{what} {want}: `init` must be an array of shape (n_clusters, n_features) = {(K, d)}.")

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import kernels as _skk
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _validation as _v
 from .._typing import ArrayLike
@@ -16,6 +16,7 @@ from ..gp._deprecated import regression
 from ..gp._exact import gaussian_process, gaussian_process_lml
 from ..gp._optimise import maximise
 from ..gp._sklearn_kernels import gp_form
+from . import _gp_generic as _generic
 from ._base import XY_OVERFLOW, call_renamed, check_magnitude, to_n_threads, to_seed, validate_fit_xy, validate_x
 
 
@@ -26,7 +27,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : scikit-learn kernel, None, "gaussian" or "prml"; default "gaussian"
+    kernel : scikit-learn kernel, None, "gaussian" or "prml"; default None
         A kernel object (``sklearn.gaussian_process.kernels``) of the form
         ``ConstantKernel * K [+ ConstantKernel] [+ WhiteKernel]``, ``K`` one of ``RBF``
         (one length scale or one per feature), ``Matern(nu=0.5 | 1.5 | 2.5 | inf)`` and
@@ -35,8 +36,11 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         ``alpha_``, ``X_train_``, ``y_train_``, ``log_marginal_likelihood``,
         ``predict(return_std | return_cov)``, ``sample_y``), the hyperparameters, their
         bounds and what is fixed are the kernel's, and ``theta``, ``noise`` and ``bounds``
-        are not used.  None is scikit-learn's default, ``ConstantKernel() * RBF()``.
-        Any other kernel object is a ``ValueError``.
+        are not used.  None (the default) is scikit-learn's default, ``ConstantKernel() *
+        RBF()``.  Any other kernel object (sums and products, ``DotProduct``,
+        ``ExpSineSquared``, kernels on structured data) is computed by the kernel object
+        itself and SciPy's Cholesky, with the same attributes and methods (scikit-learn's
+        speed: nothing of fastrbf's compiled GP).
         A name: ``t0 exp(-t1/2 r^2)`` (``"gaussian"``) or PRML's
         ``t0 exp(-t1/2 r^2) + t2 + t3 x.y`` (``"prml"``); plus the noise variance.
     theta : array_like, optional
@@ -44,9 +48,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         default all 1.
     noise : float, default 1e-2
         With a name: starting (or fixed) noise variance (scikit-learn's ``WhiteKernel``).
-    alpha : float, default 1e-10
-        With a kernel object: added to the diagonal of the training covariance
-        (scikit-learn's ``alpha``; a number, not one per sample).
+    alpha : float or array_like of shape (n_samples,), default 1e-10
+        With a kernel object: added to the diagonal of the training covariance (one
+        value, or one per sample: scikit-learn's ``alpha``).
     optimizer : "fmin_l_bfgs_b", None or callable, default "fmin_l_bfgs_b"
         Maximise the log marginal likelihood (L-BFGS-B in log space), or keep
         the hyperparameters.  With a kernel object, a callable as scikit-learn's:
@@ -58,6 +62,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     normalize_y : bool, default False
     random_state : None, int, RandomState or Generator
         For the restarts.
+    n_targets : int, optional
+        With a kernel object: the number of target columns of the prior (before
+        ``fit``), and the number ``fit`` must be given (scikit-learn's parameter).
     n_jobs : int, optional
         fastrbf's ``n_threads``.
 
@@ -83,7 +90,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     >>> import numpy as np
     >>> from fastrbf.sklearn import GaussianProcessRegressor
     >>> X = np.linspace(0, 1, 20)[:, None]
-    >>> gp = GaussianProcessRegressor(theta=[1.0, 10.0], noise=1e-4, optimizer=None).fit(X, np.sin(3 * X[:, 0]))
+    >>> gp = GaussianProcessRegressor("gaussian", theta=[1.0, 10.0], noise=1e-4, optimizer=None)
+    >>> gp = gp.fit(X, np.sin(3 * X[:, 0]))
     >>> mean, std = gp.predict([[0.5]], return_std=True)
     >>> bool(abs(mean[0] - np.sin(1.5)) < 1e-3), bool(0 < std[0] < 0.03)
     (True, True)
@@ -99,8 +107,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     ((3, 3), (3, 4))
     """
 
-    def __init__(self, kernel="gaussian", *, theta=None, noise=1e-2, alpha=1e-10, optimizer="fmin_l_bfgs_b",
-                 n_restarts_optimizer=0, bounds=None, normalize_y=False, random_state=None, n_jobs=None):
+    def __init__(self, kernel=None, *, theta=None, noise=1e-2, alpha=1e-10, optimizer="fmin_l_bfgs_b",
+                 n_restarts_optimizer=0, bounds=None, normalize_y=False, random_state=None, n_targets=None,
+                 n_jobs=None):
         self.kernel = kernel
         self.theta = theta
         self.noise = noise
@@ -110,6 +119,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.bounds = bounds
         self.normalize_y = normalize_y
         self.random_state = random_state
+        self.n_targets = n_targets
         self.n_jobs = n_jobs
 
     def __sklearn_tags__(self):
@@ -173,8 +183,12 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _fit_kernel(self, X, y):
         """``fit`` with a scikit-learn kernel object (or None)."""
-        X, y = validate_fit_xy(self, X, y, y_numeric=True, multi_output=True)
-        check_magnitude(X)
+        kernel = _skk.ConstantKernel() * _skk.RBF() if self.kernel is None else self.kernel
+        if kernel.requires_vector_input:
+            X, y = validate_fit_xy(self, X, y, y_numeric=True, multi_output=True)
+            check_magnitude(X)
+        else:  # structured data (strings, graphs...): the kernel object reads X itself
+            X, y = validate_data(self, X, y, dtype=None, ensure_2d=False, multi_output=True, y_numeric=True)
         if not callable(self.optimizer):
             _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None),
                             text="'fmin_l_bfgs_b', None or a callable")
@@ -182,14 +196,27 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             if getattr(self, name) is not None:
                 raise ValueError(f"`{name}` is for kernel='gaussian' or 'prml'; a kernel object carries its own "
                                  f"hyperparameters and bounds; got {name}={getattr(self, name)!r}.")
-        jitter = _v.check_real(self.alpha, "alpha", low=0)
+        n_targets = 1 if y.ndim == 1 else y.shape[1]
+        if self.n_targets is not None and _v.check_int(self.n_targets, "n_targets", 1) != n_targets:
+            raise ValueError(f"The number of targets seen in `y` is different from the parameter `n_targets`: "
+                             f"{n_targets} != {self.n_targets}.")
+        jitter = self.alpha
+        if np.ndim(jitter) == 1 and not isinstance(jitter, str):  # one value per sample, scikit-learn's rule
+            if np.shape(jitter)[0] != y.shape[0]:
+                raise ValueError(f"alpha must be a scalar or an array with same number of entries as y: `alpha` has "
+                                 f"{np.shape(jitter)[0]} values and `y` {y.shape[0]}.")
+            jitter = np.array(jitter, dtype=np.float64)
+            if not (np.isfinite(jitter).all() and (jitter >= 0).all()):
+                raise ValueError("`alpha` must contain only finite values >= 0.")
+        else:
+            jitter = _v.check_real(jitter, "alpha", low=0)
         normalize_y = _v.check_bool(self.normalize_y, "normalize_y")
         n_restarts = _v.check_int(self.n_restarts_optimizer, "n_restarts_optimizer", 0)
         rng = check_random_state(self.random_state)
         nt = to_n_threads(self.n_jobs)
-        kernel = _skk.ConstantKernel() * _skk.RBF() if self.kernel is None else self.kernel
-        _check_length_scales(kernel, X.shape[1])
-        form = gp_form(kernel)
+        if kernel.requires_vector_input:
+            _check_length_scales(kernel, X.shape[1])
+        form = covered(kernel)  # None: the kernel object computes the covariance (_gp_generic)
         Y = np.asarray(y, dtype=np.float64)
         mean, std = (Y.mean(axis=0), Y.std(axis=0)) if normalize_y else (np.zeros(Y.shape[1:]), np.ones(Y.shape[1:]))
         std = np.where(std == 0, 1.0, std)
@@ -200,7 +227,9 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             starts = [kernel.theta]
             if n_restarts:
                 if not np.isfinite(bounds).all():
-                    raise ValueError("`n_restarts_optimizer` > 0 needs finite bounds of every hyperparameter.")
+                    raise ValueError("Multiple optimizer restarts (n_restarts_optimizer>0) requires that all bounds "
+                                     "are finite: give every hyperparameter of `kernel` finite bounds, or "
+                                     "`n_restarts_optimizer`=0.")
                 starts += [rng.uniform(bounds[:, 0], bounds[:, 1]) for _ in range(n_restarts)]
             # not positive definite at theta (a ValueError): scikit-learn's -inf
             if callable(self.optimizer):
@@ -209,24 +238,33 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
                 best = maximise(lambda t: self._lml(X, Yn, form, kernel.clone_with_theta(t), jitter, nt), starts,
                                 bounds, ValueError)
             if best is None:
-                raise ValueError("Every optimiser start failed: the covariance was not positive definite. Remedies: a "
-                                 "larger `alpha`, a WhiteKernel in `kernel`, or `normalize_y`=True.")
+                # (scikit-learn's words and exception, a ValueError too)
+                raise np.linalg.LinAlgError(
+                    f"The kernel, {kernel}, is not returning a positive definite matrix. Try gradually increasing the "
+                    f"'alpha' parameter of your GaussianProcessRegressor estimator. Every optimiser start failed: the "
+                    f"covariance was not positive definite. Remedies: a larger `alpha`, a WhiteKernel in `kernel`, or "
+                    f"`normalize_y`=True.")
             kernel_ = kernel.clone_with_theta(best)
             # an optimum on a bound: scikit-learn's ConvergenceWarning, by its own rule and words
             if hasattr(kernel_, "_check_bounds_params"):
                 kernel_._check_bounds_params()
-        m = call_renamed(gaussian_process, X, y, **form.values(kernel_), jitter=jitter, optimize=False,
-                         normalize_y=normalize_y, n_threads=nt, renames={"noise": "kernel", "jitter": "alpha"},
-                         replace=(("use a larger `kernel`", "use a larger `alpha` or a WhiteKernel in `kernel`"),))
+        if form is None:
+            m = _generic.fit(kernel_, X, Yn.reshape(Yn.shape[0], -1), mean, std, jitter)
+        else:
+            m = call_renamed(gaussian_process, X, y, **form.values(kernel_), jitter=jitter, optimize=False,
+                             normalize_y=normalize_y, n_threads=nt, renames={"noise": "kernel", "jitter": "alpha"},
+                             replace=(("use a larger `kernel`", "use a larger `alpha` or a WhiteKernel in `kernel`"),))
         self.model_ = m
         self.kernel_ = kernel_
         self._form = form
         self.X_train_ = m.X_train
         self.y_train_ = Yn
+        self._y_train_mean, self._y_train_std = mean, std  # scikit-learn's names
         self.L_ = m.factor
-        self.alpha_ = m.alpha
-        self.log_marginal_likelihood_value_ = m.log_marginal_likelihood_value
-        self._dtype = X.dtype
+        self.alpha_ = m.alpha[:, 0] if form is None and Yn.ndim == 1 else m.alpha
+        # NumPy floats, as scikit-learn's (arithmetic with NumPy scalars keeps float64)
+        self.log_marginal_likelihood_value_ = np.float64(m.log_marginal_likelihood_value)
+        self._dtype = X.dtype if kernel.requires_vector_input else np.dtype(np.float64)
         return self
 
     def _run_optimizer(self, X, Yn, form, kernel, jitter, n_threads, starts, bounds):
@@ -247,6 +285,8 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
 
     def _lml(self, X, Yn, form, kernel, jitter, n_threads):
         """(log marginal likelihood, its gradient in ``kernel.theta``) of normalised targets."""
+        if form is None:
+            return _generic.lml(kernel, X, Yn.reshape(Yn.shape[0], -1), jitter, True)
         res = gaussian_process_lml(X, Yn, **form.values(kernel), jitter=jitter, eval_gradient=True, n_threads=n_threads)
         assert isinstance(res, tuple)
         return res[0], form.free_gradient(kernel, res[1])
@@ -263,7 +303,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             The logs of the free hyperparameters, in ``kernel_.theta``'s order.
         eval_gradient : bool, default False
         clone_kernel : bool, default True
-            Accepted for scikit-learn's signature: ``kernel_`` is never modified.
+            False: ``kernel_`` takes the hyperparameters ``theta`` (scikit-learn's rule).
 
         Returns
         -------
@@ -276,14 +316,19 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         want = _v.check_bool(eval_gradient, "eval_gradient")
         if theta is None:
             if want:
-                raise ValueError("`eval_gradient` needs a `theta`.")
+                raise ValueError("Gradient can only be evaluated for theta!=None: `eval_gradient` needs a `theta`.")
             return self.log_marginal_likelihood_value_
-        k = self.kernel_.clone_with_theta(np.asarray(theta, dtype=np.float64))
+        theta = np.asarray(theta, dtype=np.float64)
+        if clone_kernel:
+            k = self.kernel_.clone_with_theta(theta)
+        else:
+            k = self.kernel_
+            k.theta = theta
         try:
             value, grad = self._lml(self.X_train_, self.y_train_, self._form, k, self.model_.jitter, self.n_jobs)
         except ValueError:  # not positive definite: scikit-learn's -inf
             return (-np.inf, np.zeros(k.n_dims)) if want else -np.inf
-        return (value, grad) if want else value
+        return (np.float64(value), grad) if want else np.float64(value)
 
     def sample_y(self, X: ArrayLike, n_samples: int = 1,
                  random_state: "int | np.random.RandomState | np.random.Generator | None" = 0) -> np.ndarray:
@@ -302,12 +347,28 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         if self._prior():
             mean, cov = self.predict(X, return_cov=True)
-            return check_random_state(random_state).multivariate_normal(mean, cov, n_samples).T
-        Xv = validate_x(self, X)
+            rs = check_random_state(random_state)
+            if cov.ndim == 2:
+                return rs.multivariate_normal(mean, cov, n_samples).T
+            # several targets (`n_targets`): one draw per target, scikit-learn's order
+            return np.stack([rs.multivariate_normal(mean[:, t], cov[..., t], n_samples).T
+                             for t in range(cov.shape[2])], axis=1)
+        Xv = self._queries(X)
         if not hasattr(self, "kernel_"):
             raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")
         S = call_renamed(self.model_.sample_y, Xv, n_samples, seed=to_seed(random_state), n_threads=self.n_jobs)
         return S[:, 0, :] if S.ndim == 3 and S.shape[1] == 1 else S  # one target column: scikit-learn's shape
+
+    def _vector_input(self):
+        """Whether the fitted kernel reads rows of numbers (not structured data)."""
+        return not hasattr(self, "kernel_") or self.kernel_.requires_vector_input
+
+    def _queries(self, X):
+        """``X`` of ``predict`` and ``sample_y``, validated as the fitted kernel reads it."""
+        if self._vector_input():
+            return validate_x(self, X)
+        to_n_threads(self.n_jobs)
+        return validate_data(self, X, dtype=None, ensure_2d=False, reset=False)
 
     def _prior(self):
         """Whether predictions come from the prior: not fitted, with a kernel object or
@@ -315,18 +376,23 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         return not hasattr(self, "model_") and (self.kernel is None or isinstance(self.kernel, _skk.Kernel))
 
     def _predict_prior(self, X, return_std, return_cov):
-        # scikit-learn's prior: mean 0, the kernel's covariance (float64)
-        if return_std and return_cov:
-            raise RuntimeError("At most one of `return_std` or `return_cov` can be requested.")
+        # scikit-learn's prior: mean 0, the kernel's covariance (float64), repeated over
+        # `n_targets` columns when there are several
         kernel = _prior_kernel(self.kernel)
         Xv = np.asarray(X, dtype=np.float64) if kernel.requires_vector_input else X
         if kernel.requires_vector_input:
             Xv = _v.check_data(Xv, "X")
-        mean = np.zeros(Xv.shape[0] if hasattr(Xv, "shape") else len(Xv))
+        m = Xv.shape[0] if hasattr(Xv, "shape") else len(Xv)
+        n_targets = 1 if self.n_targets is None else _v.check_int(self.n_targets, "n_targets", 1)
+
+        def columns(a):
+            return a if n_targets == 1 else np.repeat(a[..., None], n_targets, axis=-1)
+
+        mean = columns(np.zeros(m))
         if return_cov:
-            return mean, kernel(Xv)
+            return mean, columns(kernel(Xv))
         if return_std:
-            return mean, np.sqrt(np.maximum(kernel.diag(Xv), 0.0))
+            return mean, columns(np.sqrt(np.maximum(kernel.diag(Xv), 0.0)))
         return mean
 
     def predict(self, X: ArrayLike, return_std: bool = False,
@@ -354,10 +420,13 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         return_std = _v.check_bool(return_std, "return_std")
         return_cov = _v.check_bool(return_cov, "return_cov")
+        if return_std and return_cov:
+            raise RuntimeError("At most one of return_std or return_cov can be requested: `return_std` and "
+                               "`return_cov` were both True.")
         if self._prior():
             return self._predict_prior(X, return_std, return_cov)
-        Xv = validate_x(self, X)
-        dtype = _v.result_dtype(Xv, self._dtype)
+        Xv = self._queries(X)
+        dtype = _v.result_dtype(Xv, self._dtype) if self._vector_input() else np.dtype(np.float64)
         if hasattr(self, "kernel_"):
             out = call_renamed(self.model_.predict, Xv, return_std=return_std, return_cov=return_cov, n_threads=self.n_jobs)
             if not isinstance(out, tuple):
@@ -398,3 +467,12 @@ def _one_column(a):
     the caller)."""
     return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
 
+
+
+def covered(kernel):
+    """fastrbf's form of the kernel object (:func:`fastrbf.gp._sklearn_kernels.gp_form`),
+    or None for a kernel that fastrbf's GP does not compute."""
+    try:
+        return gp_form(kernel)
+    except ValueError:
+        return None

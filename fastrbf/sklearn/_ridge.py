@@ -1,6 +1,7 @@
 """Kernel ridge and interpolation estimators: :class:`KernelRidge`, :class:`KernelRidgeCV`, :class:`RBFInterpolatorRegressor`."""
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -16,13 +17,17 @@ from ._base import (
     MultiOutputRegressor,
     as_dot_product,
     call_renamed,
+    check_no_kernel_params,
     check_range,
     default_gamma,
+    is_sklearn_kernel,
     length_scaled,
     resolve_kernel,
     scalar_gamma,
     shared_docs,
     single_column,
+    sklearn_gram,
+    sklearn_kernel_params,
     to_n_threads,
     to_seed,
     validate_x,
@@ -43,6 +48,9 @@ class GramModel:
     single_output: bool
     X_fit: Any = None
     kernel: dict = dataclasses.field(default_factory=dict)
+    #: ``pairwise(X, X_fit)``, the kernel values of a kernel that scikit-learn computes
+    #: (None: :func:`fastrbf.gram` with ``kernel``)
+    pairwise: Any = None
 
     def predict(self, X, n_threads=None):
         if self.X_fit is None:
@@ -54,7 +62,8 @@ class GramModel:
             out = np.empty((m, self.weights.shape[1]), dtype=dtype)
             rows = max(1, PREDICT_BLOCK_ELEMENTS // n)
             for r0 in range(0, m, rows):
-                K = gram(X[r0:r0 + rows], self.X_fit, n_threads=n_threads, **self.kernel)
+                K = self.pairwise(X[r0:r0 + rows], self.X_fit) if self.pairwise is not None else \
+                    gram(X[r0:r0 + rows], self.X_fit, n_threads=n_threads, **self.kernel)
                 out[r0:r0 + rows] = K @ self.weights.astype(dtype, copy=False)
         out += self.intercept.astype(out.dtype, copy=False)
         return out[:, 0] if self.single_output else out
@@ -77,16 +86,26 @@ class KernelRidge(MultiOutputRegressor):
     alpha : float or array_like of shape (n_samples,), default 1.0
         Ridge added to the diagonal: one value, or one per training point (fastrbf's
         rule; scikit-learn's array ``alpha`` is one per target).
-    kernel : str, default "gaussian"
+    kernel : str or callable, default "gaussian"
         A name of :data:`fastrbf.KERNELS` (or ``"rbf"``, ``"poly"``, ``"sigmoid"``);
         positive definite.  ``"linear"`` is scikit-learn's ``x . y`` (the polynomial of
         degree 1, ``gamma`` 1, ``coef0`` 0).  ``"precomputed"``: ``X`` is the Gram matrix, (n_samples,
         n_samples) in ``fit`` and (n_queries, n_samples) in ``predict`` (as
         scikit-learn); the solve factors a copy of it (never the caller's array).
+        scikit-learn's ``"laplacian"`` (the L1 distance; fastrbf's Euclidean one is
+        ``"matern12"``), ``"chi2"``, ``"additive_chi2"``, ``"cosine"`` and a callable
+        ``kernel(x, y, **kernel_params)`` are computed by scikit-learn's
+        ``pairwise_kernels`` (as scikit-learn's ``KernelRidge``; NumPy speed), then solved
+        as a precomputed kernel (exact solver).
     gamma : float, optional
-        Default ``1 / n_features``.
-    degree : int, default 3
+        Default ``1 / n_features`` for fastrbf's kernels; scikit-learn's default for its own.
+    degree : float, default 3
+        Of the polynomial kernel.  One that is not an integer is scikit-learn's
+        polynomial kernel (``pairwise_kernels``).
     coef0 : float, default 1.0
+    kernel_params : dict, optional
+        Further arguments of a callable or a scikit-learn kernel (scikit-learn's
+        parameter); not with fastrbf's kernels.
     fit_intercept : bool, default False
         Fit ``y - mean(y)`` (scikit-learn's ``KernelRidge`` has no intercept).
     solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
@@ -131,14 +150,15 @@ class KernelRidge(MultiOutputRegressor):
     array([0.038, 0.883, 0.038])
     """
 
-    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, fit_intercept=False,
-                 solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100, random_state=None,
-                 n_jobs=None, length_scale=None):
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma=None, degree=3, coef0=1.0, kernel_params=None,
+                 fit_intercept=False, solver="auto", n_landmarks=None, landmarks="uniform", tol=1e-7, max_iter=100,
+                 random_state=None, n_jobs=None, length_scale=None):
         self.alpha = alpha
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.n_landmarks = n_landmarks
@@ -173,6 +193,9 @@ class KernelRidge(MultiOutputRegressor):
         keep, alpha = self._weighted_alpha(Xv, sample_weight)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
             return self._fit_precomputed(Xv.toarray() if is_sparse(Xv) else Xv, yv, alpha, keep)
+        if is_sklearn_kernel(self.kernel, self.degree):
+            return self._fit_sklearn_kernel(Xv, yv, alpha, keep)
+        check_no_kernel_params(self)
         if is_sparse(Xv):
             return self._fit_sparse(Xv, yv, alpha, keep)
         if keep is not None:
@@ -271,7 +294,23 @@ class KernelRidge(MultiOutputRegressor):
         X_fit = X.copy()  # the model owns its rows
         return self._fit_precomputed(K, y, alpha, keep, X_fit, spec)
 
-    def _fit_precomputed(self, K, y, alpha, keep, X_fit=None, kernel=None):
+    def _fit_sklearn_kernel(self, X, y, alpha, keep):
+        # a kernel that scikit-learn computes (its rules for the parameters: a callable
+        # takes kernel_params only), then the solve of a precomputed kernel
+        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+            raise ValueError(f'kernel={self.kernel!r} (computed by scikit-learn) needs the exact solver '
+                             f'(solver="auto" or "cholesky").')
+        if self.length_scale is not None:
+            raise ValueError(f"`length_scale` is for fastrbf's kernels; got length_scale={self.length_scale!r} with "
+                             f"kernel={self.kernel!r}.")
+        if keep is not None:
+            X, y, keep = X[keep], y[keep], None
+        params = sklearn_kernel_params(self, () if callable(self.kernel) else ("gamma", "degree", "coef0"))
+        pairwise = functools.partial(sklearn_gram, kernel=self.kernel, kernel_params=params)
+        K = pairwise(X, X)
+        return self._fit_precomputed(K, y, alpha, keep, X.copy(), pairwise=pairwise)
+
+    def _fit_precomputed(self, K, y, alpha, keep, X_fit=None, kernel=None, pairwise=None):
         n = K.shape[0]
         if K.shape[1] != n:
             raise ValueError(f"`X` must be the square Gram matrix of the training points with kernel='precomputed' "
@@ -291,7 +330,7 @@ class KernelRidge(MultiOutputRegressor):
             full = np.zeros((n_all, W.shape[1]), dtype=W.dtype)
             full[keep] = W
             W = full
-        self.model_ = GramModel(np.ascontiguousarray(W), mean, y.ndim == 1, X_fit, kernel or {})
+        self.model_ = GramModel(np.ascontiguousarray(W), mean, y.ndim == 1, X_fit, kernel or {}, pairwise)
         self.dual_coef_ = W[:, 0] if y.ndim == 1 else W
         self.X_fit_ = X_fit
         self.n_iter_ = 1

@@ -40,7 +40,7 @@ from . import _dense, _threads
 from . import _validation as _v
 from ._jit import kernels as _jk
 from ._jit import pairwise as _jp
-from ._sparse import CSRRows, check_csr, is_sparse, to_scipy
+from ._sparse import CSRRows, check_csr, compress_columns, is_sparse, to_scipy
 
 #: from this many features on, float64 distances go through the certified GEMM path
 GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
@@ -265,6 +265,7 @@ def sparse_pairwise(X, Y, spec, symmetric, out, n_threads):
     """
     dtype = out.dtype
     n, m = X.shape[0], Y.shape[0]
+    X, Y = compress_columns(X, Y)
     Xm = to_scipy(X, np.float64)
     Ym = Xm if symmetric else to_scipy(Y, np.float64)
     nx = np.asarray(Xm.multiply(Xm).sum(axis=1), dtype=np.float64).reshape(-1)
@@ -296,6 +297,7 @@ def sparse_pairwise(X, Y, spec, symmetric, out, n_threads):
 def sparse_dot_products(X, Y, spec, out, n_threads):
     """:func:`dot_products` for CSR rows: SciPy's sparse product (in float64 for float32
     results, then rounded once), then phi row by row."""
+    X, Y = compress_columns(X, Y)
     Xm = to_scipy(X, np.float64)
     Ym = to_scipy(Y, np.float64)
     nt = _threads.for_work(X.shape[0] * Y.shape[0] * 8 + Xm.nnz * Y.shape[0], n_threads)

@@ -185,3 +185,24 @@ def test_kernel_ridge_estimator_on_sparse_rows_equals_scikit_learn(rng, kernel):
     assert sp.issparse(ours.X_fit_) and ours.X_fit_ is not X
     with pytest.raises(ValueError, match="Sparse `X` needs the exact solver"):
         KernelRidge(solver="nystrom-pcg").fit(X, y)
+
+
+def test_rows_of_very_many_mostly_empty_columns(rng):
+    # 10^11 columns, a few stored per row: the products run over the stored columns only
+    # (SciPy's product of the columns as given would need 745 GiB); the same bits as on
+    # the rows with the empty columns dropped
+    n, d = 300, 10**11
+    cols = rng.integers(0, d, 3 * n)
+    cols[::5] = 7  # shared columns: non-zero products
+    X = sp.csr_matrix((rng.random(3 * n), (np.repeat(np.arange(n), 3), cols)), shape=(n, d))
+    X.sum_duplicates()
+    used, inv = np.unique(X.indices, return_inverse=True)
+    Xs = sp.csr_matrix((X.data, inv, X.indptr), shape=(n, used.size))
+    assert_array_equal(fastrbf.sqdist(X, X[:9]), fastrbf.sqdist(Xs, Xs[:9]))
+    assert_array_equal(fastrbf.gram(X, gamma=0.3), fastrbf.gram(Xs, gamma=0.3))
+    assert_array_equal(fastrbf.gram(X, X[:4], kernel="polynomial", gamma=0.5), fastrbf.gram(Xs, Xs[:4], kernel="polynomial",
+                                                                                          gamma=0.5))
+    # what needs the dense centres is refused before allocating them, naming the remedy
+    with pytest.raises(MemoryError, match=r"kmeans_plusplus: 8 dense centres of 100000000000 features needs .* "
+                                          r"use a smaller `n_clusters`, or fewer features"):
+        fastrbf.kmeans_plusplus(X, 8, seed=0)

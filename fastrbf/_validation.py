@@ -20,7 +20,16 @@ def _kind_error(name, arr):
     return TypeError(f"`{name}` must be an array of real numbers; got dtype {arr.dtype}.")
 
 
+#: the functions and estimators that take scipy.sparse rows (named where another refuses them)
+SPARSE_TAKERS = ("sqdist, gram, nystroem, random_fourier(...).transform, kmeans, kmeans_plusplus, "
+                 "lloyd_assign and lloyd_update, and the estimators KernelRidge, Nystroem, RandomFourierFeatures "
+                 "and KMeans of fastrbf.sklearn")
+
+
 def _convert(x, name):
+    if hasattr(x, "tocsr") and hasattr(x, "nnz"):  # scipy.sparse, where only dense arrays are taken
+        raise TypeError(f"`{name}` is a scipy.sparse matrix, and this function takes dense arrays: pass "
+                        f"`{name}`.toarray() if it fits in memory. Sparse rows are taken by {SPARSE_TAKERS}.")
     try:
         return np.asarray(x)
     except Exception:  # ragged lists and the like

@@ -206,3 +206,16 @@ def test_rows_of_very_many_mostly_empty_columns(rng):
     with pytest.raises(MemoryError, match=r"kmeans_plusplus: 8 dense centres of 100000000000 features needs .* "
                                           r"use a smaller `n_clusters`, or fewer features"):
         fastrbf.kmeans_plusplus(X, 8, seed=0)
+
+
+def test_dense_only_functions_name_the_sparse_ones(rng):
+    # a scipy.sparse matrix where only dense arrays are taken: refused by name, the remedy
+    # and the functions that do take sparse rows (it was "got dtype object")
+    X = sparse(rng, 30, 6, 0.3, np.float64)
+    y = rng.standard_normal(30)
+    for call in (lambda: fastrbf.kernel_ridge(X, y, gamma=0.5, alpha=0.1), lambda: fastrbf.interpolate(X, y),
+                 lambda: fastrbf.knn(X, X, 3), lambda: fastrbf.gram_matvec(X, X, y, gamma=0.5)):
+        with pytest.raises(TypeError, match=r"^`X` is a scipy.sparse matrix, and this function takes dense arrays: "
+                                            r"pass `X`.toarray\(\) if it fits in memory. Sparse rows are taken by "
+                                            r"sqdist, gram, nystroem"):
+            call()

@@ -21,10 +21,17 @@ Squared distances take one of two exact-enough paths, chosen by the number of fe
   DGEMM, and every entry whose cancellation could exceed the error target is
   recomputed by direct differences from the original data.  The test is the rigorous
   floating-point bound of the expansion: the computed value ``D`` is kept only when
-  ``D > tau (||x||^2 + ||y||^2)`` with ``tau = (2 d + 8) eps64 / rtol_target``,
+  ``D > tau (||x||^2 + ||y||^2)`` with ``tau = (2 k + 8) eps64 / rtol_target``,
   ``rtol_target = 2.5e-13`` (float64 result) or ``2.5e-6`` (float32 result, for which
   the GEMM runs in float64 on an upcast copy).  So both paths meet the same accuracy:
   1e-12 relative (float64), 1e-5 (float32), identical rows exactly 0.
+  ``k`` is the most roundings an entry's dot product and norms go through.  One GEMM
+  over all ``d`` features sums in BLAS's order, unknown, so ``k = d``: from ``d`` of
+  about 560 on, ``tau`` exceeds 1 and every entry of typical data would be recomputed
+  (40x slower than the GEMM at ``d = 1024``).  The GEMMs and norms therefore take
+  :data:`GEMM_CHUNK` features at a time, their results added in a fixed order:
+  ``k = min(d, GEMM_CHUNK) + (d - 1) // GEMM_CHUNK`` (at most 271 up to ``d = 4096``,
+  ``tau`` below 0.5), and typical entries are kept at any ``d``.
 
 A symmetric pass (``Y`` is ``X``, one gamma) computes one triangle and mirrors it: the
 result is exactly symmetric with exact zeros (or ``phi(0)``) on the diagonal.
@@ -47,6 +54,11 @@ GEMM_MIN_FEATURES = {np.dtype(np.float64): 64, np.dtype(np.float32): 64}
 
 #: row-block budget (float64 elements) of the float64 scratch used for float32 results
 GEMM_BLOCK_ELEMENTS = 1 << 21
+
+#: the certified path's GEMMs take at most this many features at a time, their results
+#: added in order: an entry's rounding bound is then ``(GEMM_CHUNK + chunks) eps``, not
+#: ``d eps``, which is what lets the expansion certify typical entries at any ``d``
+GEMM_CHUNK = 256
 
 RTOL_TARGET = {np.dtype(np.float64): 2.5e-13, np.dtype(np.float32): 2.5e-6}
 
@@ -156,12 +168,21 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
     m = Y.shape[0]
     nt = _threads.for_work(n * m * (d + 8), n_threads)
     mu = Y.mean(axis=0, dtype=np.float64)
-    Xc = np.subtract(X, mu, dtype=np.float64)
-    Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
-    nx = np.einsum("ij,ij->i", Xc, Xc)
-    ny = nx if symmetric else np.einsum("ij,ij->i", Yc, Yc)
+    Xc = Yc = nx = ny = None
+    if X.dtype == np.float64 and X.flags.c_contiguous and Y.flags.c_contiguous:
+        # data about the origin already: centring would not change which entries the
+        # bound certifies, only cost two copies; the test below certifies either way
+        ny = _chunked_sqnorms(Y)
+        if float(mu @ mu) <= CENTRE_BELOW * float(ny.mean()):
+            Xc, Yc = X, Y
+            nx = ny if symmetric else _chunked_sqnorms(X)
+    if Xc is None:
+        Xc = np.subtract(X, mu, dtype=np.float64)
+        Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
+        nx = _chunked_sqnorms(Xc)
+        ny = nx if symmetric else _chunked_sqnorms(Yc)
     eps = np.finfo(np.float64).eps
-    tau = (2 * d + 8) * eps / RTOL_TARGET[dtype]
+    tau = (2 * chunked_terms(d) + 8) * eps / RTOL_TARGET[dtype]
     # GEMM by fixed row blocks (their size depends on the shape only), each block one
     # single-threaded BLAS call followed by a serial numba pass that finalises it, the
     # blocks spread over Python worker threads: bitwise the same for any thread count
@@ -173,10 +194,11 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
 
     def work(lo, hi):
         G = None if direct else np.empty((min(rows, hi - lo), m), dtype=np.float64)
+        S = np.empty((min(rows, hi - lo), m), dtype=np.float64) if d > GEMM_CHUNK else None
         for r0 in range(lo, hi, rows):
             r1 = min(hi, r0 + rows)
             Gb = out[r0:r1] if G is None else G[: r1 - r0]
-            np.matmul(Xc[r0:r1], Yc.T, out=Gb)
+            _chunked_products(Xc[r0:r1], Yc, Gb, None if S is None else S[: r1 - r0])
             _jp.finalize_block(Gb, nx, ny, X, Y, r0, tau, spec.phi, spec.g, spec.c, spec.degree, symmetric,
                                out[r0:r1])
 
@@ -184,6 +206,35 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
         _threads.map_ranges(work, n, nt, align=rows)
     if symmetric and mirror:
         _jp.mirror_upper.run(nt, out)
+
+
+#: the certified path centres the rows on the mean ``mu`` of ``Y`` unless ``||mu||^2`` is
+#: at most this fraction of the mean squared norm of the rows of ``Y`` (float64 data)
+CENTRE_BELOW = 0.1
+
+
+def chunked_terms(d):
+    """The most roundings one entry of the chunked products (or norms) of ``d`` features
+    goes through: a chunk's sum in BLAS's order, then one addition per further chunk."""
+    return min(d, GEMM_CHUNK) + (d - 1) // GEMM_CHUNK
+
+
+def _chunked_sqnorms(A):
+    """The squared norms of the rows of ``A``, summed :data:`GEMM_CHUNK` features at a
+    time and the chunks added in order (the rounding bound of :func:`chunked_terms`)."""
+    s = np.einsum("ij,ij->i", A[:, :GEMM_CHUNK], A[:, :GEMM_CHUNK])
+    for c0 in range(GEMM_CHUNK, A.shape[1], GEMM_CHUNK):
+        s += np.einsum("ij,ij->i", A[:, c0:c0 + GEMM_CHUNK], A[:, c0:c0 + GEMM_CHUNK])
+    return s
+
+
+def _chunked_products(A, B, out, scratch):
+    """``out = A @ B.T``, one GEMM per :data:`GEMM_CHUNK` features, added in order into
+    ``out`` (through ``scratch`` of its shape; None when there is one chunk)."""
+    np.matmul(A[:, :GEMM_CHUNK], B[:, :GEMM_CHUNK].T, out=out)
+    for c0 in range(GEMM_CHUNK, A.shape[1], GEMM_CHUNK):
+        np.matmul(A[:, c0:c0 + GEMM_CHUNK], B[:, c0:c0 + GEMM_CHUNK].T, out=scratch)
+        out += scratch
 
 
 def dot_products(X, Y, spec, out, n_threads):

@@ -13,12 +13,15 @@ DTYPES = [np.float64, np.float32]
 SHAPES = [(1, 1, 1), (3, 1, 5), (257, 2, 31), (40, 16, 513), (65, 70, 9)]
 
 
-@pytest.fixture(params=["direct", "gemm"])
+@pytest.fixture(params=["direct", "gemm", "gemm-chunks"])
 def path(request, monkeypatch):
-    """Run a test on both code paths (the GEMM one forced for any d)."""
-    if request.param == "gemm":
+    """Run a test on both code paths (the GEMM one forced for any d; "gemm-chunks" with
+    GEMMs of 3 features at a time, as the certified path runs many features)."""
+    if request.param.startswith("gemm"):
         monkeypatch.setattr(_pairwise, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 1, np.dtype(np.float32): 1})
         monkeypatch.setattr(_pairwise, "GEMM_BLOCK_ELEMENTS", 64)  # several row blocks
+        if request.param == "gemm-chunks":
+            monkeypatch.setattr(_pairwise, "GEMM_CHUNK", 3)
     else:
         monkeypatch.setattr(_pairwise, "GEMM_MIN_FEATURES", {np.dtype(np.float64): 10**9, np.dtype(np.float32): 10**9})
     return request.param

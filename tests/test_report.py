@@ -697,7 +697,8 @@ def test_compare_compile_rows_need_more_than_the_threshold():
 def test_registry_lists_the_families_in_the_order_of_the_report():
     names = [wl.name for wl in workloads.all_workloads()]
     assert names[:-3] == [
-        "sqdist-lowd/float64", "sqdist-lowd/float32", "sqdist-highd/float64", "gram-gaussian", "gram-matern52",
+        "sqdist-lowd/float64", "sqdist-lowd/float32", "sqdist-highd/float64", "sqdist-manyd/float64", "gram-gaussian",
+        "gram-matern52",
         "gram-matvec", "lloyd-small/float64", "lloyd-small/float32", "lloyd-large/float64", "lloyd-large/float32",
         "lloyd-sparse", "kmeans-20-iterations", "kmeans-converge", "cholesky", "krr-fit", "krr-large", "interp",
         "interp-local", "interp-large", "predict-grad", "rbfnet-fit", "rbfnet-forward", "select-krr", "knn",

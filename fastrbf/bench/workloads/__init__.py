@@ -21,7 +21,7 @@ def all_workloads() -> list[Workload]:
     Examples
     --------
     >>> [wl.name for wl in all_workloads()][:4]
-    ['sqdist-lowd/float64', 'sqdist-lowd/float32', 'sqdist-highd/float64', 'gram-gaussian']
+    ['sqdist-lowd/float64', 'sqdist-lowd/float32', 'sqdist-highd/float64', 'sqdist-manyd/float64']
     """
     return [wl for family in FAMILIES for wl in family.workloads()]
 

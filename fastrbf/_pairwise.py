@@ -172,15 +172,28 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
     if X.dtype == np.float64 and X.flags.c_contiguous and Y.flags.c_contiguous:
         # data about the origin already: centring would not change which entries the
         # bound certifies, only cost two copies; the test below certifies either way
-        ny = _chunked_sqnorms(Y)
+        ny = chunked_sqnorms(Y)
         if float(mu @ mu) <= CENTRE_BELOW * float(ny.mean()):
             Xc, Yc = X, Y
-            nx = ny if symmetric else _chunked_sqnorms(X)
+            nx = ny if symmetric else chunked_sqnorms(X)
     if Xc is None:
         Xc = np.subtract(X, mu, dtype=np.float64)
         Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
-        nx = _chunked_sqnorms(Xc)
-        ny = nx if symmetric else _chunked_sqnorms(Yc)
+        nx = chunked_sqnorms(Xc)
+        ny = nx if symmetric else chunked_sqnorms(Yc)
+    certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt)
+    if symmetric and mirror:
+        _jp.mirror_upper.run(nt, out)
+
+
+def certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt):
+    """The certified path on rows already centred (``Xc``, ``Yc``, float64, C-contiguous,
+    with their :func:`chunked_sqnorms` ``nx``, ``ny``): the expansion by chunked GEMMs,
+    each entry the bound cannot certify recomputed from ``X``, ``Y`` (the same points,
+    uncentred), then ``spec``'s kernel, into ``out``."""
+    dtype = out.dtype
+    n, d = Xc.shape
+    m = Yc.shape[0]
     eps = np.finfo(np.float64).eps
     tau = (2 * chunked_terms(d) + 8) * eps / RTOL_TARGET[dtype]
     # GEMM by fixed row blocks (their size depends on the shape only), each block one
@@ -189,7 +202,7 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
     # (a multi-threaded GEMM rounds by its own split), and BLAS's and numba's idle
     # threads never spin against each other.  float64 results are computed in place;
     # float32 ones through a float64 scratch block.
-    rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    rows = gemm_rows(n, m)
     direct = dtype == np.float64
 
     def work(lo, hi):
@@ -204,13 +217,23 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
 
     with _threads.serial_blas():
         _threads.map_ranges(work, n, nt, align=rows)
-    if symmetric and mirror:
-        _jp.mirror_upper.run(nt, out)
 
 
 #: the certified path centres the rows on the mean ``mu`` of ``Y`` unless ``||mu||^2`` is
 #: at most this fraction of the mean squared norm of the rows of ``Y`` (float64 data)
 CENTRE_BELOW = 0.1
+
+
+def gemm_rows(n, m):
+    """Rows per block of the certified path: at most :data:`GEMM_BLOCK_ELEMENTS` results,
+    and for a few columns (``m`` up to :data:`GEMM_CHUNK`: a skinny product, one
+    candidate set against every row) at least 8 blocks of 64 rows or more, so that the
+    threads share it.  A function of the shape alone: BLAS may round a block of another
+    height otherwise, and the bits must not follow the thread count."""
+    rows = min(n, GEMM_BLOCK_ELEMENTS // m)
+    if m <= GEMM_CHUNK:
+        rows = min(rows, max(64, -(-n // 8)))
+    return max(1, rows)
 
 
 def chunked_terms(d):
@@ -219,7 +242,7 @@ def chunked_terms(d):
     return min(d, GEMM_CHUNK) + (d - 1) // GEMM_CHUNK
 
 
-def _chunked_sqnorms(A):
+def chunked_sqnorms(A):
     """The squared norms of the rows of ``A``, summed :data:`GEMM_CHUNK` features at a
     time and the chunks added in order (the rounding bound of :func:`chunked_terms`)."""
     s = np.einsum("ij,ij->i", A[:, :GEMM_CHUNK], A[:, :GEMM_CHUNK])
@@ -326,7 +349,7 @@ def sparse_pairwise(X, Y, spec, symmetric, out, n_threads):
     Xt = (X.data, X.indices, X.indptr)
     Yt = Xt if symmetric else (Y.data, Y.indices, Y.indptr)
     YmT = Ym.T.tocsr()
-    rows = max(1, min(n, GEMM_BLOCK_ELEMENTS // m))
+    rows = gemm_rows(n, m)
     direct = dtype == np.float64
     nt = _threads.for_work(n * m * 16 + Xm.nnz * m, n_threads)
 

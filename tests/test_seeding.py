@@ -38,8 +38,9 @@ def test_plusplus_matches_numpy(rng, dtype, n, d, K):
     assert np.array_equal(ours, ref)
 
 
-def test_plusplus_thread_count_invariant(rng):
-    X = rng.standard_normal((3 * seeding.SEED_CHUNK + 17, 5))
+@pytest.mark.parametrize("d", [5, 300])  # the direct passes; the certified GEMM blocks (and their chunks)
+def test_plusplus_thread_count_invariant(rng, d):
+    X = rng.standard_normal((3 * seeding.SEED_CHUNK + 17, d))
     w = np.ones(X.shape[0])
     a = cluster._kmeans_plusplus(X, 30, w, np.random.default_rng(1), 1)
     b = cluster._kmeans_plusplus(X, 30, w, np.random.default_rng(1), 2)

@@ -14,7 +14,7 @@ for the same seed.
 
 import numpy as np
 
-from .. import _progress, _threads
+from .. import _pairwise, _progress, _threads
 from .. import _validation as _v
 from .._jit.cluster import seeding as _jseed
 from .._scaling import ldexp, max_abs, shift_for, weight_shift
@@ -65,6 +65,12 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         rows = X.rows
         update = passes.update
         potentials = passes.potentials
+    elif _pairwise.use_gemm(X.dtype, X.shape[1]):
+        seeding = GemmSeeding(X, w64, n_threads)
+        update, potentials = seeding.update, seeding.potentials
+
+        def rows(ids):
+            return np.ascontiguousarray(X[ids])
     else:
         Xt = transposed(X, n_threads)
         no_part, no_wc = np.empty((0, 0)), np.empty(0)  # the outputs of the other kind of pass
@@ -111,6 +117,41 @@ def greedy_kmeans_plusplus(X, K, w, rng, n_threads, name="n_clusters", rep=_prog
         pot = pots[best]
     rep.finish_stage(K)
     return centers, indices
+
+
+class GemmSeeding:
+    """The seeding passes for many features (where :func:`fastrbf.sqdist` takes the
+    certified GEMM path): the candidates' squared distances to every row by that path
+    (one n x t block per step, BLAS's flops instead of a direct pass per candidate), on
+    the rows centred once on their mean; the chosen candidate's column updates the
+    distances without a second pass."""
+
+    def __init__(self, X, w, n_threads):
+        self.mean = X.mean(axis=0, dtype=np.float64)
+        self.Xs = np.subtract(X, self.mean, dtype=np.float64)
+        self.norms = _pairwise.chunked_sqnorms(self.Xs)
+        self.w = w
+        self.nt = _threads.for_work(X.shape[0] * X.shape[1] * 8, n_threads)
+        self.spec = _pairwise.distances_spec(np.dtype(np.float64))
+        self.last = None  # (candidates, their distances) of the last potentials pass
+
+    def distances(self, cand):
+        C = np.subtract(cand, self.mean, dtype=np.float64)  # (the same values as the rows of Xs)
+        out = np.empty((self.Xs.shape[0], C.shape[0]))
+        _pairwise.certified_blocks(self.Xs, C, self.norms, _pairwise.chunked_sqnorms(C), self.Xs, C, self.spec,
+                                   False, out, self.nt)
+        return out
+
+    def potentials(self, cand, closest, part):
+        D = self.distances(cand)
+        self.last = (cand, D)
+        part[:] = 0.0
+        part[0] = (self.w[:, None] * np.minimum(D, closest[:, None])).sum(axis=0)
+
+    def update(self, cand, pick, closest, wc):
+        D = self.last[1] if self.last is not None and self.last[0] is cand else self.distances(cand)
+        np.minimum(closest, D[:, pick], out=closest)
+        np.multiply(self.w, closest, out=wc)
 
 
 def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_weight: ArrayLike | None = None,

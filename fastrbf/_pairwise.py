@@ -163,7 +163,6 @@ def pairwise(X, Y, spec, symmetric, out, n_threads, mirror=True):
 
 
 def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
-    dtype = out.dtype
     n, d = X.shape
     m = Y.shape[0]
     nt = _threads.for_work(n * m * (d + 8), n_threads)

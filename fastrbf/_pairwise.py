@@ -225,13 +225,13 @@ CENTRE_BELOW = 0.1
 
 def gemm_rows(n, m):
     """Rows per block of the certified path: at most :data:`GEMM_BLOCK_ELEMENTS` results,
-    and for a few columns (``m`` up to :data:`GEMM_CHUNK`: a skinny product, one
-    candidate set against every row) at least 8 blocks of 64 rows or more, so that the
-    threads share it.  A function of the shape alone: BLAS may round a block of another
-    height otherwise, and the bits must not follow the thread count."""
-    rows = min(n, GEMM_BLOCK_ELEMENTS // m)
-    if m <= GEMM_CHUNK:
-        rows = min(rows, max(64, -(-n // 8)))
+    at least 2 blocks of 64 rows or more (8 for a few columns, ``m`` up to
+    :data:`GEMM_CHUNK`: a skinny product, one candidate set against every row), so that
+    the threads share even a small problem (more blocks of many columns repack ``Y``
+    once each, which costs more than it gives).  A function of the shape alone: BLAS may
+    round a block of another height otherwise, and the bits must not follow the thread
+    count."""
+    rows = min(n, GEMM_BLOCK_ELEMENTS // m, max(64, -(-n // (8 if m <= GEMM_CHUNK else 2))))
     return max(1, rows)
 
 

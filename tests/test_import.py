@@ -35,3 +35,22 @@ def test_lazy_module_stands_in_for_scipy_linalg():
     assert _lazy.lapack.dpotrf is scipy.linalg.lapack.dpotrf
     assert _lazy.blas.dsymm is scipy.linalg.blas.dsymm
     assert "imported on first use" in repr(_lazy.lapack)
+
+
+def test_families_load_on_first_use():
+    # `import fastrbf` loads no family module (nor their numba dispatchers); the first use
+    # of a name loads its family; every public name resolves; submodules as attributes
+    code = ("import sys, fastrbf; print(sorted(m for m in sys.modules if m.startswith('fastrbf.'))); "
+            "fastrbf.sqdist; print('fastrbf.distances' in sys.modules, 'fastrbf.gp' in sys.modules); "
+            "ns = {}; exec('from fastrbf import *', ns); print(sorted(set(fastrbf.__all__) - set(ns))); "
+            "print(fastrbf.approx.__name__, 'gram' in dir(fastrbf))")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    loaded, first_use, missing, last = res.stdout.splitlines()
+    assert not [m for m in eval(loaded) if m.split(".")[1] in ("approx", "cluster", "distances", "gp", "kernels",
+                                                               "linalg", "models", "neighbors", "_jit")], loaded
+    assert first_use == "True False"
+    assert missing == "[]"
+    assert last == "fastrbf.approx True"

@@ -33,11 +33,12 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     copy_x : bool, default True
         Accepted for scikit-learn's signature: ``X`` is never modified (fastrbf does not
         centre the data in place), so there is nothing to copy.
-    algorithm : {"lloyd", "elkan", "auto", "bounded"}, default "lloyd"
+    algorithm : {"auto", "lloyd", "elkan", "bounded"}, default "auto"
         ``"lloyd"``: every row ranked against every centre each iteration.
         ``"elkan"`` (scikit-learn's name for its bounded variant) is ``"bounded"``:
-        Hamerly's bounds skip rows whose label cannot change, with the same result.
-        ``"auto"`` lets :func:`fastrbf.kmeans` choose by size.
+        Hamerly's bounds skip rows whose label cannot change.  ``"auto"`` lets
+        :func:`fastrbf.kmeans` take the bounds where they pay.  All give the same result,
+        so the default differs from scikit-learn's ``"lloyd"`` in speed only.
     random_state : None, int, RandomState or Generator
         fastrbf's ``seed``.
     n_jobs : int, optional
@@ -70,7 +71,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     """
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300, tol=1e-4, verbose=0,
-                 random_state=None, copy_x=True, algorithm="lloyd", n_jobs=None):
+                 random_state=None, copy_x=True, algorithm="auto", n_jobs=None):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -110,8 +111,8 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples: n_samples={n} should be "
                              f">= n_clusters={K}.")
         _v.check_bool(self.copy_x, "copy_x")
-        algorithm = _v.check_choice(self.algorithm, "algorithm", ("lloyd", "elkan", "auto", "bounded"),
-                                    text="'lloyd', 'elkan', 'auto' or 'bounded'")
+        algorithm = _v.check_choice(self.algorithm, "algorithm", ("auto", "lloyd", "elkan", "bounded"),
+                                    text="'auto', 'lloyd', 'elkan' or 'bounded'")
         if algorithm == "elkan" and _v.is_int(K) and K == 1:
             warnings.warn("algorithm='elkan' doesn't make sense for a single cluster. Using 'lloyd' instead.",
                           RuntimeWarning, stacklevel=2)

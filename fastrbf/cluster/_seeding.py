@@ -205,7 +205,9 @@ def kmeans_plusplus(X: ArrayLike, n_clusters: int, *, seed: Seed = None, sample_
     check_enough_points(K, int(np.count_nonzero(w)))
     dtype = _v.result_dtype(Xa)
     # the dense centres (the seeding's and the result), and for dense data its scaled copy
-    _v.check_memory(2 * K * d * dtype.itemsize + (0 if sparse else n * d * dtype.itemsize),
+    # (and the float64 centred one of the GEMM passes, many features)
+    dense_bytes = 0 if sparse else n * d * (dtype.itemsize + 8 * _pairwise.use_gemm(dtype, d))
+    _v.check_memory(2 * K * d * dtype.itemsize + dense_bytes,
                     f"kmeans_plusplus: {K} dense centres of {d} features", "use a smaller `n_clusters`, or fewer "
                     "features (sparse data with many empty columns: drop the columns no row stores).")
     Xc = Xa.astype(dtype) if sparse else _v.to_dtype(Xa, dtype)

@@ -347,12 +347,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         if self._prior():
             mean, cov = self.predict(X, return_cov=True)
-            rs = check_random_state(random_state)
-            if cov.ndim == 2:
-                return rs.multivariate_normal(mean, cov, n_samples).T
-            # several targets (`n_targets`): one draw per target, scikit-learn's order
-            return np.stack([rs.multivariate_normal(mean[:, t], cov[..., t], n_samples).T
-                             for t in range(cov.shape[2])], axis=1)
+            return _generic.draws(check_random_state(random_state), mean, cov, n_samples)
         Xv = self._queries(X)
         if not hasattr(self, "kernel_"):
             raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")

@@ -100,6 +100,15 @@ class KernelObjectGP:
     def sample_y(self, X, n_samples=1, seed=None, n_threads=None):
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         mean, cov = self.predict(X, return_cov=True)
-        return np.stack([rng.multivariate_normal(mean[:, j], cov[:, :, j], n_samples).T
-                         for j in range(mean.shape[1])], axis=1)
+        return draws(rng, mean, cov, n_samples)
+
+
+def draws(rng, mean, cov, n_samples):
+    """``n_samples`` draws of N(mean, cov) by ``rng`` (a Generator or a RandomState), in
+    scikit-learn's layout: (m, n_samples) for one target (``cov`` (m, m)), (m, t,
+    n_samples) for ``t`` (``cov`` (m, m, t): one draw per target, in order)."""
+    if cov.ndim == 2:
+        return rng.multivariate_normal(mean, cov, n_samples).T
+    return np.stack([rng.multivariate_normal(mean[:, j], cov[:, :, j], n_samples).T for j in range(cov.shape[2])],
+                    axis=1)
 

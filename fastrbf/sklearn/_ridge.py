@@ -192,7 +192,9 @@ class KernelRidge(MultiOutputRegressor):
         Xv, yv = validate_xy(self, X, y, accept_sparse="csr")
         keep, alpha = self._weighted_alpha(Xv, sample_weight)
         if isinstance(self.kernel, str) and self.kernel == "precomputed":
-            return self._fit_precomputed(Xv.toarray() if is_sparse(Xv) else Xv, yv, alpha, keep)
+            if is_sparse(Xv):
+                return self._fit_precomputed(Xv.toarray(), yv, alpha, keep, owned=True)
+            return self._fit_precomputed(Xv, yv, alpha, keep)
         if is_sklearn_kernel(self.kernel, self.degree):
             return self._fit_sklearn_kernel(Xv, yv, alpha, keep)
         check_no_kernel_params(self)
@@ -292,7 +294,7 @@ class KernelRidge(MultiOutputRegressor):
                     length_scale=self.length_scale)
         K = call_renamed(gram, X, **spec, n_threads=to_n_threads(self.n_jobs))
         X_fit = X.copy()  # the model owns its rows
-        return self._fit_precomputed(K, y, alpha, keep, X_fit, spec)
+        return self._fit_precomputed(K, y, alpha, keep, X_fit, spec, owned=True)
 
     def _fit_sklearn_kernel(self, X, y, alpha, keep):
         # a kernel that scikit-learn computes (its rules for the parameters: a callable
@@ -308,9 +310,10 @@ class KernelRidge(MultiOutputRegressor):
         params = sklearn_kernel_params(self, () if callable(self.kernel) else ("gamma", "degree", "coef0"))
         pairwise = functools.partial(sklearn_gram, kernel=self.kernel, kernel_params=params)
         K = pairwise(X, X)
-        return self._fit_precomputed(K, y, alpha, keep, X.copy(), pairwise=pairwise)
+        return self._fit_precomputed(K, y, alpha, keep, X.copy(), pairwise=pairwise, owned=True)
 
-    def _fit_precomputed(self, K, y, alpha, keep, X_fit=None, kernel=None, pairwise=None):
+    def _fit_precomputed(self, K, y, alpha, keep, X_fit=None, kernel=None, pairwise=None, owned=False):
+        # owned: K is this fit's own array (not the caller's), factored in place
         n = K.shape[0]
         if K.shape[1] != n:
             raise ValueError(f"`X` must be the square Gram matrix of the training points with kernel='precomputed' "
@@ -319,11 +322,12 @@ class KernelRidge(MultiOutputRegressor):
         if keep is not None:  # the Gram matrix of the points of weight > 0
             K, y = K[np.ix_(keep, keep)], y[keep]
             n = K.shape[0]
+            owned = True
         check_alpha(alpha, n)
         fit_intercept = _v.check_bool(self.fit_intercept, "fit_intercept")
         Y = y.reshape(n, -1)
         mean = Y.mean(axis=0, dtype=np.float64) if fit_intercept else np.zeros(Y.shape[1])
-        W = call_renamed(solve_regularized, K, Y - mean.astype(Y.dtype), alpha=alpha,
+        W = call_renamed(solve_regularized, K, Y - mean.astype(Y.dtype), alpha=alpha, overwrite=owned,
                          n_threads=to_n_threads(self.n_jobs), renames={"K": "X"}, replace=((', `jitter="auto"`', ""),),
                          remedy=XY_OVERFLOW + "rescale them, or use a larger `alpha`.")
         if keep is not None:  # the columns of the points left out get weight 0

@@ -166,23 +166,28 @@ def _gemm_path(X, Y, spec, symmetric, out, n_threads, mirror=True):
     n, d = X.shape
     m = Y.shape[0]
     nt = _threads.for_work(n * m * (d + 8), n_threads)
-    mu = Y.mean(axis=0, dtype=np.float64)
-    Xc = Yc = nx = ny = None
-    if X.dtype == np.float64 and X.flags.c_contiguous and Y.flags.c_contiguous:
-        # data about the origin already: centring would not change which entries the
-        # bound certifies, only cost two copies; the test below certifies either way
-        ny = chunked_sqnorms(Y)
-        if float(mu @ mu) <= CENTRE_BELOW * float(ny.mean()):
-            Xc, Yc = X, Y
-            nx = ny if symmetric else chunked_sqnorms(X)
-    if Xc is None:
-        Xc = np.subtract(X, mu, dtype=np.float64)
-        Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
-        nx = chunked_sqnorms(Xc)
-        ny = nx if symmetric else chunked_sqnorms(Yc)
+    Xc, Yc, nx, ny = centred(X, Y, symmetric)
     certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt)
     if symmetric and mirror:
         _jp.mirror_upper.run(nt, out)
+
+
+def centred(X, Y, symmetric=False):
+    """``(Xc, Yc, nx, ny)``: the rows of ``X`` and ``Y`` centred on the mean of ``Y`` in
+    float64 (C-contiguous; ``Yc`` is ``Xc`` when ``symmetric``) and their
+    :func:`chunked_sqnorms`.  float64 C-contiguous data about the origin already (its
+    mean's squared norm at most :data:`CENTRE_BELOW` of the mean squared norm of ``Y``)
+    is used as it is: centring would barely change which entries the bound certifies,
+    only cost two copies (the bound holds either way)."""
+    mu = Y.mean(axis=0, dtype=np.float64)
+    if X.dtype == np.float64 and Y.dtype == np.float64 and X.flags.c_contiguous and Y.flags.c_contiguous:
+        ny = chunked_sqnorms(Y)
+        if float(mu @ mu) <= CENTRE_BELOW * float(ny.mean()):
+            return X, Y, ny if symmetric else chunked_sqnorms(X), ny
+    Xc = np.subtract(X, mu, dtype=np.float64)
+    Yc = Xc if symmetric else np.subtract(Y, mu, dtype=np.float64)
+    nx = chunked_sqnorms(Xc)
+    return Xc, Yc, nx, nx if symmetric else chunked_sqnorms(Yc)
 
 
 def certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt):
@@ -210,7 +215,7 @@ def certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt):
         for r0 in range(lo, hi, rows):
             r1 = min(hi, r0 + rows)
             Gb = out[r0:r1] if G is None else G[: r1 - r0]
-            _chunked_products(Xc[r0:r1], Yc, Gb, None if S is None else S[: r1 - r0])
+            chunked_products(Xc[r0:r1], Yc, Gb, None if S is None else S[: r1 - r0])
             _jp.finalize_block(Gb, nx, ny, X, Y, r0, tau, spec.phi, spec.g, spec.c, spec.degree, symmetric,
                                out[r0:r1])
 
@@ -250,7 +255,7 @@ def chunked_sqnorms(A):
     return s
 
 
-def _chunked_products(A, B, out, scratch):
+def chunked_products(A, B, out, scratch):
     """``out = A @ B.T``, one GEMM per :data:`GEMM_CHUNK` features, added in order into
     ``out`` (through ``scratch`` of its shape; None when there is one chunk)."""
     np.matmul(A[:, :GEMM_CHUNK], B[:, :GEMM_CHUNK].T, out=out)

@@ -229,6 +229,13 @@ def _knn(dtype):
     fastrbf.knn(X, X[:5], 3)
 
 
+def _knn_gemm(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype, n=200, d=49)  # many features: the GEMM screen
+    fastrbf.knn(X, X[:5], 3, method="brute")
+
+
 def _knn_tree(dtype):
     import fastrbf
 
@@ -329,6 +336,7 @@ TARGETS = {
     "kmeans[gemm]": _kmeans_gemm,
     "kmeans[ranked]": _kmeans_ranked,
     "knn": _knn,
+    "knn[gemm]": _knn_gemm,
     "knn[tree]": _knn_tree,
     "knn[tree, many queries]": _knn_tree_many,
     "knn_predict": _knn_predict,

@@ -267,6 +267,7 @@ def test_auto_takes_the_tree_at_large_k_and_low_dimension():
     assert _kdtree.use_tree(100_000, 100_000, 3, 100)
     assert not _kdtree.use_tree(10_000, 10_000, 8, 8)  # the tree prunes too little there
     assert not _kdtree.use_tree(100_000, 10_000, 16, 10)
+    assert not _kdtree.use_tree(100_000, 100_000, 4096, 10)  # (no overflow of the model at many features)
 
 
 def _count_runs(monkeypatch, kernel):

@@ -5,6 +5,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, Nearest
 from fastrbf import knn, knn_predict, nadaraya_watson, rbf_vote, reference
 from fastrbf._jit import tiles as _jt
 from fastrbf._jit.neighbors import brute as _jn
+from fastrbf.neighbors import _knn
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -35,6 +36,52 @@ def test_knn_ties_go_to_the_lowest_index(rng):
     idx, d2 = knn(X, Q, 25)
     ridx, rd2 = reference.knn(X, Q, 25)
     assert np.array_equal(idx, ridx) and np.array_equal(d2, rd2)
+
+
+def _direct_and_screened(monkeypatch, X, Q, k, **kw):
+    monkeypatch.setattr(_knn, "GEMM_MIN_FEATURES", 10**9)
+    direct = knn(X, Q, k, method="brute", **kw)
+    monkeypatch.setattr(_knn, "GEMM_MIN_FEATURES", 1)
+    return direct, knn(X, Q, k, method="brute", **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d, k", [(3, 1), (5, 40), (64, 7), (300, 300)])
+def test_knn_gemm_screen_has_the_bits_of_the_direct_brute_force(rng, monkeypatch, dtype, d, k):
+    # many small tiles (the heap and candidate lists carried across them), offset data,
+    # exact ties and all-equal points (every candidate list overflows: measured in full)
+    monkeypatch.setattr(_knn, "TILE_ROWS", 8)
+    monkeypatch.setattr(_knn, "TILE_COLS", 37)
+    X = rng.standard_normal((1200, d)).astype(dtype)
+    Q = rng.standard_normal((30, d)).astype(dtype)
+    cases = [(X, Q), (X + 1000, Q + 1000), (np.round(X / 3), np.round(Q / 3)), (np.ones_like(X), np.ones_like(Q))]
+    for A, B in cases:
+        (i1, d1), (i2, d2) = _direct_and_screened(monkeypatch, A, B, k)
+        assert np.array_equal(i1, i2) and np.array_equal(d1, d2)
+        if dtype == np.float64:  # (float32 sums of 300 features order near-ties by their own rounding)
+            assert np.array_equal(i2, reference.knn(A, B, k)[0])
+    (i1, d1), (i2, d2) = _direct_and_screened(monkeypatch, X, Q, k, n_threads=1)
+    assert np.array_equal(i1, i2) and np.array_equal(d1, d2)
+
+
+def test_knn_gemm_screen_measures_few_points(rng):
+    # the screen's point: only about k (1 + log(n / k)) points per query are measured
+    from fastrbf import _pairwise as _pw
+
+    n, d, k = 5000, 100, 10
+    X = rng.standard_normal((n, d))
+    Q = rng.standard_normal((16, d))
+    Qg, Xg, nq, nx = _pw.centred(Q, X)
+    G = Qg @ Xg.T
+    heap = np.full((16, k), np.inf)
+    cand = np.empty((16, 256), dtype=np.int64)
+    lows = np.empty((16, 256))
+    nc = np.zeros(16, dtype=np.int64)
+    _jn.knn_screen(G, nq, nx, 0, 1e-13, 1 + 1e-13, 1 - 1e-13, heap, cand, lows, nc)
+    assert np.all(nc > 0) and np.all(nc < 20 * k)
+    true = np.sort(((Q[:, None, :] - X[None]) ** 2).sum(-1), axis=1)[:, k - 1]
+    assert np.all(heap.max(axis=1) >= true * (1 - 1e-12))
+    assert np.all(heap.max(axis=1) <= true * (1 + 1e-9))
 
 
 def test_knn_threads_and_inputs(rng):

@@ -701,7 +701,7 @@ def test_registry_lists_the_families_in_the_order_of_the_report():
         "gram-matern52",
         "gram-matvec", "lloyd-small/float64", "lloyd-small/float32", "lloyd-large/float64", "lloyd-large/float32",
         "lloyd-sparse", "kmeans-20-iterations", "kmeans-converge", "cholesky", "krr-fit", "krr-large", "interp",
-        "interp-local", "interp-large", "predict-grad", "rbfnet-fit", "rbfnet-forward", "select-krr", "knn",
+        "interp-local", "interp-large", "predict-grad", "rbfnet-fit", "rbfnet-forward", "select-krr", "knn", "knn-manyd",
         "knn-lowd", "nadaraya-watson", "gp-fit", "gp-fit-matern52-ard", "gp-predict", "sparse-gp", "rff"]
     # the estimators (scikit-learn) and the cluster run (dask, distributed) follow, when installed
     assert names[-3:] == ["sklearn-overhead/rbfnet-fit", "sklearn-overhead/krr-fit-predict", "dask-lloyd"]

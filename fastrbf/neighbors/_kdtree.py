@@ -234,7 +234,7 @@ def radius(tree: Tree, Qc: np.ndarray, r2, n_threads) -> tuple[np.ndarray, np.nd
 def use_tree(n: int, m: int, d: int, k: int) -> bool:
     """``method="auto"``: whether the tree (build and queries) is expected to take less
     than 0.9 times the brute force, by the cost model of the module docstring."""
-    if k > n // 4:
+    if k > n // 4 or d > 64:  # (beyond 64 features the tree's query term alone exceeds the brute force)
         return False
     brute = 0.092 * n * m * (d + 4) + m * (21.0 * k + 0.46 * k * k) * math.log1p(n / k)
     build = 2.4 * n * max(1.0, math.log2(n / LEAF_SIZE)) * (d + 3)

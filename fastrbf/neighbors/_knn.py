@@ -15,6 +15,11 @@ Decisions:
   expects it (the build included) to take under 0.8 times the brute force: at low
   dimension with many queries (d = 3, 1e6 points and 1e5 queries: the tree); the
   brute force for few queries, k > n / 4 or d >= 12 (:func:`fastrbf.neighbors._kdtree.use_tree`).
+  From :data:`GEMM_MIN_FEATURES` features on, the brute force screens the points by
+  GEMM first (:func:`_knn_gemm`): the norm expansion with its rigorous error bound rules
+  out every point farther than k others, and only the rest (about k (1 + log(n / k))
+  per query) are measured directly, so the result keeps those bits while the time is
+  the GEMM's (d = 1024: 7x faster than measuring every pair directly).
 - ``nadaraya_watson`` and the classifying ``rbf_vote`` compute the kernel weights
   relative to the nearest training point, ``w_j = k(x, x_j) / k(x, x_nearest)``
   (``exp(-gamma (d_j^2 - d_min^2))``): the ratio (Nadaraya-Watson) and the sign or
@@ -55,6 +60,7 @@ from typing import Literal, overload
 
 import numpy as np
 
+from .. import _pairwise as _pw
 from .. import _threads
 from .. import _validation as _v
 from .._jit import grad as _jgrad
@@ -117,7 +123,12 @@ def _knn(Xa, Qa, k, dtype, n_threads, method="brute"):
     m, d = Qa.shape
     n = Xa.shape[0]
     tree = method == "tree" or (method == "auto" and _kdtree.use_tree(n, m, d, k))
-    extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 16 * m if tree else 0
+    if tree:
+        extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 16 * m
+    elif d >= GEMM_MIN_FEATURES:  # float64 centred copies and two threads' blocks of products
+        extra = 8 * (n + m) * d + 32 * _pw.GEMM_BLOCK_ELEMENTS
+    else:
+        extra = 0
     _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize + extra,
                     f"knn with k={k} for {m} query points", "query in batches of fewer points (`Xq`) or use a smaller `k`.")
     Xc, Qc, t = _scaled(Xa, Qa, dtype)
@@ -126,9 +137,72 @@ def _knn(Xa, Qa, k, dtype, n_threads, method="brute"):
         return idx, dist, t
     idx = np.empty((m, k), dtype=np.int64)
     dist = np.empty((m, k), dtype=dtype)
+    if d >= GEMM_MIN_FEATURES:
+        _knn_gemm(Xc, Qc, k, idx, dist, n_threads)
+        return idx, dist, t
     Xt = np.ascontiguousarray(Xc.T)
     _jn.knn_rows.run(n_threads, Qc, Xt, k, idx, dist)
     return idx, dist, t
+
+
+#: from this many features on, the brute force screens candidates by GEMM
+#: (:func:`_knn_gemm`); below, every distance is computed directly
+GEMM_MIN_FEATURES = 48
+
+#: the GEMM screen's tiles: query rows (at most) and training points per product
+TILE_ROWS, TILE_COLS = 256, 1024
+
+
+def _knn_gemm(Xc, Qc, k, idx, dist, n_threads):
+    """The brute force at many features, with the bits of the direct one.
+
+    The expansion ``||q||^2 + ||x||^2 - 2 q.x`` of centred rows (the certified path's
+    chunked GEMMs, :mod:`fastrbf._pairwise`), by tiles, bounds every distance within
+    its rigorous error bound.  Per query, a heap keeps the k smallest upper bounds so
+    far; a point whose lower bound exceeds the heap's largest cannot be among the k
+    nearest (k others are nearer), and only the others are measured by direct
+    differences (the arithmetic of the direct brute force) and ranked as it ranks them:
+    the same neighbours, ties and distances bit for bit, whatever the tiles and the
+    thread count, at the cost of the GEMM."""
+    m, d = Qc.shape
+    n = Xc.shape[0]
+    eps = np.finfo(np.float64).eps
+    # twice the certified path's bound (2 d + 8) eps (||q||^2 + ||x||^2) for one GEMM
+    # over all d features in any order (a looser bound than the chunked GEMMs' only
+    # measures a few more points: no chunks needed here), and twice the (d + 2) eps
+    # relative error of a direct distance in the result dtype (with the roundings of
+    # the bounds themselves)
+    eta = 2 * (2 * d + 8) * eps
+    gam = 2 * (d + 2) * float(np.finfo(Xc.dtype).eps) + 16 * eps
+    Qg, Xg, nq, nx = _pw.centred(Qc, Xc)
+    nt = _threads.for_work(m * n * (d + 8), n_threads)
+    cap = max(4 * k, 256)
+    rows = max(8, min(TILE_ROWS, -(-m // nt), (4 << 20) // (16 * cap)))
+    cols = min(n, TILE_COLS)
+
+    def work(lo, hi):
+        b = min(rows, hi - lo)
+        G = np.empty(b * cols, dtype=np.float64)  # (tiles of any width as C-contiguous views)
+        heap = np.empty((b, k), dtype=np.float64)
+        cand = np.empty((b, cap), dtype=np.int64)
+        lows = np.empty((b, cap), dtype=np.float64)
+        nc = np.empty(b, dtype=np.int64)
+        scratch = (np.empty(_jn.CW, dtype=np.int64), np.empty(_jn.CW, dtype=Xc.dtype))
+        for r0 in range(lo, hi, rows):
+            r1 = min(hi, r0 + rows)
+            br = r1 - r0
+            heap[:br] = np.inf
+            nc[:br] = 0
+            for c0 in range(0, n, cols):
+                c1 = min(n, c0 + cols)
+                Gt = G[: br * (c1 - c0)].reshape(br, c1 - c0)
+                np.matmul(Qg[r0:r1], Xg[c0:c1].T, out=Gt)
+                _jn.knn_screen(Gt, nq[r0:r1], nx[c0:c1], c0, eta, 1.0 + gam, 1.0 - gam, heap[:br], cand[:br],
+                               lows[:br], nc[:br])
+            _jn.knn_measure(Qc, r0, Xc, heap[:br], cand[:br], lows[:br], nc[:br], idx, dist, *scratch)
+
+    with _threads.serial_blas():
+        _threads.map_ranges(work, m, nt, align=rows)
 
 
 def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,

@@ -72,6 +72,197 @@ def knn_rows(lo, hi, Xq, Xt, k, idx, dist):
                 _push(o[i - i0, : j1 - j0], j0, idx[i], dist[i])
 
 
+#: candidates measured per batch by :func:`knn_measure`
+CW = 64
+#: columns per vectorised pre-count of :func:`knn_screen`
+SW = 64
+
+
+@jit
+def _push_at(o, cols, idx, dist):
+    # _push for entries o[c] of training indices cols[c] (increasing)
+    k = dist.shape[0]
+    thr = dist[k - 1]
+    for c in range(o.shape[0]):
+        v = o[c]
+        if v < thr:
+            p = k - 1
+            while p > 0 and dist[p - 1] > v:
+                dist[p] = dist[p - 1]
+                idx[p] = idx[p - 1]
+                p -= 1
+            dist[p] = v
+            idx[p] = cols[c]
+            thr = dist[k - 1]
+
+
+@jit_inline
+def _heap_replace_top(h, v):
+    # h a binary max-heap: its largest value (h[0]) replaced by v
+    k = h.shape[0]
+    p = 0
+    while True:
+        c = 2 * p + 1
+        if c >= k:
+            break
+        if c + 1 < k and h[c + 1] > h[c]:
+            c += 1
+        if h[c] <= v:
+            break
+        h[p] = h[c]
+        p = c
+    h[p] = v
+
+
+@jit
+def knn_screen(G, nq, nx, c0, eta, up, dn, heap, cand, lows, nc):
+    # Candidates for the k nearest neighbours from a tile of dot products.
+    # IN: G (b, t) float64 dot products of b centred queries with the centred training
+    #     points c0:c0+t, nq (b,), nx (t,) their float64 squared norms; the expansion
+    #     D = nq + nx - 2 G is within eta (nq + nx) of the true squared distance, and
+    #     up = 1 + gam, dn = 1 - gam cover the relative error gam of a direct distance:
+    #     each point's direct distance lies in [L, U] = [(D - e) dn, (D + e) up].
+    # IN/OUT, per query row r: heap[r] (k,) a max-heap of the k smallest U so far (inf
+    #     at first): heap[r, 0] bounds its k-th nearest distance; cand[r, :nc[r]] the
+    #     training indices (increasing) whose L did not exceed the bound when they came,
+    #     lows[r] their L.  When cand[r] is full, the entries the bound now excludes are
+    #     dropped; if half of it stays, nc[r] = -1: the row is measured in full.
+    cap = cand.shape[1]
+    t = G.shape[1]
+    for r in range(G.shape[0]):
+        if nc[r] < 0:
+            continue
+        a = nq[r]
+        g = G[r]
+        h = heap[r]
+        thr = h[0]
+        n_r = nc[r]
+        for j0 in range(0, t, SW):
+            gs = g[j0 : j0 + SW]
+            xs = nx[j0 : j0 + SW]
+            hits = 0
+            for j in range(gs.shape[0]):
+                s = a + xs[j]
+                hits += (max(s - 2.0 * gs[j], 0.0) - eta * s) * dn <= thr
+            if hits == 0:
+                continue
+            for j in range(gs.shape[0]):
+                s = a + xs[j]
+                v = max(s - 2.0 * gs[j], 0.0)
+                low = (v - eta * s) * dn
+                if low <= thr:
+                    if n_r == cap:
+                        q = 0
+                        for p in range(cap):
+                            if lows[r, p] <= thr:
+                                cand[r, q] = cand[r, p]
+                                lows[r, q] = lows[r, p]
+                                q += 1
+                        n_r = q
+                        if 2 * n_r > cap:
+                            n_r = -1
+                            break
+                    cand[r, n_r] = c0 + j0 + j
+                    lows[r, n_r] = low
+                    n_r += 1
+                    hi = (v + eta * s) * up
+                    if hi < thr:
+                        _heap_replace_top(h, hi)
+                        thr = h[0]
+            if n_r < 0:
+                break
+        nc[r] = n_r
+
+
+@jit
+def _sq_listed(x, X, cols, L, o):
+    # o[c] = squared distance of x to row cols[c] of X, c < L, with the arithmetic of
+    # chunk_row (one chain per entry over the features in order: the same bits),
+    # eight rows at a time for eight independent chains (the last row repeated at the edge)
+    d = x.shape[0]
+    for c0 in range(0, L, 8):
+        e = L - 1
+        y0 = X[cols[c0]]
+        y1 = X[cols[min(c0 + 1, e)]]
+        y2 = X[cols[min(c0 + 2, e)]]
+        y3 = X[cols[min(c0 + 3, e)]]
+        y4 = X[cols[min(c0 + 4, e)]]
+        y5 = X[cols[min(c0 + 5, e)]]
+        y6 = X[cols[min(c0 + 6, e)]]
+        y7 = X[cols[min(c0 + 7, e)]]
+        z = x[0] - x[0]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = z * z
+        for f in range(d):
+            xf = x[f]
+            t0 = xf - y0[f]
+            t1 = xf - y1[f]
+            t2 = xf - y2[f]
+            t3 = xf - y3[f]
+            t4 = xf - y4[f]
+            t5 = xf - y5[f]
+            t6 = xf - y6[f]
+            t7 = xf - y7[f]
+            s0 += t0 * t0
+            s1 += t1 * t1
+            s2 += t2 * t2
+            s3 += t3 * t3
+            s4 += t4 * t4
+            s5 += t5 * t5
+            s6 += t6 * t6
+            s7 += t7 * t7
+        o[c0] = s0
+        if c0 + 1 < L:
+            o[c0 + 1] = s1
+        if c0 + 2 < L:
+            o[c0 + 2] = s2
+        if c0 + 3 < L:
+            o[c0 + 3] = s3
+        if c0 + 4 < L:
+            o[c0 + 4] = s4
+        if c0 + 5 < L:
+            o[c0 + 5] = s5
+        if c0 + 6 < L:
+            o[c0 + 6] = s6
+        if c0 + 7 < L:
+            o[c0 + 7] = s7
+
+
+@jit
+def knn_measure(Xq, row0, X, heap, cand, lows, nc, idx, dist, cols, o):
+    # The k nearest neighbours of the query rows row0:row0+b from the candidates of
+    # knn_screen: those whose L does not exceed the final bound heap[r, 0] (every
+    # other point is farther than k others), every point for a row with nc[r] < 0,
+    # measured by direct differences (the arithmetic of knn_rows) and pushed in index
+    # order as knn_rows pushes them: its result, bit for bit.
+    # Scratch: cols (CW,) int64, o (CW,) of the dtype.
+    # OUT: idx, dist (m, k) rows row0:row0+b.
+    n = X.shape[0]
+    cw = cols.shape[0]
+    k = dist.shape[1]
+    for r in range(nc.shape[0]):
+        i = row0 + r
+        for t in range(k):
+            dist[i, t] = np.inf
+            idx[i, t] = -1
+        thr = heap[r, 0]
+        full = nc[r] < 0
+        total = n if full else nc[r]
+        p = 0
+        while p < total:
+            L = 0
+            while p < total and L < cw:
+                if full:
+                    cols[L] = p
+                    L += 1
+                elif lows[r, p] <= thr:
+                    cols[L] = cand[r, p]
+                    L += 1
+                p += 1
+            if L > 0:
+                _sq_listed(Xq[i], X, cols, L, o)
+                _push_at(o[:L], cols[:L], idx[i], dist[i])
+
+
 @jit_reduce
 def sum_all(e):
     s = 0.0

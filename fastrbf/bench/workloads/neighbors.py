@@ -27,15 +27,16 @@ from .peers import (
 
 def workloads() -> list[Workload]:
     """The neighbour workloads, in the order of the report."""
-    return [_knn_workload(), _knn_lowd_workload(), _nw_workload()]
+    return [_knn_workload("knn", 16, ((5000, 1000), (22000, 3000), (100000, 10000))),
+            _knn_workload("knn-manyd", 1024, ((5000, 500), (20000, 2000))), _knn_lowd_workload(), _nw_workload()]
 
 
-def _knn_workload():
+def _knn_workload(name, d, sizes):
     def setup(size):
         rng = seeded_rng()
         n, m = size
-        X = rng.standard_normal((n, 16))
-        Q = rng.standard_normal((m, 16))
+        X = rng.standard_normal((n, d))
+        Q = rng.standard_normal((m, d))
         data = {"X": X, "Q": Q}
         skn = try_import("sklearn.neighbors")
         if skn is not None:
@@ -54,16 +55,17 @@ def _knn_workload():
 
     cs = [
         Contender("fastrbf knn", FASTRBF, lambda a: knn(a["X"], a["Q"], 10)),
-        Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10), full=False),
+        Contender("numpy reference (distance rows + argsort)", NUMPY, lambda a: reference.knn(a["X"], a["Q"], 10),
+                  full=False),
     ]
     cs.append(optional_peer("scikit-learn NearestNeighbors brute", "sklearn.neighbors",
                             lambda a: a["nn"].kneighbors(a["Q"]), package="sklearn"))
     cs += [optional_peer("sklearnex NearestNeighbors brute", "sklearnex", sklearnex_knn, package="sklearnex",
                          note=sklearnex_code_path("NearestNeighbors.kneighbors")),
            optional_peer("faiss IndexFlatL2 float32", "faiss", faiss_search, package="faiss")]
-    return Workload("knn", setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
-                    lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=16",
-                    sizes=((5000, 1000), (22000, 3000), (100000, 10000)), cost=_knn_cost)
+    return Workload(name, setup, lambda a: a["X"].shape[0] * a["Q"].shape[0], "pairs/s", cs,
+                    lambda a: f"k=10, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d={d}",
+                    sizes=sizes, cost=_knn_cost)
 
 
 def _run_threads():

@@ -130,19 +130,40 @@ class Assigner:
         return [a for a in (self._Xt, *(self._centred or ())) if a is not None]
 
     def centred(self):
-        """The copies of the GEMM path: (mean of the rows, the centred rows as float32
-        columns (d, n), their squared norms in float64), made on the first call."""
+        """The copies of the GEMM path: (mean of the rows, the centred rows in float32,
+        their squared norms in float64), made on the first call.  The float32 rows are
+        columns (d, n) up to :data:`F32_DIRECT_MAX_D` features, for the direct float32
+        ranking; beyond, rows (n, d): BLAS takes them transposed as fast as columns, and
+        the copy is written in order (see :meth:`products`)."""
         return self._prepare_gemm()
 
     def _prepare_gemm(self):
         if self._centred is None:
             X = self.X
+            n, d = X.shape
             mu = X.mean(axis=0, dtype=np.float64)
-            Xct32 = np.empty((X.shape[1], X.shape[0]), dtype=np.float32)
-            nx = np.empty(X.shape[0], dtype=np.float64)
-            _threads.map_ranges(lambda lo, hi: _jl.centre_f32(X, mu, lo, hi, Xct32, nx), X.shape[0], self.n_threads)
-            self._centred = (mu, Xct32, nx)
+            nx = np.empty(n, dtype=np.float64)
+            if d <= F32_DIRECT_MAX_D:
+                Xc32 = np.empty((d, n), dtype=np.float32)
+                centre = _jl.centre_f32
+            else:
+                Xc32 = np.empty((n, d), dtype=np.float32)
+                centre = _jl.centre_rows_f32
+            _threads.map_ranges(lambda lo, hi: centre(X, mu, lo, hi, Xc32, nx), n, self.n_threads)
+            self._centred = (mu, Xc32, nx)
         return self._centred
+
+    def products(self, Cc32, rows, out=None):
+        """``Cc32 @ (the centred float32 rows)``, (K, len(rows)) float32: ``rows`` a slice
+        or an index array of rows, into ``out`` when given."""
+        Xc32 = self._prepare_gemm()[1]
+        if Xc32.shape[0] == self.X.shape[0]:  # rows (n, d)
+            P = np.matmul(Xc32[rows], Cc32.T)
+            if out is None:
+                return np.ascontiguousarray(P.T)
+            np.copyto(out, P.T)
+            return out
+        return np.matmul(Cc32, Xc32[:, rows], out=out)
 
     def __call__(self, C, labels, mind, want_dist=True, update=None):
         """Fill ``labels``; fill ``mind`` too unless ``want_dist`` is False.  Returns
@@ -176,7 +197,7 @@ class Assigner:
 
             _run(direct, X, labels, update, self.n_threads, _jl.RB)
             return want_dist
-        _, Xct32, nx = self._prepare_gemm()
+        nx = self._prepare_gemm()[2]
         Cc32, nc32, ncmax, err = self.ranking_centres(C)
         packed = K <= _jc.PACKED_MAX_K
         nbits = max(1, (K - 1).bit_length())
@@ -187,7 +208,7 @@ class Assigner:
             for r0 in range(lo, hi, GEMM_CHUNK_ROWS):
                 r1 = min(hi, r0 + GEMM_CHUNK_ROWS)
                 Gb = _gemm_tile(K, r1 - r0)
-                np.matmul(Cc32, Xct32[:, r0:r1], out=Gb)
+                self.products(Cc32, slice(r0, r1), Gb)
                 if packed:
                     _jc.certify_packed(Gb, none, False, r0, nx, nc32, ncmax, X, C, err, nbits, 0.0, 0.0, mode, labels,
                                        mind, None)

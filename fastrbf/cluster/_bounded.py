@@ -198,7 +198,7 @@ class BoundedAssigner:
         if self.direct:
             Ct = self._ct(C)
         else:
-            _, Xct32, nx = self.inner.centred()
+            nx = self.inner.centred()[2]
             Cc32, nc32, ncmax, err = self.inner.ranking_centres(C)
             packed = K <= _jc.PACKED_MAX_K
             nbits = max(1, (K - 1).bit_length())
@@ -218,7 +218,7 @@ class BoundedAssigner:
             if m and self.direct:
                 _jb.full_rows(X, Ct, rows, self.gam, self.eta, labels, U, L)
             elif m:
-                G = np.matmul(Cc32, Xct32[:, rows])
+                G = self.inner.products(Cc32, rows)
                 if packed:
                     _jc.certify_packed(G, rows, True, 0, nx, nc32, ncmax, X, C, err, nbits, *args[2:], _jc.BOUNDS,
                                        labels, U, L)

@@ -146,6 +146,19 @@ def centre_f32(X, mu, lo, hi, Xct32, nx):
         nx[i] = acc
 
 
+@jit
+def centre_rows_f32(X, mu, lo, hi, Xc32, nx):
+    # centre_f32 with the rows kept as rows: Xc32[lo:hi] = float32(X - mu)[lo:hi]
+    d = X.shape[1]
+    for i in range(lo, hi):
+        acc = 0.0
+        for k in range(d):
+            t = np.float64(X[i, k]) - mu[k]
+            Xc32[i, k] = np.float32(t)
+            acc += t * t
+        nx[i] = acc
+
+
 UPDATE_CHUNK = 8192  # rows per partial-sum slot (fixed: results do not depend on threads)
 
 

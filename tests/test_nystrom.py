@@ -114,6 +114,61 @@ def test_pcg_matches_explicit_nystroem_krr(rng, dtype):
     assert np.array_equal(m2.predict(Xq), p)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel, gamma", [("gaussian", 0.4), ("laplacian", 0.3), ("matern52", 0.3)])
+def test_direct_nystrom_matches_explicit_nystroem_krr_and_the_cg(rng, dtype, kernel, gamma):
+    X, y = _data(rng, 1500)
+    X = X.astype(dtype)
+    Y = np.stack([y, np.cos(X[:, 1])], axis=1).astype(dtype)
+    Xc, Yc = X.copy(), Y.copy()
+    m = kernel_ridge(X, Y, kernel=kernel, gamma=gamma, alpha=1e-2, solver="nystrom", n_landmarks=60, seed=1)
+    assert np.array_equal(X, Xc) and np.array_equal(Y, Yc)
+    assert m.solver == "nystrom" and m.converged and m.n_iter == 0 and m.centers.shape == (60, 3)
+    beta = reference.nystroem_kernel_ridge(X, Y, m.centers, kernel=kernel, gamma=gamma, alpha=1e-2)
+    assert _rel(m.weights, beta) < (1e-7 if dtype == np.float64 else 1e-5)
+    Xq = rng.standard_normal((50, 3)).astype(dtype)
+    p = m.predict(Xq)
+    assert p.dtype == dtype and p.shape == (50, 2)
+    cg = kernel_ridge(X, Y, kernel=kernel, gamma=gamma, alpha=1e-2, solver="nystrom-pcg", n_landmarks=60, seed=1,
+                      tol=1e-12, max_iter=1000)
+    assert np.array_equal(cg.centers, m.centers) and cg.converged
+    assert _rel(p, cg.predict(Xq)) < (1e-8 if dtype == np.float64 else 1e-5)
+
+
+def test_direct_nystrom_blocks_threads_intercept_and_scale(rng, monkeypatch):
+    # several chunks of rows, row blocks and column blocks; the bits do not follow the
+    # thread count; an intercept; targets of any magnitude; per-feature length scales
+    monkeypatch.setattr(_nystrom, "NM_CHUNK", 200)
+    monkeypatch.setattr(_nystrom, "DIRECT_ROWS", 37)
+    monkeypatch.setattr(_nystrom, "DIRECT_COLS", 29)
+    X, y = _data(rng, 1100)
+    args = {"gamma": 0.5, "alpha": 1e-2, "solver": "nystrom", "n_landmarks": 70, "seed": 4}
+    a = kernel_ridge(X, y, n_threads=1, **args)
+    b = kernel_ridge(X, y, n_threads=2, **args)
+    assert np.array_equal(a.weights, b.weights)
+    assert _rel(a.weights[:, 0], reference.nystroem_kernel_ridge(X, y, a.centers, gamma=0.5, alpha=1e-2)) < 1e-7
+    c = kernel_ridge(X, 1e200 * (y + 3.0), fit_intercept=True, **args)
+    ref = reference.nystroem_kernel_ridge(X, y + 3.0 - (y + 3.0).mean(), c.centers, gamma=0.5, alpha=1e-2)
+    assert _rel(c.weights[:, 0] / 1e200, ref) < 1e-7 and abs(c.intercept[0] / 1e200 - (y + 3.0).mean()) < 1e-12
+    ls = np.array([0.5, 2.0, 1.0])
+    s = kernel_ridge(X, y, length_scale=ls, **args)
+    ref = reference.nystroem_kernel_ridge(X / ls, y, s.centers / ls, gamma=0.5, alpha=1e-2)
+    assert _rel(s.weights[:, 0], ref) < 1e-7
+
+
+def test_direct_nystrom_progress_and_duplicate_landmarks(rng):
+    X, y = _data(rng, 3000)
+    reports = []
+    kernel_ridge(X, y, gamma=0.5, alpha=1e-2, solver="nystrom", n_landmarks=40, seed=0, progress=reports.append)
+    assert reports[-1]["task"] == "kernel_ridge" and reports[-1]["stage"] == "nystrom" and reports[-1]["final"]
+    assert [r["iter"] for r in reports if r["stage"] == "nystrom"][-1] == _nystrom.chunking(3000)[1]
+    # repeated landmarks: K_mm singular, Falkon's jitter makes it factor; the CG agrees
+    L = np.repeat(X[:20], 2, axis=0)
+    d = kernel_ridge(X, y, gamma=0.5, alpha=1e-2, solver="nystrom", landmarks=L)
+    cg = kernel_ridge(X, y, gamma=0.5, alpha=1e-2, solver="nystrom-pcg", landmarks=L, tol=1e-12, max_iter=1000)
+    assert np.all(np.isfinite(d.weights)) and _rel(d.predict(X[:100]), cg.predict(X[:100])) < 1e-6
+
+
 def test_pcg_kmeans_landmarks_and_seed(rng):
     X, y = _data(rng, 800)
     a = kernel_ridge(X, y, gamma=0.4, alpha=1e-2, solver="nystrom-pcg", n_landmarks=30, landmarks="kmeans", seed=3,
@@ -131,17 +186,23 @@ def test_pcg_default_landmarks_and_auto(rng, monkeypatch):
     X, y = _data(rng, 300)
     monkeypatch.setattr(_validation, "available_memory", lambda: 10**12)
     assert kernel_ridge(X, y, gamma=0.5, alpha=0.1).solver == "cholesky"
-    assert kernel_ridge(X, y, gamma=0.5, alpha=0.1, n_landmarks=20, seed=0).solver == "nystrom-pcg"
-    assert kernel_ridge(X, y, gamma=0.5, alpha=0.1, landmarks=X[:10]).solver == "nystrom-pcg"
+    assert kernel_ridge(X, y, gamma=0.5, alpha=0.1, n_landmarks=20, seed=0).solver == "nystrom"
+    assert kernel_ridge(X, y, gamma=0.5, alpha=0.1, landmarks=X[:10]).solver == "nystrom"
     # 8 n^2 = 720 kB must be below half of what is free
     monkeypatch.setattr(_validation, "available_memory", lambda: 1_440_001)
     assert models._choose_solver(300, 0.1, None, "uniform") == "cholesky"
     monkeypatch.setattr(_validation, "available_memory", lambda: 1_440_000)
-    assert models._choose_solver(300, 0.1, None, "uniform") == "nystrom-pcg"
+    assert models._choose_solver(300, 0.1, None, "uniform") == "nystrom"
+    # the direct solve up to DIRECT_MAX_LANDMARKS landmarks, the CG beyond
+    assert models._choose_solver(10**6, 0.1, models.DIRECT_MAX_LANDMARKS, "uniform") == "nystrom"
+    assert models._choose_solver(10**6, 0.1, models.DIRECT_MAX_LANDMARKS + 1, "uniform") == "nystrom-pcg"
+    assert models._choose_solver(10**8, 0.1, None, "uniform") == "nystrom-pcg"  # 20000 landmarks by default
     monkeypatch.setattr(_validation, "available_memory", lambda: 10**12)
     monkeypatch.setattr(models, "AUTO_MEMORY_SHARE", 1e-7)  # 720 kB > 1e-7 x 1 TB
     m = kernel_ridge(X, y, gamma=0.5, alpha=0.1, seed=0)
-    assert m.solver == "nystrom-pcg" and m.centers.shape[0] == 300  # default: min(n, 1000)
+    assert m.solver == "nystrom" and m.centers.shape[0] == 300  # default: min(n, 1000)
+    monkeypatch.setattr(models, "DIRECT_MAX_LANDMARKS", 299)
+    assert kernel_ridge(X, y, gamma=0.5, alpha=0.1, seed=0).solver == "nystrom-pcg"
     assert kernel_ridge(X, y, gamma=0.5, alpha=np.full(300, 0.1)).solver == "cholesky"  # array alpha
 
 
@@ -185,6 +246,8 @@ def test_falkon_solve_zero_rhs_and_columns(rng):
     ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 2))}, ValueError, "landmarks"),
     ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 3)), "n_landmarks": 4}, ValueError, r"`n_landmarks` \(4\) must equal"),
     ({"solver": "nystrom-pcg", "jitter": "auto"}, ValueError, "`jitter` is used by solver=\"cholesky\" only"),
+    ({"solver": "nystrom", "kernel": "tanh"}, ValueError, "`kernel` must be one of .* for solver=\"nystrom\" "),
+    ({"solver": "nystrom", "alpha": 0.0}, ValueError, "`alpha` must be > 0 for solver=\"nystrom\""),
     ({"solver": "cholesky", "n_landmarks": 5}, ValueError, "`n_landmarks` and `landmarks` are used by solver"),
 ])
 def test_pcg_errors(rng, kwargs, exc, match):

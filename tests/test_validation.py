@@ -336,7 +336,7 @@ def test_model_scalar_rules():
         fastrbf.kernel_ridge(X, y, gamma="abc", alpha=1.0)
     with pytest.raises(TypeError, match=msg("gamma", "a finite number > 0", True)):
         fastrbf.kernel_ridge(X, y, gamma=True, alpha=1.0)
-    with pytest.raises(ValueError, match=msg("solver", "one of ('auto', 'cholesky', 'nystrom-pcg')", "lu")):
+    with pytest.raises(ValueError, match=msg("solver", "one of ('auto', 'cholesky', 'nystrom', 'nystrom-pcg')", "lu")):
         fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=1.0, solver="lu")
     pcg = {"gamma": 1.0, "alpha": 1.0, "solver": "nystrom-pcg"}
     with pytest.raises(ValueError, match=msg("tol", "a finite number > 0", "1e-6")):  # ValueError: as released

@@ -1,5 +1,5 @@
 """Kernel ridge regression: the exact solve (Cholesky of the n x n Gram matrix) and
-Falkon's Nystroem solve for large n.
+the Nystroem solves for large n (direct, or Falkon's conjugate gradients).
 
 Decisions:
 
@@ -11,11 +11,18 @@ Decisions:
   (estimated condition number > 1/eps) raises :class:`~fastrbf.NotPositiveDefiniteError`,
   one whose solve misses its own targets by more than 1e-6 of max |Y| gives a
   ``scipy.linalg.LinAlgWarning``.
-- **solver="nystrom-pcg"** (large n; "auto" picks it when one n x n float64 matrix
-  would take more than half the free memory) solves the Nystroem system
-  ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` by Falkon's preconditioned conjugate
-  gradients without any n x n or n x m matrix (see :mod:`fastrbf.models.falkon`); the
-  model's centres are the landmarks.
+- **solver="nystrom"** and **solver="nystrom-pcg"** (large n; "auto" takes one when
+  one n x n float64 matrix would take more than half the free memory, or landmarks are
+  asked for) solve the Nystroem system ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y``
+  without any n x n or n x m matrix (see :mod:`fastrbf.models.falkon`); the model's
+  centres are the landmarks.  "nystrom" folds the Nystroem features chunk by chunk into
+  an m x m system and factors it (about ``2 n m^2`` flops of BLAS, one kernel pass);
+  "nystrom-pcg" runs Falkon's preconditioned conjugate gradients (two kernel passes per
+  iteration, ``O(n m)`` flops each).  Both reach the same solution (to the CG
+  tolerance).  "auto" solves directly up to :data:`DIRECT_MAX_LANDMARKS` landmarks:
+  at the default m (2000 at n = 10^6) the direct solve takes a fraction of the CG's
+  kernel passes, and BLAS runs near its peak where the kernels' ``exp`` does not
+  (AVX2).  The CG is kept for very many landmarks and for dask.
 - The backend-free steps of "nystrom-pcg" are plain functions that
   :func:`fastrbf.dask.kernel_ridge` calls too: :func:`check_pcg_args` and
   :func:`check_landmark_array` (the arguments), :func:`fastrbf.models.falkon.landmark_rows`
@@ -60,7 +67,13 @@ AUTO_MEMORY_SHARE = 0.5
 #: kernels accepted by solver="nystrom-pcg": the positive definite ones of the registry (no
 #: polynomial tail needed, not declared indefinite): K_mm is factored
 PCG_KERNELS = tuple(name for name, k in KERNELS.items() if k.min_degree < 0 and k.max_dim != 0)
-SOLVERS = ("auto", "cholesky", "nystrom-pcg")
+SOLVERS = ("auto", "cholesky", "nystrom", "nystrom-pcg")
+#: the solvers on landmarks
+NYSTROM_SOLVERS = ("nystrom", "nystrom-pcg")
+#: solver="auto" on landmarks solves directly ("nystrom") up to this many of them, by
+#: Falkon's CG ("nystrom-pcg") beyond: the direct solve's 2 n m^2 flops against the CG's
+#: 2 n m kernel values per iteration
+DIRECT_MAX_LANDMARKS = 4096
 
 
 def default_landmarks(n: int) -> int:
@@ -76,14 +89,17 @@ def default_landmarks(n: int) -> int:
 
 
 def _choose_solver(n, alpha, n_landmarks, landmarks):
-    if n_landmarks is not None or not isinstance(landmarks, str):
-        return "nystrom-pcg"
-    if _v.ndim(alpha, "alpha") != 0:
-        return "cholesky"
-    avail = _v.available_memory()
-    if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
-        return "cholesky"
-    return "nystrom-pcg"
+    if n_landmarks is None and isinstance(landmarks, str):
+        if _v.ndim(alpha, "alpha") != 0:
+            return "cholesky"
+        avail = _v.available_memory()
+        if avail is None or 8.0 * n * n < AUTO_MEMORY_SHARE * avail:
+            return "cholesky"
+    if isinstance(landmarks, str):
+        m = default_landmarks(n) if n_landmarks is None else n_landmarks
+    else:
+        m = np.shape(landmarks)[0] if np.ndim(landmarks) == 2 else 0
+    return "nystrom" if isinstance(m, (int, np.integer)) and m <= DIRECT_MAX_LANDMARKS else "nystrom-pcg"
 
 
 def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, kernel: KernelArg = "gaussian",
@@ -97,12 +113,14 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     ``solver="cholesky"``: the Gram matrix is built into one n x n float64 buffer that
     is factored in place (peak memory about one n x n matrix).
 
-    ``solver="nystrom-pcg"`` (large n, no n x n or n x m matrix): Nystroem kernel ridge
-    with m landmarks ``L``, ``(K_nm^T K_nm + alpha K_mm) beta = K_nm^T Y`` and
-    ``f(x) = K(x, L) beta`` (the same unscaled ``alpha``; with ``L = X`` it is exact
-    KRR), solved by Falkon's preconditioned conjugate gradients (Rudi et al. 2017):
-    every product with ``K_nm`` is one fused pass over the data, the m x m
-    preconditioner is two Cholesky factors.  Memory O(n d + m^2 + n k).
+    ``solver="nystrom"`` and ``"nystrom-pcg"`` (large n, no n x n or n x m matrix):
+    Nystroem kernel ridge with m landmarks ``L``, ``(K_nm^T K_nm + alpha K_mm) beta =
+    K_nm^T Y`` and ``f(x) = K(x, L) beta`` (the same unscaled ``alpha``; with ``L = X``
+    it is exact KRR).  "nystrom" solves it directly: the Nystroem features of a chunk of
+    rows at a time folded into an m x m system, then one Cholesky factorisation (about
+    ``2 n m^2`` flops).  "nystrom-pcg" runs Falkon's preconditioned conjugate gradients
+    (Rudi et al. 2017): every product with ``K_nm`` is one fused pass over the data, the
+    m x m preconditioner is two Cholesky factors.  Memory O(n d + m^2 + n k).
 
     Parameters
     ----------
@@ -111,9 +129,9 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     gamma : float
         Kernel width (> 0), as in :func:`fastrbf.gram`.
     alpha : float or array_like of shape (n,)
-        Ridge, added to the diagonal; >= 0.  A number > 0 for "nystrom-pcg".
+        Ridge, added to the diagonal; >= 0.  A number > 0 for "nystrom" and "nystrom-pcg".
     kernel : str, default "gaussian"
-        A positive definite kernel of :data:`fastrbf.KERNELS` ("nystrom-pcg": one of
+        A positive definite kernel of :data:`fastrbf.KERNELS` ("nystrom", "nystrom-pcg": one of
         gaussian, laplacian, inverse_multiquadric, inverse_quadratic, truncated,
         polynomial).
     fit_intercept : bool, default False
@@ -123,12 +141,13 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         Parameters of the polynomial and tanh kernels.
     jitter : None, "auto" or float
         As in :func:`fastrbf.cholesky` ("cholesky" only).
-    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+    solver : {"auto", "cholesky", "nystrom", "nystrom-pcg"}, default "auto"
         "auto": "cholesky" while one n x n float64 matrix (8 n^2 bytes) takes less than
         half the available memory and neither ``n_landmarks`` nor an array of
-        ``landmarks`` is given, else "nystrom-pcg" (array ``alpha``: always "cholesky").
+        ``landmarks`` is given (array ``alpha``: always "cholesky"), else "nystrom" up to
+        4096 landmarks and "nystrom-pcg" beyond.
     n_landmarks : int, optional
-        Number of landmarks m in [1, n] ("nystrom-pcg"); default
+        Number of landmarks m in [1, n] ("nystrom", "nystrom-pcg"); default
         ``min(n, max(1000, 2 sqrt(n)))``.
     landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
         Uniform sample of the rows without replacement, k-means centres (k-means++ and
@@ -148,7 +167,8 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         ETA assumes ``max_iter`` iterations, an upper bound) and the k-means of
         ``landmarks="kmeans"``: True on stderr, a logger's ``info``, or a callable
         given a dict per iteration (see :func:`fastrbf.kmeans`; the metric is
-        ``residual``).  "cholesky" (one factorisation) reports nothing.
+        ``residual``).  "nystrom": the chunks of rows (stage ``"nystrom"``).
+        "cholesky" (one factorisation) reports nothing.
 
     length_scale : float or array_like of shape (d,), optional
         Per-feature widths: each feature divided by its scale before the kernel (as
@@ -157,7 +177,8 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     Returns
     -------
     KernelModel
-        ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve.
+        ``solver``, ``n_iter``, ``residual`` and ``converged`` report the solve
+        ("nystrom": 0 iterations, residual 0.0, converged).
 
     Raises
     ------
@@ -190,6 +211,9 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     ...                    n_landmarks=100, seed=0, progress=reports.append)
     >>> reports[-1]["task"], reports[-1]["stage"], reports[-1]["iter"] == big.n_iter
     ('kernel_ridge', 'cg', True)
+    >>> direct = kernel_ridge(Xl, np.sin(4 * Xl[:, 0]), gamma=2.0, alpha=1e-3, n_landmarks=100, seed=0)
+    >>> direct.solver, bool(np.allclose(direct.predict(Xl[:5]), big.predict(Xl[:5]), rtol=1e-5))
+    ('nystrom', True)
     """
     entry = check_kernel(kernel)
     Xa, Ya = check_xy(X, Y)
@@ -202,19 +226,19 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     solver = _v.check_choice(solver, "solver", SOLVERS, text=f"one of {SOLVERS}")
     if solver == "auto":
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
-    if solver == "nystrom-pcg":
+    if solver in NYSTROM_SOLVERS:
         if ls is None:
             return _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
-                                     landmarks, tol, max_iter, rng, n_threads, progress)
+                                     landmarks, tol, max_iter, rng, n_threads, progress, solver)
         # on the rescaled data (landmarks too); the model's landmarks back in the data's units
         Xs = _v.scale_features(Xa, ls, _F64, "X")
         Ls = landmarks if isinstance(landmarks, str) else _v.scale_features(model_data(landmarks, "landmarks"), ls,
                                                                              _F64, "landmarks")
         model = _kernel_ridge_pcg(Xs, Xs, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, Ls,
-                                  tol, max_iter, rng, n_threads, progress)
+                                  tol, max_iter, rng, n_threads, progress, solver)
         return dataclasses.replace(model, centers=model.centers * ls, length_scale=ls)
     if n_landmarks is not None or not isinstance(landmarks, str):
-        raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom-pcg" only.')
+        raise ValueError('`n_landmarks` and `landmarks` are used by solver="nystrom" and "nystrom-pcg" only.')
     check_positive_definite(entry, Xa.shape[1], "kernel_ridge")
     a = check_alpha(alpha, n)
     n_threads = _threads.for_dense(n, Xa.shape[1], n_threads)
@@ -241,25 +265,26 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
                                     jitter=used, length_scale=ls)
 
 
-def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
-    """The checks of solver="nystrom-pcg" shared with :func:`fastrbf.dask.kernel_ridge`:
-    (alpha as a float, the landmark count for ``landmarks="uniform"`` or ``"kmeans"``;
-    None when ``landmarks`` is an array, which the caller checks)."""
+def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks, solver="nystrom-pcg"):
+    """The checks of the Nystroem solvers (``solver`` "nystrom-pcg" or "nystrom", named
+    in the messages) shared with :func:`fastrbf.dask.kernel_ridge`: (alpha as a float,
+    the landmark count for ``landmarks="uniform"`` or ``"kmeans"``; None when
+    ``landmarks`` is an array, which the caller checks)."""
     entry = check_kernel(kernel)
     if is_user(entry):
-        check_positive_definite(entry, None, 'kernel_ridge (solver="nystrom-pcg")')
+        check_positive_definite(entry, None, f'kernel_ridge (solver="{solver}")')
         if entry.min_degree >= 0:
-            raise ValueError(f'solver="nystrom-pcg" needs a positive definite kernel without a polynomial tail; the '
+            raise ValueError(f'solver="{solver}" needs a positive definite kernel without a polynomial tail; the '
                              f"user kernel {entry.name!r} needs `min_degree` {entry.min_degree}.")
     elif entry.name not in PCG_KERNELS:
-        raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="nystrom-pcg" (a positive definite '
+        raise ValueError(f'`kernel` must be one of {PCG_KERNELS} for solver="{solver}" (a positive definite '
                          f"kernel); got {kernel!r}.")
     if _v.ndim(alpha, "alpha") != 0:
-        raise TypeError(f'`alpha` must be a number > 0 for solver="nystrom-pcg" (not one value per point); '
+        raise TypeError(f'`alpha` must be a number > 0 for solver="{solver}" (not one value per point); '
                         f"got an array of shape {np.shape(alpha)}.")
     a = float(check_alpha(alpha, n))
     if not a > 0:
-        raise ValueError(f'`alpha` must be > 0 for solver="nystrom-pcg"; got {alpha!r}.')
+        raise ValueError(f'`alpha` must be > 0 for solver="{solver}"; got {alpha!r}.')
     _v.check_real(tol, "tol", low=0, strict=True, type_error=ValueError)
     _v.check_int(max_iter, "max_iter", 1, type_error=ValueError)
     if not isinstance(landmarks, str):
@@ -271,21 +296,22 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks):
 
 
 def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
-                      max_iter, rng, n_threads, progress=False):
+                      max_iter, rng, n_threads, progress=False, solver="nystrom-pcg"):
     n, d = Xa.shape
     kernel = kernel_value(entry)
-    check_positive_definite(entry, d, 'kernel_ridge (solver="nystrom-pcg")')
+    check_positive_definite(entry, d, f'kernel_ridge (solver="{solver}")')
     if jitter is not None:
-        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
-    a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+        raise ValueError(f'`jitter` is used by solver="cholesky" only ({solver} adds its own to K_mm).')
+    a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks, solver)
     if m is None:
         landmarks = model_data(landmarks, "landmarks")
         m = check_landmark_array(landmarks, d, n_landmarks)
     T, single = as_targets(Ya)
     k = T.shape[1]
-    _, nch = falkon.chunking(n)
-    _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + 2 * nch * m * k),
-                    f"kernel_ridge (nystrom-pcg, {m} landmarks)", "use fewer `n_landmarks`.")
+    chunk, nch = falkon.chunking(n)
+    extra = 2 * nch * m * k if solver == "nystrom-pcg" else m * (m + min(n, chunk) + 2 * k)
+    _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + extra),
+                    f"kernel_ridge ({solver}, {m} landmarks)", "use fewer `n_landmarks`.")
     nt = _threads.for_work(n * m * (d + 8), n_threads)
     Xd = _v.to_dtype(Xa, _F64)
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
@@ -299,12 +325,17 @@ def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jit
     ymax = float(np.abs(T).max())
     ys = ymax if ymax > 0 else 1.0
     T /= ys
-    rhs = falkon.cross_t(Xd, L, T, **params)
-    del T
-    res = falkon.falkon_solve(lambda V: falkon.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
-                                tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep)
+    if solver == "nystrom":
+        beta = falkon.nystrom_solve(Xd, L, T, Kmm, a, progress=rep, **params)
+        res = falkon.FalkonResult(beta, 0, 0.0, True)
+    else:
+        rhs = falkon.cross_t(Xd, L, T, **params)
+        del T
+        res = falkon.falkon_solve(lambda V: falkon.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
+                                  tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep)
     return pcg_model(res, L, scale=ys, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=coef0,
-                     intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single, stacklevel=4)
+                     intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single, stacklevel=4,
+                     solver=solver)
 
 
 def check_landmark_array(L, d, n_landmarks):
@@ -317,7 +348,8 @@ def check_landmark_array(L, d, n_landmarks):
     return m
 
 
-def pcg_model(res, L, *, scale, tol, kernel, gamma, degree, coef0, intercept, dtype, single_output, stacklevel):
+def pcg_model(res, L, *, scale, tol, kernel, gamma, degree, coef0, intercept, dtype, single_output, stacklevel,
+              solver="nystrom-pcg"):
     """The model of a "nystrom-pcg" solve (:class:`~fastrbf.models.falkon.FalkonResult`
     ``res`` on the landmarks ``L``, targets divided by ``scale``): the coefficients scaled
     back and checked, a :class:`ConvergenceWarning` (at ``stacklevel`` from here) when
@@ -331,7 +363,7 @@ def pcg_model(res, L, *, scale, tol, kernel, gamma, degree, coef0, intercept, dt
                       ConvergenceWarning, stacklevel=stacklevel)
     return KernelModel.without_tail(L, beta, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                                     intercept=intercept, dtype=dtype, single_output=single_output,
-                                    solver="nystrom-pcg", n_iter=res.n_iter, residual=res.residual,
+                                    solver=solver, n_iter=res.n_iter, residual=res.residual,
                                     converged=res.converged)
 
 

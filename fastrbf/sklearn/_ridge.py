@@ -78,8 +78,9 @@ class KernelRidge(MultiOutputRegressor):
     """Kernel ridge regression (scikit-learn API over :func:`fastrbf.kernel_ridge`).
 
     Dual weights ``(K + alpha I)^-1 y``, the Gram matrix built and factored in place; for
-    large ``n_samples``, Nystroem kernel ridge by Falkon's preconditioned conjugate
-    gradients (``solver="nystrom-pcg"``, no n x n matrix; see :func:`fastrbf.kernel_ridge`).
+    large ``n_samples``, Nystroem kernel ridge, solved directly (``solver="nystrom"``) or
+    by Falkon's preconditioned conjugate gradients (``solver="nystrom-pcg"``), no n x n
+    matrix (see :func:`fastrbf.kernel_ridge`).
 
     Parameters
     ----------
@@ -108,12 +109,12 @@ class KernelRidge(MultiOutputRegressor):
         parameter); not with fastrbf's kernels.
     fit_intercept : bool, default False
         Fit ``y - mean(y)`` (scikit-learn's ``KernelRidge`` has no intercept).
-    solver : {"auto", "cholesky", "nystrom-pcg"}, default "auto"
+    solver : {"auto", "cholesky", "nystrom", "nystrom-pcg"}, default "auto"
         As :func:`fastrbf.kernel_ridge`: "auto" factors the n x n matrix while it fits
         comfortably in free memory.
     n_landmarks : int, optional
-        Landmarks of "nystrom-pcg" (default ``min(n, max(1000, 2 sqrt(n)))``); giving it
-        selects "nystrom-pcg" under "auto".
+        Landmarks of "nystrom" and "nystrom-pcg" (default ``min(n, max(1000, 2
+        sqrt(n)))``); giving it selects a Nystroem solver under "auto".
     landmarks : {"uniform", "kmeans"}, default "uniform"
     tol : float, default 1e-7
         Relative residual at which the conjugate gradients stop.
@@ -131,9 +132,9 @@ class KernelRidge(MultiOutputRegressor):
     model_ : fastrbf.KernelModel
         (a model of the dual weights with ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        (n_landmarks rows with "nystrom-pcg").
+        (n_landmarks rows with "nystrom" and "nystrom-pcg").
     X_fit_ : ndarray of shape (n_samples, n_features), float64, or None
-        The training points (the landmarks with "nystrom-pcg"; a copy of the sparse
+        The training points (the landmarks with a Nystroem solver; a copy of the sparse
         matrix when fitted on ``scipy.sparse`` input; None with ``kernel="precomputed"``:
         the Gram matrix is not kept).
     n_iter_ : int
@@ -212,7 +213,7 @@ class KernelRidge(MultiOutputRegressor):
         check_range(Xk, kernel, gamma, degree, coef0, "gamma")
         # the remedies of a failed factorisation that this estimator offers
         replace = ((', `jitter="auto"`', ""),
-                   ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom-pcg" for large n'))
+                   ("use `rbf_network` with fewer centres for large n", 'use solver="nystrom" for large n'))
         m = call_renamed(kernel_ridge, Xv, yv, gamma=gamma, alpha=alpha, kernel=kernel,
                          fit_intercept=fit_intercept, degree=degree, coef0=coef0, solver=self.solver,
                          n_landmarks=self.n_landmarks, landmarks=self.landmarks, tol=self.tol, max_iter=self.max_iter,
@@ -253,8 +254,13 @@ class KernelRidge(MultiOutputRegressor):
         # a precomputed Gram matrix: scikit-learn's cross-validation then takes the
         # training columns of its rows
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        tags.input_tags.sparse = self.solver != "nystrom-pcg" and self.n_landmarks is None
+        tags.input_tags.sparse = not self._nystrom()
         return tags
+
+    def _nystrom(self):
+        """Whether the fit solves on landmarks (a Nystroem solver asked for, or
+        ``n_landmarks`` given)."""
+        return self.solver in ("nystrom", "nystrom-pcg") or self.n_landmarks is not None
 
     def _weighted_alpha(self, X, sample_weight):
         """(the rows to keep or None, the ridge per point) for ``sample_weight``."""
@@ -267,9 +273,9 @@ class KernelRidge(MultiOutputRegressor):
         if _v.check_bool(self.fit_intercept, "fit_intercept"):
             raise ValueError("`sample_weight` is not supported with fit_intercept=True; subtract the weighted mean "
                              "of `y` yourself and fit without an intercept.")
-        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+        if self._nystrom():
             raise ValueError('`sample_weight` needs the exact solver (solver="auto" or "cholesky"): it makes the '
-                             'ridge one value per point, which solver="nystrom-pcg" does not take.')
+                             f'ridge one value per point, which solver="{self.solver}" does not take.')
         alpha = np.broadcast_to(np.asarray(check_alpha(self.alpha, n), dtype=np.float64), (n,))
         keep = sw > 0
         if not keep.any():  # (newer scikit-learn's check refuses it already)
@@ -284,7 +290,7 @@ class KernelRidge(MultiOutputRegressor):
     def _fit_sparse(self, X, y, alpha, keep):
         # scipy.sparse X: the Gram matrix by fastrbf.gram's sparse path (X never densified),
         # then the solve of a precomputed kernel; the model keeps the rows for predict
-        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+        if self._nystrom():
             raise ValueError('Sparse `X` needs the exact solver (solver="auto" or "cholesky").')
         if keep is not None:
             X, y, keep = X[keep], y[keep], None
@@ -299,7 +305,7 @@ class KernelRidge(MultiOutputRegressor):
     def _fit_sklearn_kernel(self, X, y, alpha, keep):
         # a kernel that scikit-learn computes (its rules for the parameters: a callable
         # takes kernel_params only), then the solve of a precomputed kernel
-        if self.solver == "nystrom-pcg" or self.n_landmarks is not None:
+        if self._nystrom():
             raise ValueError(f'kernel={self.kernel!r} (computed by scikit-learn) needs the exact solver '
                              f'(solver="auto" or "cholesky").')
         if self.length_scale is not None:

@@ -177,54 +177,31 @@ def knn_screen(G, nq, nx, c0, eta, up, dn, heap, cand, lows, nc):
 @jit
 def _sq_listed(x, X, cols, L, o):
     # o[c] = squared distance of x to row cols[c] of X, c < L, with the arithmetic of
-    # chunk_row (one chain per entry over the features in order: the same bits),
-    # eight rows at a time for eight independent chains (the last row repeated at the edge)
+    # chunk_row (one chain per entry over the features in order: the same bits), four
+    # rows at a time for four independent chains (the last row repeated at the edge)
     d = x.shape[0]
-    for c0 in range(0, L, 8):
+    for c0 in range(0, L, 4):
         e = L - 1
         y0 = X[cols[c0]]
         y1 = X[cols[min(c0 + 1, e)]]
         y2 = X[cols[min(c0 + 2, e)]]
         y3 = X[cols[min(c0 + 3, e)]]
-        y4 = X[cols[min(c0 + 4, e)]]
-        y5 = X[cols[min(c0 + 5, e)]]
-        y6 = X[cols[min(c0 + 6, e)]]
-        y7 = X[cols[min(c0 + 7, e)]]
         z = x[0] - x[0]
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = z * z
+        s0 = s1 = s2 = s3 = z * z
         for f in range(d):
             xf = x[f]
             t0 = xf - y0[f]
             t1 = xf - y1[f]
             t2 = xf - y2[f]
             t3 = xf - y3[f]
-            t4 = xf - y4[f]
-            t5 = xf - y5[f]
-            t6 = xf - y6[f]
-            t7 = xf - y7[f]
             s0 += t0 * t0
             s1 += t1 * t1
             s2 += t2 * t2
             s3 += t3 * t3
-            s4 += t4 * t4
-            s5 += t5 * t5
-            s6 += t6 * t6
-            s7 += t7 * t7
         o[c0] = s0
-        if c0 + 1 < L:
-            o[c0 + 1] = s1
-        if c0 + 2 < L:
-            o[c0 + 2] = s2
-        if c0 + 3 < L:
-            o[c0 + 3] = s3
-        if c0 + 4 < L:
-            o[c0 + 4] = s4
-        if c0 + 5 < L:
-            o[c0 + 5] = s5
-        if c0 + 6 < L:
-            o[c0 + 6] = s6
-        if c0 + 7 < L:
-            o[c0 + 7] = s7
+        for q, v in ((1, s1), (2, s2), (3, s3)):
+            if c0 + q < L:
+                o[c0 + q] = v
 
 
 @jit

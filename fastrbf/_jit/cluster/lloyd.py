@@ -237,21 +237,71 @@ def reduce_partials(sums, wsum, out_sums, out_w):
 
 
 @jit
-def _assign_serial(X, C, labels, mind):
-    # the same arithmetic per entry as the direct kernel (one FMA chain over features)
+def _assign_chains(X, C, labels, mind):
+    # _assign_serial for few centres: four centres at a time, four independent chains
+    # (one chain alone waits on the latency of each FMA)
     n = X.shape[0]
     K = C.shape[0]
     d = X.shape[1]
+    e = K - 1
     for i in range(n):
         best = np.inf
         bi = 0
-        for j in range(K):
-            acc = X[i, 0] - X[i, 0]
+        x = X[i]
+        for j0 in range(0, K, 4):
+            c0 = C[j0]
+            c1 = C[min(j0 + 1, e)]
+            c2 = C[min(j0 + 2, e)]
+            c3 = C[min(j0 + 3, e)]
+            z = x[0] - x[0]
+            a0 = a1 = a2 = a3 = z
             for k in range(d):
-                t = X[i, k] - C[j, k]
-                acc += t * t
-            if acc < best:
-                best = acc
+                xk = x[k]
+                t0 = xk - c0[k]
+                t1 = xk - c1[k]
+                t2 = xk - c2[k]
+                t3 = xk - c3[k]
+                a0 += t0 * t0
+                a1 += t1 * t1
+                a2 += t2 * t2
+                a3 += t3 * t3
+            for q, a in ((0, a0), (1, a1), (2, a2), (3, a3)):
+                if j0 + q < K and a < best:
+                    best = a
+                    bi = j0 + q
+        labels[i] = bi
+        mind[i] = best
+
+
+@jit
+def _assign_serial(X, C, labels, mind, Ct, acc):
+    # the same arithmetic per entry as the direct kernel (one FMA chain over features),
+    # the centres in vector lanes: Ct (d, K) the centres as columns (filled here), acc
+    # (K,) scratch; the centres compared in index order, ties to the lowest.  Fewer
+    # than 8 centres fill no vector: four centres' chains side by side instead.
+    n = X.shape[0]
+    K = C.shape[0]
+    d = X.shape[1]
+    if K < 8:
+        _assign_chains(X, C, labels, mind)
+        return
+    for k in range(d):
+        for j in range(K):
+            Ct[k, j] = C[j, k]
+    for i in range(n):
+        for j in range(K):
+            acc[j] = 0
+        for k in range(d):
+            xk = X[i, k]
+            ck = Ct[k]
+            for j in range(K):
+                t = xk - ck[j]
+                acc[j] += t * t
+        best = acc[0]
+        bi = 0
+        for j in range(1, K):
+            if acc[j] < best:
+                best = acc[j]
                 bi = j
         labels[i] = bi
         mind[i] = best
@@ -291,12 +341,14 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
     d = X.shape[1]
     labels_old = np.full(n, -1, dtype=np.int64)
     sums = np.empty((K, d), dtype=np.float64)
+    Ct = np.empty((d, K), dtype=C.dtype)
+    acc = np.empty(K, dtype=C.dtype)
     strict = False
     converged = False
     moved = True
     n_iter = 0
     for it in range(max_iter):
-        _assign_serial(X, C, labels, mind)
+        _assign_serial(X, C, labels, mind, Ct, acc)
         sums[:] = 0.0
         wsum[:] = 0.0
         for i in range(n):
@@ -331,7 +383,7 @@ def lloyd_small(X, C, w, max_iter, tol_abs, raise_empty, labels, mind, wsum):
     if not strict or moved:
         # the final labels and distances are those of the final centres (the centres
         # can move while the labels stay: the sums of a relocation are rounded)
-        _assign_serial(X, C, labels, mind)
+        _assign_serial(X, C, labels, mind, Ct, acc)
     return n_iter, converged, 0
 
 

@@ -186,6 +186,26 @@ def fill_rows(X, i, i2, Yt, j_start, j_end, dot, phi, g, c, degree, o_row, p_row
                 apply_kernel(phi, p, g[j0:j1], c, degree)
 
 
+@jit_inline
+def sq4(x, y0, y1, y2, y3):
+    """The squared distances of the row ``x`` to the rows ``y0`` ... ``y3``, each one FMA
+    chain over the features in order (the arithmetic of :func:`chunk_row`: the same
+    bits), as four independent chains (one chain alone waits on each FMA's latency)."""
+    z = x[0] - x[0]
+    a0 = a1 = a2 = a3 = z
+    for k in range(x.shape[0]):
+        xk = x[k]
+        t0 = xk - y0[k]
+        t1 = xk - y1[k]
+        t2 = xk - y2[k]
+        t3 = xk - y3[k]
+        a0 += t0 * t0
+        a1 += t1 * t1
+        a2 += t2 * t2
+        a3 += t3 * t3
+    return (a0, a1, a2, a3)
+
+
 @jit_reduce
 def dot64(a, b):
     """sum_j a[j] b[j] with a float64 accumulator (also for float32 tiles)."""

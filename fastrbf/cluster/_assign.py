@@ -143,13 +143,9 @@ class Assigner:
             n, d = X.shape
             mu = X.mean(axis=0, dtype=np.float64)
             nx = np.empty(n, dtype=np.float64)
-            if d <= F32_DIRECT_MAX_D:
-                Xc32 = np.empty((d, n), dtype=np.float32)
-                centre = _jl.centre_f32
-            else:
-                Xc32 = np.empty((n, d), dtype=np.float32)
-                centre = _jl.centre_rows_f32
-            _threads.map_ranges(lambda lo, hi: centre(X, mu, lo, hi, Xc32, nx), n, self.n_threads)
+            columns = d <= F32_DIRECT_MAX_D
+            Xc32 = np.empty((d, n) if columns else (n, d), dtype=np.float32)
+            _threads.map_ranges(lambda lo, hi: _jl.centre_f32(X, mu, lo, hi, Xc32, nx, columns), n, self.n_threads)
             self._centred = (mu, Xc32, nx)
         return self._centred
 

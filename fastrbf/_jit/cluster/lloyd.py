@@ -133,28 +133,19 @@ def transpose_rows(X, lo, hi, Xt):
 
 
 @jit
-def centre_f32(X, mu, lo, hi, Xct32, nx):
-    # IN: X (n, d), mu (d,) float64, the rows lo:hi to do
-    # OUT: Xct32[:, lo:hi] = float32(X - mu).T, nx[lo:hi] = ||X - mu||^2 in float64
+def centre_f32(X, mu, lo, hi, Xc32, nx, columns):
+    # IN: X (n, d), mu (d,) float64, the rows lo:hi to do, columns
+    # OUT: Xc32 = float32(X - mu), its rows as columns (d, n) with columns, else as rows
+    #      (n, d), for rows lo:hi; nx[lo:hi] = ||X - mu||^2 in float64
     d = X.shape[1]
     for i in range(lo, hi):
         acc = 0.0
         for k in range(d):
             t = np.float64(X[i, k]) - mu[k]
-            Xct32[k, i] = np.float32(t)
-            acc += t * t
-        nx[i] = acc
-
-
-@jit
-def centre_rows_f32(X, mu, lo, hi, Xc32, nx):
-    # centre_f32 with the rows kept as rows: Xc32[lo:hi] = float32(X - mu)[lo:hi]
-    d = X.shape[1]
-    for i in range(lo, hi):
-        acc = 0.0
-        for k in range(d):
-            t = np.float64(X[i, k]) - mu[k]
-            Xc32[i, k] = np.float32(t)
+            if columns:
+                Xc32[k, i] = np.float32(t)
+            else:
+                Xc32[i, k] = np.float32(t)
             acc += t * t
         nx[i] = acc
 
@@ -239,7 +230,8 @@ def reduce_partials(sums, wsum, out_sums, out_w):
 @jit
 def _assign_chains(X, C, labels, mind):
     # _assign_serial for few centres: four centres at a time, four independent chains
-    # (one chain alone waits on the latency of each FMA)
+    # (the arithmetic of tiles.sq4, written out: through sq4 the loop over 2 or 3
+    # features ran 1.5x slower)
     n = X.shape[0]
     K = C.shape[0]
     d = X.shape[1]
@@ -265,10 +257,14 @@ def _assign_chains(X, C, labels, mind):
                 a1 += t1 * t1
                 a2 += t2 * t2
                 a3 += t3 * t3
-            for q, a in ((0, a0), (1, a1), (2, a2), (3, a3)):
-                if j0 + q < K and a < best:
-                    best = a
-                    bi = j0 + q
+            if a0 < best:
+                best, bi = a0, j0
+            if j0 + 1 < K and a1 < best:
+                best, bi = a1, j0 + 1
+            if j0 + 2 < K and a2 < best:
+                best, bi = a2, j0 + 2
+            if j0 + 3 < K and a3 < best:
+                best, bi = a3, j0 + 3
         labels[i] = bi
         mind[i] = best
 

@@ -13,7 +13,7 @@ import numpy as np
 from .._decorators import jit, jit_inline, jit_reduce, pjit
 from ..llvm.exp import fexp
 from ..llvm.micro import block_cols
-from ..tiles import JB, chunk_row, dot64, fill_block
+from ..tiles import JB, chunk_row, dot64, fill_block, sq4
 
 QB = 12  # query rows per task (a multiple of the micro-kernels' block rows, 4 or 12)
 
@@ -32,16 +32,22 @@ def _push(o, j0, idx, dist):
     if hits == 0:
         return
     for j in range(o.shape[0]):
-        v = o[j]
-        if v < thr:
-            p = k - 1
-            while p > 0 and dist[p - 1] > v:
-                dist[p] = dist[p - 1]
-                idx[p] = idx[p - 1]
-                p -= 1
-            dist[p] = v
-            idx[p] = j0 + j
-            thr = dist[k - 1]
+        if o[j] < thr:
+            thr = _insert(o[j], j0 + j, idx, dist)
+
+
+@jit_inline
+def _insert(v, index, idx, dist):
+    # v (of training point index) into the sorted (dist, idx) in place of the last,
+    # after every equal distance; returns the new k-th distance
+    p = dist.shape[0] - 1
+    while p > 0 and dist[p - 1] > v:
+        dist[p] = dist[p - 1]
+        idx[p] = idx[p - 1]
+        p -= 1
+    dist[p] = v
+    idx[p] = index
+    return dist[dist.shape[0] - 1]
 
 
 @pjit(tasks=lambda Xq, *_: (Xq.shape[0] + QB - 1) // QB,
@@ -81,19 +87,10 @@ SW = 64
 @jit
 def _push_at(o, cols, idx, dist):
     # _push for entries o[c] of training indices cols[c] (increasing)
-    k = dist.shape[0]
-    thr = dist[k - 1]
+    thr = dist[dist.shape[0] - 1]
     for c in range(o.shape[0]):
-        v = o[c]
-        if v < thr:
-            p = k - 1
-            while p > 0 and dist[p - 1] > v:
-                dist[p] = dist[p - 1]
-                idx[p] = idx[p - 1]
-                p -= 1
-            dist[p] = v
-            idx[p] = cols[c]
-            thr = dist[k - 1]
+        if o[c] < thr:
+            thr = _insert(o[c], cols[c], idx, dist)
 
 
 @jit_inline
@@ -176,32 +173,18 @@ def knn_screen(G, nq, nx, c0, eta, up, dn, heap, cand, lows, nc):
 
 @jit
 def _sq_listed(x, X, cols, L, o):
-    # o[c] = squared distance of x to row cols[c] of X, c < L, with the arithmetic of
-    # chunk_row (one chain per entry over the features in order: the same bits), four
-    # rows at a time for four independent chains (the last row repeated at the edge)
-    d = x.shape[0]
+    # o[c] = squared distance of x to row cols[c] of X, c < L, four rows at a time
+    # (sq4: the arithmetic of chunk_row, the same bits; the last row repeated at the edge)
     for c0 in range(0, L, 4):
         e = L - 1
-        y0 = X[cols[c0]]
-        y1 = X[cols[min(c0 + 1, e)]]
-        y2 = X[cols[min(c0 + 2, e)]]
-        y3 = X[cols[min(c0 + 3, e)]]
-        z = x[0] - x[0]
-        s0 = s1 = s2 = s3 = z * z
-        for f in range(d):
-            xf = x[f]
-            t0 = xf - y0[f]
-            t1 = xf - y1[f]
-            t2 = xf - y2[f]
-            t3 = xf - y3[f]
-            s0 += t0 * t0
-            s1 += t1 * t1
-            s2 += t2 * t2
-            s3 += t3 * t3
-        o[c0] = s0
-        for q, v in ((1, s1), (2, s2), (3, s3)):
-            if c0 + q < L:
-                o[c0 + q] = v
+        a0, a1, a2, a3 = sq4(x, X[cols[c0]], X[cols[min(c0 + 1, e)]], X[cols[min(c0 + 2, e)]], X[cols[min(c0 + 3, e)]])
+        o[c0] = a0
+        if c0 + 1 < L:
+            o[c0 + 1] = a1
+        if c0 + 2 < L:
+            o[c0 + 2] = a2
+        if c0 + 3 < L:
+            o[c0 + 3] = a3
 
 
 @jit

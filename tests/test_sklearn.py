@@ -36,6 +36,7 @@ ESTIMATORS = [
     fsk.RBFNetworkClassifier(),
     fsk.KernelRidge(),
     fsk.KernelRidge(solver="nystrom-pcg"),  # all points as landmarks on the checks' small data
+    fsk.KernelRidge(solver="nystrom"),
     fsk.KernelRidgeCV(),
     fsk.RBFInterpolatorRegressor(),
     fsk.RBFInterpolatorRegressor(neighbors=20),  # SciPy's local interpolation
@@ -59,7 +60,7 @@ _NOT_POSITIVE_DEFINITE = (
 )
 
 
-_PCG_WEIGHTS = ('solver="nystrom-pcg" refuses `sample_weight` (a ridge per point), naming the exact solver that '
+_PCG_WEIGHTS = ('the Nystroem solvers refuse `sample_weight` (a ridge per point), naming the exact solver that '
                 'takes it')
 
 
@@ -72,7 +73,7 @@ def _expected_failed_checks(est):
     if isinstance(est, fsk.GaussianProcessRegressor) and not isinstance(est.kernel, str):
         return {"check_estimators_unfitted": "predict before fit gives the prior, as scikit-learn's "
                                              "GaussianProcessRegressor does"}
-    if isinstance(est, fsk.KernelRidge) and est.solver == "nystrom-pcg":
+    if isinstance(est, fsk.KernelRidge) and est.solver in ("nystrom", "nystrom-pcg"):
         return {name: _PCG_WEIGHTS for name in (
             "check_sample_weights_pandas_series", "check_sample_weights_not_an_array", "check_sample_weights_list",
             "check_sample_weights_shape", "check_sample_weights_not_overwritten",
@@ -205,6 +206,17 @@ def test_kernel_ridge_nystrom_pcg_equals_functional(data):
     assert m.solver == "nystrom-pcg" and m.converged and est.n_iter_ == m.n_iter > 0
     assert np.array_equal(est.X_fit_, m.centers) and est.X_fit_.shape == (20, X.shape[1])
     assert np.array_equal(est.predict(X), m.predict(X))
+
+
+def test_kernel_ridge_direct_nystrom_equals_functional(data):
+    X, y, _ = data
+    est = fsk.KernelRidge(alpha=0.1, gamma=0.3, solver="nystrom", n_landmarks=20, random_state=3).fit(X, y)
+    m = fastrbf.kernel_ridge(X, y, gamma=0.3, alpha=0.1, solver="nystrom", n_landmarks=20, seed=3)
+    assert m.solver == "nystrom" and est.model_.solver == "nystrom" and est.n_iter_ == 1
+    assert np.array_equal(est.X_fit_, m.centers) and np.array_equal(est.predict(X), m.predict(X))
+    assert fsk.KernelRidge(alpha=0.1, gamma=0.3, n_landmarks=20).fit(X, y).model_.solver == "nystrom"  # "auto"
+    with pytest.raises(ValueError, match='which solver="nystrom" does not take'):
+        fsk.KernelRidge(alpha=0.1, gamma=0.3, solver="nystrom", n_landmarks=20).fit(X, y, sample_weight=np.ones(len(y)))
 
 
 def test_interpolator_equals_functional_and_scipy(data):

@@ -125,8 +125,8 @@ def _knn(Xa, Qa, k, dtype, n_threads, method="brute"):
     tree = method == "tree" or (method == "auto" and _kdtree.use_tree(n, m, d, k))
     if tree:
         extra = _kdtree.tree_bytes(n, d, dtype.itemsize) + 16 * m
-    elif d >= GEMM_MIN_FEATURES:  # float64 centred copies and two threads' blocks of products
-        extra = 8 * (n + m) * d + 32 * _pw.GEMM_BLOCK_ELEMENTS
+    elif d >= GEMM_MIN_FEATURES:  # float64 centred copies; per thread a tile, the heaps, the candidates
+        extra = 8 * (n + m) * d + _threads.resolve(n_threads) * (8 * TILE_ROWS * (TILE_COLS + k) + (4 << 20))
     else:
         extra = 0
     _v.check_memory(m * k * (8 + dtype.itemsize) + 2 * (n + m) * d * dtype.itemsize + extra,
@@ -156,9 +156,9 @@ TILE_ROWS, TILE_COLS = 256, 1024
 def _knn_gemm(Xc, Qc, k, idx, dist, n_threads):
     """The brute force at many features, with the bits of the direct one.
 
-    The expansion ``||q||^2 + ||x||^2 - 2 q.x`` of centred rows (the certified path's
-    chunked GEMMs, :mod:`fastrbf._pairwise`), by tiles, bounds every distance within
-    its rigorous error bound.  Per query, a heap keeps the k smallest upper bounds so
+    The expansion ``||q||^2 + ||x||^2 - 2 q.x`` of rows centred as the certified path
+    centres them (:func:`fastrbf._pairwise.centred`), one GEMM per tile, bounds every
+    distance within its rigorous error bound.  Per query, a heap keeps the k smallest upper bounds so
     far; a point whose lower bound exceeds the heap's largest cannot be among the k
     nearest (k others are nearer), and only the others are measured by direct
     differences (the arithmetic of the direct brute force) and ranked as it ranks them:

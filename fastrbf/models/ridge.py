@@ -312,7 +312,8 @@ def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jit
     T, single = as_targets(Ya)
     k = T.shape[1]
     chunk, nch = falkon.chunking(n)
-    extra = 2 * nch * m * k if solver == "nystrom-pcg" else m * (m + min(n, chunk) + 2 * k)
+    # (the direct solve: W, two chunks of kernel values and features, the right-hand sides)
+    extra = 2 * nch * m * k if solver == "nystrom-pcg" else m * (m + 2 * min(n, chunk) + 2 * k)
     _v.check_memory(8 * (n * d + 4 * m * m + 2 * n * k + extra),
                     f"kernel_ridge ({solver}, {m} landmarks)", "use fewer `n_landmarks`.")
     nt = _threads.for_work(n * m * (d + 8), n_threads)

@@ -215,7 +215,7 @@ def certified_blocks(Xc, Yc, nx, ny, X, Y, spec, symmetric, out, nt):
         for r0 in range(lo, hi, rows):
             r1 = min(hi, r0 + rows)
             Gb = out[r0:r1] if G is None else G[: r1 - r0]
-            chunked_products(Xc[r0:r1], Yc, Gb, None if S is None else S[: r1 - r0])
+            _chunked_products(Xc[r0:r1], Yc, Gb, None if S is None else S[: r1 - r0])
             _jp.finalize_block(Gb, nx, ny, X, Y, r0, tau, spec.phi, spec.g, spec.c, spec.degree, symmetric,
                                out[r0:r1])
 
@@ -255,7 +255,7 @@ def chunked_sqnorms(A):
     return s
 
 
-def chunked_products(A, B, out, scratch):
+def _chunked_products(A, B, out, scratch):
     """``out = A @ B.T``, one GEMM per :data:`GEMM_CHUNK` features, added in order into
     ``out`` (through ``scratch`` of its shape; None when there is one chunk)."""
     np.matmul(A[:, :GEMM_CHUNK], B[:, :GEMM_CHUNK].T, out=out)

@@ -153,13 +153,13 @@ class Assigner:
         """``Cc32 @ (the centred float32 rows)``, (K, len(rows)) float32: ``rows`` a slice
         or an index array of rows, into ``out`` when given."""
         Xc32 = self._prepare_gemm()[1]
-        if Xc32.shape[0] == self.X.shape[0]:  # rows (n, d)
-            P = np.matmul(Xc32[rows], Cc32.T)
-            if out is None:
-                return np.ascontiguousarray(P.T)
-            np.copyto(out, P.T)
-            return out
-        return np.matmul(Cc32, Xc32[:, rows], out=out)
+        if Xc32.shape[0] != self.X.shape[0]:  # columns (d, n)
+            return np.matmul(Cc32, Xc32[:, rows], out=out)
+        if out is None:  # (the rows the bounds leave: a few)
+            return np.matmul(Cc32, Xc32[rows].T)
+        # the tiles of the full assignment: BLAS's faster orientation, then transposed
+        np.copyto(out, np.matmul(Xc32[rows], Cc32.T).T)
+        return out
 
     def __call__(self, C, labels, mind, want_dist=True, update=None):
         """Fill ``labels``; fill ``mind`` too unless ``want_dist`` is False.  Returns

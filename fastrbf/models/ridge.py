@@ -231,13 +231,13 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         solver = _choose_solver(n, alpha, n_landmarks, landmarks)
     if solver in NYSTROM_SOLVERS:
         if ls is None:
-            return _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
+            return _kernel_ridge_nystrom(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks,
                                      landmarks, tol, max_iter, rng, n_threads, progress, solver)
         # on the rescaled data (landmarks too); the model's landmarks back in the data's units
         Xs = _v.scale_features(Xa, ls, _F64, "X")
         Ls = landmarks if isinstance(landmarks, str) else _v.scale_features(model_data(landmarks, "landmarks"), ls,
                                                                              _F64, "landmarks")
-        model = _kernel_ridge_pcg(Xs, Xs, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, Ls,
+        model = _kernel_ridge_nystrom(Xs, Xs, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, Ls,
                                   tol, max_iter, rng, n_threads, progress, solver)
         return dataclasses.replace(model, centers=model.centers * ls, length_scale=ls)
     if n_landmarks is not None or not isinstance(landmarks, str):
@@ -298,7 +298,7 @@ def check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks, solv
                            type_error=ValueError)
 
 
-def _kernel_ridge_pcg(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+def _kernel_ridge_nystrom(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
                       max_iter, rng, n_threads, progress=False, solver="nystrom-pcg"):
     n, d = Xa.shape
     kernel = kernel_value(entry)

@@ -56,7 +56,7 @@ from numba import types
 
 from .._decorators import jit, jit_inline, jit_overload
 from ..llvm.micro import axpy_row, block_rows
-from ..tiles import direct_sq, fill_block
+from ..tiles import direct_sq, fill_block, sq4
 
 
 @jit
@@ -229,34 +229,17 @@ def reduce_partials(sums, wsum, out_sums, out_w):
 
 @jit
 def _assign_chains(X, C, labels, mind):
-    # _assign_serial for few centres: four centres at a time, four independent chains
-    # (the arithmetic of tiles.sq4, written out: through sq4 the loop over 2 or 3
-    # features ran 1.5x slower)
+    # _assign_serial for few centres: four centres at a time (tiles.sq4: four
+    # independent chains with the arithmetic of the direct kernel)
     n = X.shape[0]
     K = C.shape[0]
-    d = X.shape[1]
     e = K - 1
     for i in range(n):
         best = np.inf
         bi = 0
         x = X[i]
         for j0 in range(0, K, 4):
-            c0 = C[j0]
-            c1 = C[min(j0 + 1, e)]
-            c2 = C[min(j0 + 2, e)]
-            c3 = C[min(j0 + 3, e)]
-            z = x[0] - x[0]
-            a0 = a1 = a2 = a3 = z
-            for k in range(d):
-                xk = x[k]
-                t0 = xk - c0[k]
-                t1 = xk - c1[k]
-                t2 = xk - c2[k]
-                t3 = xk - c3[k]
-                a0 += t0 * t0
-                a1 += t1 * t1
-                a2 += t2 * t2
-                a3 += t3 * t3
+            a0, a1, a2, a3 = sq4(x, C[j0], C[min(j0 + 1, e)], C[min(j0 + 2, e)], C[min(j0 + 3, e)])
             if a0 < best:
                 best, bi = a0, j0
             if j0 + 1 < K and a1 < best:

@@ -15,7 +15,7 @@ from ._threads import threads
 
 if TYPE_CHECKING:  # the names below, for type checkers and readers; at run time each
     # family module is imported on the first use of one of its names (see __getattr__)
-    from .approx import NystroemMap, RandomFourierMap, nystroem, random_fourier
+    from .approx import NystroemMap, PartialCholesky, RandomFourierMap, nystroem, random_fourier, rpcholesky
     from .cluster import EmptyClusterError, KMeansResult, kmeans, kmeans_plusplus, lloyd_assign, lloyd_update
     from .distances import sqdist
     from .gp import (
@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # the names below, for type checkers and readers; at run time
 #: ``import fastrbf`` then costs a few milliseconds beyond numba, not the ~0.3 s of
 #: importing every family (their numba dispatchers, intrinsics and kernel registry)
 _SOURCES = {
-    **dict.fromkeys(("NystroemMap", "RandomFourierMap", "nystroem", "random_fourier"), "approx"),
+    **dict.fromkeys(("NystroemMap", "PartialCholesky", "RandomFourierMap", "nystroem", "random_fourier", "rpcholesky"),
+                   "approx"),
     **dict.fromkeys(("EmptyClusterError", "KMeansResult", "kmeans", "kmeans_plusplus", "lloyd_assign",
                      "lloyd_update"), "cluster"),
     "sqdist": "distances",
@@ -80,6 +81,7 @@ __all__ = [
     "LocalInterpolant",
     "NotPositiveDefiniteError",
     "NystroemMap",
+    "PartialCholesky",
     "PartitionOfUnityInterpolant",
     "RBFNetwork",
     "RandomFourierMap",
@@ -112,6 +114,7 @@ __all__ = [
     "random_fourier",
     "rbf_network",
     "rbf_vote",
+    "rpcholesky",
     "solve_regularized",
     "sparse_gaussian_process",
     "sparse_gaussian_process_lml",

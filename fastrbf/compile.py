@@ -294,6 +294,13 @@ def _nystroem(dtype):
     fastrbf.nystroem(X, 8, gamma=2.0, seed=0).transform(X)
 
 
+def _rpcholesky(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype)
+    fastrbf.rpcholesky(X, 8, gamma=2.0, seed=0)
+
+
 def _gaussian_process_lml_prml(dtype):
     import fastrbf
 
@@ -354,6 +361,7 @@ TARGETS = {
     "rbf_network[learn_gamma]": _rbf_network_learn_gamma,
     "rbf_network[forward]": _rbf_network_forward,
     "rbf_vote": _rbf_vote,
+    "rpcholesky": _rpcholesky,
     "solve_regularized": _solve_regularized,
     "sparse_gaussian_process": _sparse_gaussian_process,
     "sqdist": _sqdist,

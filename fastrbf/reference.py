@@ -339,3 +339,40 @@ def nystroem_kernel_ridge(X, Y, L, *, gamma, alpha, kernel="gaussian", degree=3,
     Knm = gram(X, L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     Kmm = gram(L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     return np.linalg.solve(Knm.T @ Knm + alpha * Kmm, Knm.T @ np.asarray(Y, dtype=np.float64))
+
+
+def rpcholesky(K, m, rng, *, block_size=120):
+    """Blocked randomly pivoted Cholesky with rejection on the full kernel matrix ``K``
+    (n x n), drawing from ``rng`` in the order :func:`fastrbf.rpcholesky` does: per
+    round, ``b`` candidates ``searchsorted(cumsum(d), U * sum(d))`` from the residual
+    diagonal ``d``, then ``b`` uniforms; candidate ``j`` is accepted when its residual
+    after the accepted ones before it exceeds its uniform times its residual at the
+    draw.  Columns one pivot at a time (``G = K[:, s] - F F[s]^T``, ``F_s = G /
+    sqrt(G[s])``).  Returns ``(pivots, F)``; stops early when the residual trace is
+    below ``n eps max diag(K)``."""
+    K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    F = np.zeros((n, 0))
+    d = np.diag(K).copy()
+    floor = n * np.finfo(np.float64).eps * d.max()
+    piv: list[int] = []
+    idle = 0
+    while len(piv) < m and idle < 8:
+        c = np.cumsum(d)
+        if not c[-1] > floor:
+            break
+        b = min(block_size, m - len(piv))
+        cand = np.minimum(np.searchsorted(c, rng.random(b) * c[-1], side="right"), n - 1)
+        bar = rng.random(b) * d[cand]
+        accepted = []
+        for j, s in enumerate(cand):
+            r = K[s, s] - F[s] @ F[s]  # the residual after the pivots taken so far
+            if r > 0 and r > bar[j]:
+                g = K[:, s] - F @ F[s]
+                F = np.column_stack([F, g / np.sqrt(r)])
+                accepted.append(s)
+        idle = 0 if accepted else idle + 1
+        piv += accepted
+        d = np.maximum(np.diag(K) - np.sum(F * F, axis=1), 0.0)
+        d[piv] = 0.0
+    return np.array(piv, dtype=np.int64), F

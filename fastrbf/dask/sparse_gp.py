@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from .. import _validation as _v
 from .._typing import KernelArg
 from ..gp._checks import DEFAULT_BOUNDS, check_gp_kernel, check_length_scales, gp_targets, radial_kernel
-from ..gp._sparse import SparseGaussianProcess, check_fit_args, check_landmarks, fit
+from ..gp._sparse import SparseGaussianProcess, check_fit_args, check_landmarks, fit, landmark_kernel
 from ..gp._sparse_bound import RowPasses
 from ..models import falkon
 from .common import (
@@ -148,7 +148,7 @@ max_iter, learn_samples, normalize_y, seed :
     if isinstance(how, str):  # the in-memory draws, rows gathered from the blocks
         idx = falkon.landmark_rows(n, m, how, rng)
         rows = np.concatenate(dask.compute(*xb)) if idx is None else passes.rows(idx)
-        Z = falkon.landmarks_from_rows(rows, m, how, rng, nt)
+        Z = falkon.landmarks_from_rows(rows, m, how, rng, nt, kernel=landmark_kernel(entry, c0, ls))
     else:
         Z = np.array(how, dtype=np.float64, order="C", copy=True)
     return fit(passes, passes.subsample, Z, entry, c0, np.log(np.r_[amplitude, ls, noise]), learn_samples, opts, rng,

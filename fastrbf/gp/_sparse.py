@@ -216,15 +216,25 @@ def check_landmarks(n, d, n_landmarks, how):
                         type_error=ValueError), how
 
 
-def _setup(X, y, kernel, coef0, normalize_y, n_landmarks, how, seed, n_threads, what):
+def landmark_kernel(entry, c0, ls):
+    """The kernel of ``landmarks="rpcholesky"`` (:func:`fastrbf.gram`'s arguments): the
+    GP's kernel at the starting length scales ``ls`` (the amplitude does not change
+    the pivots' distribution)."""
+    ls = np.asarray(ls, dtype=np.float64)
+    return {"kernel": kernel_value(entry), "gamma": unit_width(entry), "coef0": c0,
+            "length_scale": float(ls[0]) if ls.size == 1 else ls}
+
+
+def _setup(X, y, kernel, coef0, normalize_y, n_landmarks, how, seed, n_threads, what, length_scale, ard):
     entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y, what)
     n, d = Xa.shape
     m, how = check_landmarks(n, d, n_landmarks, how)
+    ls = check_length_scales(length_scale, d, ard)
     rng = _v.check_seed(seed, name="seed")
     _v.check_memory(memory_bytes(n, d, T.shape[1], m), f"{what} ({m} landmarks)", "use fewer `n_landmarks`.")
     nt = _threads.for_work(n * m * (d + m // 4 + 8), n_threads)
-    Z = landmarks(Xd, m, how, rng, nt)
-    return entry, Xa, ya, RowPasses(Xd, T, entry, c0, nt), Z, c0, y_mean, y_std, rng, nt
+    Z = landmarks(Xd, m, how, rng, nt, kernel=landmark_kernel(entry, c0, ls))
+    return entry, Xa, ya, RowPasses(Xd, T, entry, c0, nt), Z, c0, y_mean, y_std, rng, nt, ls
 
 
 #: the range of ``amplitude`` and ``noise`` (variances): their products and ratios over the
@@ -261,9 +271,9 @@ def sparse_gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, n_landmarks: int 
     X : array_like of shape (n, d)
     y : array_like of shape (n,) or (n, k)
     n_landmarks : int, optional
-        Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"``; default
-        ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
+        Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"`` /
+        ``"rpcholesky"``; default ``min(n, max(1000, 2 sqrt(n)))``.
+    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel.
     amplitude, noise : float
@@ -294,9 +304,8 @@ def sparse_gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, n_landmarks: int 
     """
     _check_hyper(amplitude, noise)
     want = _v.check_bool(eval_gradient, "eval_gradient")
-    entry, Xa, _, passes, Z, c0, _, _, _, nt = _setup(X, y, kernel, coef0, False, n_landmarks, landmarks, seed,
-                                                       n_threads, "sparse_gaussian_process_lml")
-    ls = check_length_scales(length_scale, Xa.shape[1], False)
+    entry, Xa, _, passes, Z, c0, _, _, _, nt, ls = _setup(X, y, kernel, coef0, False, n_landmarks, landmarks, seed,
+                                                           n_threads, "sparse_gaussian_process_lml", length_scale, False)
     try:
         lml, grad, _ = Bound(passes, Z, entry, c0, nt).evaluate(np.log(np.r_[amplitude, ls, noise]), want)
     except (np.linalg.LinAlgError, NotPositiveDefiniteError):
@@ -322,10 +331,12 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     y : array_like of shape (n,) or (n, k)
         Several outputs share the hyperparameters.
     n_landmarks : int, optional
-        Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"``; default
-        ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
-        Rows drawn without replacement, k-means centres, or given; never optimised.
+        Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"`` /
+        ``"rpcholesky"``; default ``min(n, max(1000, 2 sqrt(n)))``.
+    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
+        Rows drawn without replacement, k-means centres, the pivots of a randomly
+        pivoted Cholesky (:func:`fastrbf.rpcholesky`) of the kernel at the starting
+        ``length_scale``, or given; never optimised.
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel (as :func:`fastrbf.gaussian_process`).
     amplitude, length_scale, noise :
@@ -366,9 +377,9 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     (True, True)
     """
     opts = check_fit_args(amplitude, noise, ard, optimize, n_restarts, max_iter, bounds)
-    entry, Xa, ya, passes, Z, c0, y_mean, y_std, rng, nt = _setup(
-        X, y, kernel, coef0, normalize_y, n_landmarks, landmarks, seed, n_threads, "sparse_gaussian_process")
-    ls = check_length_scales(length_scale, Xa.shape[1], opts["ard"])
+    entry, Xa, ya, passes, Z, c0, y_mean, y_std, rng, nt, ls = _setup(
+        X, y, kernel, coef0, normalize_y, n_landmarks, landmarks, seed, n_threads, "sparse_gaussian_process",
+        length_scale, opts["ard"])
     return fit(passes, passes.subsample, Z, entry, c0, np.log(np.r_[amplitude, ls, noise]), learn_samples, opts, rng,
                nt, y_mean, y_std, _v.result_dtype(Xa, ya), np.ndim(ya) == 1)
 

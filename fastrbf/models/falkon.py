@@ -61,6 +61,7 @@ from .. import _validation as _v
 from .._jit import falkon as _jf
 from .._lazy import blas, lapack
 from .._typing import KernelArg
+from ..approx import PartialCholesky, check_positive_definite_kernel, factor_rows
 from ..cluster._kmeans import kmeans_named
 from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError
@@ -69,8 +70,12 @@ from ..linalg import NotPositiveDefiniteError
 NM_CHUNK = 1024
 MAX_CHUNKS = 256
 #: the landmark methods by name (an array of landmarks is the other choice)
-LANDMARK_METHODS = ("uniform", "kmeans")
-LANDMARKS_TEXT = '"uniform", "kmeans" or an array'
+LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky")
+LANDMARKS_TEXT = '"uniform", "kmeans", "rpcholesky" or an array'
+#: the rows ``"rpcholesky"`` draws its pivots from: all ``n`` while the n x m factor has
+#: at most this many entries (256 MiB), else a uniform subsample of
+#: ``max(20 m, RPCHOL_POOL_ENTRIES / m)`` rows
+RPCHOL_POOL_ENTRIES = 2**25
 
 _F64 = np.dtype(np.float64)
 
@@ -205,7 +210,7 @@ def kmm_factor(Kmm):
 
 def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Kmm: np.ndarray, alpha: float, n: int,
                  *, tol: float = 1e-7, max_iter: int = 100, n_threads: int | None = None,
-                 progress: object = False) -> "FalkonResult":
+                 progress: object = False, factor: "PartialCholesky | None" = None) -> "FalkonResult":
     """Solve ``(K_nm^T K_nm + alpha K_mm) beta = rhs`` by Falkon's preconditioned CG.
 
     Parameters
@@ -229,6 +234,10 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     progress : bool, logging.Logger, callable or a reporter of :mod:`fastrbf._progress`
         Report the CG iterations (stage ``"cg"``, metric ``residual``: the largest
         relative residual so far; the ETA assumes ``max_iter`` iterations).
+    factor : PartialCholesky, optional
+        The randomly pivoted Cholesky that chose the landmarks: its triangle
+        ``factor.factor[pivots]`` is the Cholesky factor of ``K_mm`` (no jitter), reused
+        as ``T``.
 
     Returns
     -------
@@ -258,7 +267,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], rhs: np.ndarray, Km
     alpha = float(alpha)
     nt = _threads.resolve(n_threads)
     with _threads.serial_blas():
-        T, _ = kmm_factor(Kmm)
+        T = kmm_factor(Kmm)[0] if factor is None else pivot_triangle(factor)
         S = _dense.gemm(T, T.T, np.empty((m, m)), nt)
         S *= n / m
         S.flat[:: m + 1] += alpha
@@ -330,7 +339,7 @@ DIRECT_COLS = 128
 
 def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, alpha: float, *, kernel: KernelArg,
                   gamma: float, degree: int, coef0: float, n_threads: int | None = None,
-                  progress: object = False) -> np.ndarray:
+                  progress: object = False, factor: "PartialCholesky | None" = None) -> np.ndarray:
     """Solve the system of :func:`falkon_solve` directly: one pass over the data, then
     an m x m factorisation.
 
@@ -350,6 +359,10 @@ def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, 
     Inputs are validated float64 arrays: ``X`` (n, d), ``L`` (m, d), ``Y`` (n,) or (n, k),
     ``Kmm = K(L, L)``; ``alpha > 0``.  Memory: ``O(m^2 + m * rows per chunk)``.  Sums
     by fixed chunks and blocks: bitwise the same for any thread count.
+
+    ``factor``: the randomly pivoted Cholesky of all the rows of ``X`` that chose ``L``.
+    Its factor already is ``Phi`` (with ``T`` its triangle at the pivots), so no kernel
+    value is computed again: the pass only folds its chunks.
 
     Returns
     -------
@@ -376,7 +389,7 @@ def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, 
     Yk = _as_2d_f64(Y)
     nt = _threads.resolve(n_threads)
     with _threads.serial_blas():
-        T, _ = kmm_factor(np.asarray(Kmm, dtype=_F64))
+        T = kmm_factor(np.asarray(Kmm, dtype=_F64))[0] if factor is None else pivot_triangle(factor)
         Tinv, info = lapack.dtrtri(T, lower=0)
     if info != 0:  # pragma: no cover - T is a Cholesky factor, its diagonal > 0
         raise np.linalg.LinAlgError("The Cholesky factor of K_mm could not be inverted.")
@@ -384,8 +397,9 @@ def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, 
     W = np.zeros((m, m))
     z = np.zeros((m, Yk.shape[1]))
     chunk, nch = chunking(n)
-    kbuf = np.empty((min(chunk, n), m))
-    pbuf = np.empty((min(chunk, n), m))
+    rows = min(chunk, n) if factor is None else 0  # (the factor's rows are the features)
+    kbuf = np.empty((rows, m))
+    pbuf = np.empty((rows, m))
     trsm = blas.dtrsm
 
     def features(K, P, lo, hi):
@@ -406,10 +420,14 @@ def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, 
     rep.start("nystrom", nch, unit="chunk")
     for c in range(nch):
         r0, r1 = c * chunk, min(n, (c + 1) * chunk)
-        K, P = kbuf[: r1 - r0], pbuf[: r1 - r0]
-        gram(X[r0:r1], L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=K, n_threads=nt)
+        if factor is None:
+            K, P = kbuf[: r1 - r0], pbuf[: r1 - r0]
+            gram(X[r0:r1], L, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, out=K, n_threads=nt)
+        else:
+            P = factor.factor[r0:r1]
         with _threads.serial_blas():
-            _threads.map_ranges(lambda lo, hi, K=K, P=P: features(K, P, lo, hi), r1 - r0, nt, align=DIRECT_ROWS)
+            if factor is None:
+                _threads.map_ranges(lambda lo, hi, K=K, P=P: features(K, P, lo, hi), r1 - r0, nt, align=DIRECT_ROWS)
             # the widest blocks first (a block's work grows with its last column)
             _threads.run_tasks([lambda j0=j0, P=P: fold(P, j0, min(m, j0 + DIRECT_COLS))
                                 for j0 in reversed(range(0, m, DIRECT_COLS))], nt)
@@ -428,15 +446,31 @@ def nystrom_solve(X: np.ndarray, L: np.ndarray, Y: np.ndarray, Kmm: np.ndarray, 
     return np.ascontiguousarray(beta)
 
 
-def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
-              n_threads: int | None, progress: object = False) -> np.ndarray:
-    """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
-    (k-means centres) or an explicit (M, d) array (returned as a float64 copy).  ``seed``:
-    None, an int >= 0 or a ``numpy.random.Generator``.
+def pivot_triangle(factor: PartialCholesky) -> np.ndarray:
+    """The upper Cholesky factor of ``K_mm`` that a randomly pivoted Cholesky holds: the
+    transpose of its factor's rows at the pivots (lower triangular up to rounding,
+    which is dropped).
 
-    ``"kmeans"``: k-means++ and 10 Lloyd iterations on a uniform subsample of
-    ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
-    the solve); ``progress`` is passed to it.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import gram, rpcholesky
+    >>> X = np.random.default_rng(0).random((30, 2))
+    >>> pc = rpcholesky(X, 5, gamma=2.0, seed=0)
+    >>> T = pivot_triangle(pc)
+    >>> bool(np.allclose(T.T @ T, gram(pc.landmarks, gamma=2.0)))
+    True
+    """
+    return np.ascontiguousarray(np.triu(factor.factor[factor.pivots].T))
+
+
+def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
+              n_threads: int | None, progress: object = False, kernel: "dict | None" = None) -> np.ndarray:
+    """The m landmarks: ``"uniform"`` (M rows of ``X`` without replacement), ``"kmeans"``
+    (k-means centres), ``"rpcholesky"`` (pivots of a randomly pivoted Cholesky of the
+    kernel ``kernel``, a dict of :func:`fastrbf.gram`'s checked keyword arguments) or an
+    explicit (M, d) array (returned as a float64 copy).  ``seed``: None, an int >= 0 or
+    a ``numpy.random.Generator``.  See :func:`choose_landmarks`.
 
     Examples
     --------
@@ -445,17 +479,47 @@ def landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.ra
     >>> landmarks(X, 3, "uniform", 0, None).shape
     (3, 2)
     """
+    return choose_landmarks(X, M, how, seed, n_threads, progress, kernel)[0]
+
+
+def choose_landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int | np.random.Generator | None",
+                     n_threads: int | None, progress: object = False,
+                     kernel: "dict | None" = None) -> "tuple[np.ndarray, PartialCholesky | None]":
+    """``(landmarks, factor)``: the landmarks of :func:`landmarks`, and the randomly
+    pivoted Cholesky that chose them when it ran on all the rows of ``X`` (None
+    otherwise), for the solvers to reuse.
+
+    ``"kmeans"``: k-means++ and 10 Lloyd iterations on a uniform subsample of
+    ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
+    the solve); ``progress`` is passed to it.  ``"rpcholesky"``: on all rows while the
+    n x M factor has at most :data:`RPCHOL_POOL_ENTRIES` entries, else on a uniform
+    subsample (:func:`landmark_rows`); fewer than M landmarks when the kernel matrix is
+    numerically of lower rank.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((50, 2))
+    >>> L, pc = choose_landmarks(X, 6, "rpcholesky", 0, None, kernel={"kernel": "gaussian", "gamma": 3.0})
+    >>> L.shape, pc.factor.shape
+    ((6, 2), (50, 6))
+    """
     if not isinstance(how, str):
-        return np.array(how, dtype=_F64, order="C", copy=True)  # the model owns its landmarks
+        return np.array(how, dtype=_F64, order="C", copy=True), None  # the model owns its landmarks
     rng = _v.check_seed(seed, name="seed")
     idx = landmark_rows(X.shape[0], M, how, rng)
-    return landmarks_from_rows(X if idx is None else X[idx], M, how, rng, n_threads, progress)
+    if how == "rpcholesky" and idx is None:
+        pc = _rpcholesky(X, M, rng, n_threads, progress, kernel)
+        return np.ascontiguousarray(pc.landmarks), pc
+    return landmarks_from_rows(X if idx is None else X[idx], M, how, rng, n_threads, progress, kernel), None
 
 
 def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.ndarray | None":
     """The sorted rows (of n) that :func:`landmarks` draws for ``how`` from ``rng``: M
-    for ``"uniform"``, ``min(n, 20 M)`` for ``"kmeans"`` (None: all rows).  The rows
-    themselves go to :func:`landmarks_from_rows`; a backend gathers them as it can.
+    for ``"uniform"``, ``min(n, 20 M)`` for ``"kmeans"``, all while the factor is small
+    and ``max(20 M, RPCHOL_POOL_ENTRIES / M)`` else for ``"rpcholesky"`` (None: all
+    rows).  The rows themselves go to :func:`landmarks_from_rows`; a backend gathers
+    them as it can.
 
     Examples
     --------
@@ -465,14 +529,16 @@ def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.nda
     """
     if _v.check_choice(how, "landmarks", LANDMARK_METHODS, text=LANDMARKS_TEXT) == "uniform":
         return np.sort(rng.choice(n, size=M, replace=False))
-    return None if n <= 20 * M else np.sort(rng.choice(n, size=20 * M, replace=False))
+    pool = 20 * M if how == "kmeans" else (n if n * M <= RPCHOL_POOL_ENTRIES else max(20 * M, RPCHOL_POOL_ENTRIES // M))
+    return None if n <= pool else np.sort(rng.choice(n, size=pool, replace=False))
 
 
 def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Generator, n_threads: int | None,
-                        progress: object = False) -> np.ndarray:
+                        progress: object = False, kernel: "dict | None" = None) -> np.ndarray:
     """The M landmarks (float64, C-ordered, a new array) from the rows that
-    :func:`landmark_rows` chose: those rows (``"uniform"``), or their k-means centres
-    (``"kmeans"``: k-means++ and 10 Lloyd iterations, seeded from ``rng``).
+    :func:`landmark_rows` chose: those rows (``"uniform"``), their k-means centres
+    (``"kmeans"``: k-means++ and 10 Lloyd iterations, seeded from ``rng``) or the pivots
+    of their randomly pivoted Cholesky (``"rpcholesky"``, with the kernel ``kernel``).
 
     Examples
     --------
@@ -482,5 +548,20 @@ def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Gener
     """
     if how == "uniform":
         return np.ascontiguousarray(rows, dtype=_F64)
+    if how == "rpcholesky":
+        return np.ascontiguousarray(_rpcholesky(rows, M, rng, n_threads, progress, kernel).landmarks)
     res = kmeans_named(rows, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
     return np.ascontiguousarray(res.centers, dtype=_F64)
+
+
+def _rpcholesky(rows, M, rng, n_threads, progress, kernel):
+    if kernel is None:  # pragma: no cover - every caller passes its kernel
+        raise TypeError("landmarks='rpcholesky' needs the kernel")
+    kw = {"degree": 3, "coef0": 1.0, "length_scale": None, **kernel}
+    rows = np.ascontiguousarray(rows, dtype=_F64)
+    check_positive_definite_kernel(check_kernel(kw["kernel"]), rows.shape[1], kw["coef0"], 'landmarks="rpcholesky"')
+    _v.check_memory(8 * rows.shape[0] * (M + 4), f"the randomly pivoted Cholesky of {rows.shape[0]} rows ({M} landmarks)",
+                    "use fewer `n_landmarks`.")
+    nt = _threads.for_work(rows.shape[0] * M * (rows.shape[1] + M // 4 + 8), n_threads)
+    rep = _progress.own(progress, "rpcholesky")
+    return factor_rows(rows, M, kw, rng, nt, rep=rep, last=rep is not progress)  # a fit's own stage is not its last

@@ -152,9 +152,12 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     n_landmarks : int, optional
         Number of landmarks m in [1, n] ("nystrom", "nystrom-pcg"); default
         ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans"} or array_like of shape (m, d), default "uniform"
+    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
         Uniform sample of the rows without replacement, k-means centres (k-means++ and
-        10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), or given.
+        10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), the pivots of a
+        randomly pivoted Cholesky (:func:`fastrbf.rpcholesky` of this kernel, on all
+        rows while its n x m factor has at most 2^25 entries, which the solvers then
+        reuse; else on a subsample of ``max(20 m, 2^25 / m)`` rows), or given.
     tol : float, default 1e-7
         "nystrom-pcg" stops when the relative residual of the preconditioned system is
         below ``tol`` for every output...
@@ -321,8 +324,11 @@ def _kernel_ridge_nystrom(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept,
     intercept = T.mean(axis=0) if fit_intercept else np.zeros(k)
     T -= intercept
     rep = _progress.reporter(progress, "kernel_ridge")
-    L = falkon.landmarks(Xd, m, landmarks, rng, nt, rep)  # a new array: the model owns it
     params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0, "n_threads": nt}
+    # a new array (the model owns it), and the randomly pivoted Cholesky that chose it,
+    # when it holds the features of every row
+    L, pc = falkon.choose_landmarks(Xd, m, landmarks, rng, nt, rep,
+                                    {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0})
     Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
     # the solve is linear in Y: it runs on Y / max|Y| (CG's squared norms of targets of
     # 1e160 would overflow) and the coefficients are scaled back
@@ -330,13 +336,13 @@ def _kernel_ridge_nystrom(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept,
     ys = ymax if ymax > 0 else 1.0
     T /= ys
     if solver == "nystrom":
-        beta = falkon.nystrom_solve(Xd, L, T, Kmm, a, progress=rep, **params)
+        beta = falkon.nystrom_solve(Xd, L, T, Kmm, a, progress=rep, factor=pc, **params)
         res = falkon.FalkonResult(beta, 0, 0.0, True)
     else:
         rhs = falkon.cross_t(Xd, L, T, **params)
         del T
         res = falkon.falkon_solve(lambda V: falkon.normal_matvec(Xd, L, V, **params), rhs, Kmm, a, n,
-                                  tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep)
+                                  tol=float(tol), max_iter=int(max_iter), n_threads=nt, progress=rep, factor=pc)
     return pcg_model(res, L, scale=ys, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=coef0,
                      intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single, stacklevel=4,
                      solver=solver)

@@ -376,3 +376,32 @@ def rpcholesky(K, m, rng, *, block_size=120):
         d = np.maximum(np.diag(K) - np.sum(F * F, axis=1), 0.0)
         d[piv] = 0.0
     return np.array(piv, dtype=np.int64), F
+
+
+def gp_gradient_moments(X, y, Xq, *, amplitude, length_scale, noise, constant=0.0):
+    """The gradient of an exact GP with the covariance ``amplitude exp(-sum_k (x_k -
+    y_k)^2 / (2 l_k^2)) + constant + noise [x == y]`` (scikit-learn's ``C * RBF + C +
+    WhiteKernel``), with the derivative covariances of Rasmussen & Williams eq. 9.1
+    written out: ``(mean gradient (q, d), gradient covariance (q, d, d), gradient of the
+    predictive standard deviation (q, d))``, all with explicit matrices."""
+    X = np.asarray(X, dtype=np.float64)
+    Xq = np.asarray(Xq, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    ls = np.broadcast_to(np.asarray(length_scale, dtype=np.float64), (X.shape[1],))
+
+    def k(A, B):
+        D = (A[:, None, :] - B[None, :, :]) / ls
+        return amplitude * np.exp(-0.5 * np.sum(D * D, axis=2)) + constant
+
+    C = k(X, X) + noise * np.eye(X.shape[0])
+    Ci = np.linalg.inv(C)
+    a = Ci @ y
+    gmean, gcov, gstd = [], [], []
+    for x in Xq:
+        kx = k(x[None], X)[0]  # (n,)
+        J = -(amplitude * np.exp(-0.5 * np.sum(((x - X) / ls) ** 2, axis=1)))[:, None] * (x - X) / ls**2  # dk/dx
+        gmean.append(J.T @ a)
+        gcov.append(np.diag(amplitude / ls**2) - J.T @ Ci @ J)  # d2k/dx dx' at x = x' minus the data's share
+        var = amplitude + constant + noise - kx @ Ci @ kx
+        gstd.append(-(J.T @ Ci @ kx) / np.sqrt(var))
+    return np.array(gmean), np.array(gcov), np.array(gstd)

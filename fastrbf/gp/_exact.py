@@ -58,7 +58,7 @@ from .._progress import ProgressArg
 from .._typing import ArrayLike, KernelArg, Seed, Threads
 from ..kernels import check_kernel, gram, kernel_value
 from ..models.common import KernelModel, check_query, owned
-from . import _prml
+from . import _gradient, _prml
 from ._checks import (
     DEFAULT_BOUNDS,
     F64,
@@ -176,13 +176,21 @@ class GaussianProcess:
         return_cov : bool, default False
             The m x m predictive covariance (not with ``return_std``).
         return_grad : bool, default False
-            The gradient of the mean in ``x``, shape (m, d) (or (m, k, d)).
+            The gradient of the mean in ``x``, shape (m, d) (or (m, k, d)).  With
+            ``return_std`` (or ``return_cov``) also the uncertainty of the gradient:
+            the variance of each component of the latent function's gradient, shape
+            (m, d) (with ``return_cov``: its d x d covariance per point, (m, d, d)),
+            and the gradient of the predictive standard deviation, (m, d) (each with
+            an axis of k after m for several outputs).  Needs a kernel twice
+            differentiable at 0 (not ``laplacian``, ``matern12``, ``truncated``).
         n_threads : int, optional
 
         Returns
         -------
         mean : ndarray of shape (m,) or (m, k)
         std or cov, grad : ndarrays, as asked
+        grad_var or grad_cov, grad_std : ndarrays
+            With ``return_grad`` and ``return_std`` or ``return_cov``, after ``grad``.
 
         Examples
         --------
@@ -193,6 +201,9 @@ class GaussianProcess:
         >>> mean, cov = gp.predict(X[:2], return_cov=True)
         >>> cov.shape
         (2, 2)
+        >>> mean, std, grad, grad_var, grad_std = gp.predict([[0.5]], return_std=True, return_grad=True)
+        >>> grad.shape, grad_var.shape, grad_std.shape, bool(grad_var[0, 0] < 1e-3)
+        ((1, 1), (1, 1), (1, 1), True)
         """
         want_std = _v.check_bool(return_std, "return_std")
         want_cov = _v.check_bool(return_cov, "return_cov")
@@ -215,7 +226,35 @@ class GaussianProcess:
         if want_grad:
             g = grad.astype(dtype, copy=False)
             out.append(g[:, 0] if self.single_output else g)
+        if want_grad and (want_std or want_cov):
+            gstd, gv = self._gradient_moments(_v.to_dtype(Xa, F64), want_cov, n_threads)
+            out += [gv.astype(dtype, copy=False), gstd.astype(dtype, copy=False)]
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _gradient_moments(self, Xq, full, n_threads):
+        """(gradient of the standard deviation, variance or covariance of the gradient)
+        in the units of ``y`` (:mod:`fastrbf.gp._gradient`)."""
+        entry = check_kernel(self.kernel)
+        dphi0 = _gradient.dphi_zero(entry)
+        q, d = Xq.shape
+        n = self.X_train.shape[0]
+        ls = np.broadcast_to(self.length_scale, (d,)).astype(np.float64)
+        g0 = unit_width(entry)
+        pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
+        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=g0, coef0=self.coef0)[0, 0]) \
+            + self.constant + self.noise
+        gstd = np.empty((q, d))
+        gv = np.empty((q, d, d) if full else (q, d))
+        step = _gradient.chunk_rows(n, d)
+        for q0 in range(0, q, step):
+            q1 = min(q, q0 + step)
+            K, J = _gradient.stationary_rows(self.X_train, Xq[q0:q1], kernel=self.kernel, gamma=g0, coef0=self.coef0,
+                                             length_scale=ls, amplitude=self.amplitude, constant=self.constant,
+                                             n_threads=n_threads)
+            with _threads.serial_blas():
+                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(self.factor, None, K, J, np.full(q1 - q0, prior), 0.0,
+                                                              pgrad, 0.0, full)
+        return _gradient.scaled(gstd, gv, self.y_std, self.single_output)
 
     def _predict_prml(self, Xq, dtype, want_std, want_cov, want_grad, n_threads):
         m, nt = self._prml(), _threads.resolve(n_threads)
@@ -237,6 +276,10 @@ class GaussianProcess:
             out = [_prml.result(mean, dtype, Xq, "mean", ys)]
         if want_grad:
             out.append(_prml.result(grad, dtype, Xq, "mean's gradient", ys))
+        if want_grad and (want_std or want_cov):
+            gstd, gv = _prml.grad_moments(m, Xq, want_cov, nt)
+            out += [_prml.result(gv, dtype, Xq, "gradient's variance", ys),
+                    _prml.result(gstd, dtype, Xq, "standard deviation's gradient", ys)]
         return out[0] if len(out) == 1 else tuple(out)
 
     def sample_y(self, X: ArrayLike, n_samples: int = 1, *, seed: Seed = None,

@@ -57,6 +57,7 @@ from .._lazy import lapack, scipy
 from ..kernels import gram_matvec
 from ..linalg import NotPositiveDefiniteError, factor_in_place
 from ..models.common import owned, values_and_grad
+from . import _gradient
 from ._checks import (
     BOOL,
     Overflow,
@@ -245,6 +246,37 @@ def mean_grad(m, Xq, nt):
                 out += t3 * (Xq @ w)
                 grad += t3 * w
         return out * m.y_std + m.y_mean, grad * m.y_std
+
+
+def grad_moments(m, Xq, full, nt):
+    """(gradient of the standard deviation (q, d), variance (q, d) or covariance
+    (q, d, d) of the gradient), float64, in the units of ``y``
+    (:mod:`fastrbf.gp._gradient`): the Gaussian term's rows and Jacobian from one
+    fused pass, the linear term's (``t3 x_i``, prior ``t3 |x|^2``) added here."""
+    t0, g, t2, t3, dotk = theta_terms(m.theta)
+    q, d = Xq.shape
+    n = m.X_train.shape[0]
+    pgrad = np.full(d, 2.0 * g * t0 + t3)
+    gstd = np.empty((q, d))
+    gv = np.empty((q, d, d) if full else (q, d))
+    step = _gradient.chunk_rows(n, d)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
+        for q0 in range(0, q, step):
+            q1 = min(q, q0 + step)
+            Qc = Xq[q0:q1]
+            K, J = _gradient.stationary_rows(m.X_train, Qc, kernel="gaussian", gamma=g, coef0=1.0, length_scale=None,
+                                             amplitude=t0, constant=t2, n_threads=nt)
+            prior = np.full(q1 - q0, t0 + t2 + m.noise)
+            dprior = np.zeros((q1 - q0, d))
+            if dotk:
+                with _threads.serial_blas():
+                    K += t3 * (m.X_train @ Qc.T)
+                J += t3 * m.X_train[:, None, :]
+                prior += t3 * np.einsum("ij,ij->i", Qc, Qc)
+                dprior = 2.0 * t3 * Qc
+            with _threads.serial_blas():
+                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(m.factor, None, K, J, prior, dprior, pgrad, 0.0, full)
+        return gstd * abs(m.y_std), gv * m.y_std * m.y_std
 
 
 def result(values, dtype, Xq, what, y_std):

@@ -52,9 +52,10 @@ from .._lazy import scipy
 from .._typing import ArrayLike, KernelArg, Seed, Threads
 from ..kernels import check_kernel, kernel_value
 from ..linalg import NotPositiveDefiniteError
-from ..models.common import check_query, model_data
+from ..models.common import check_query, model_data, values_and_grad
 from ..models.falkon import LANDMARK_METHODS, LANDMARKS_TEXT, landmarks
 from ..models.ridge import check_landmark_array, default_landmarks
+from . import _gradient
 from ._checks import DEFAULT_BOUNDS, check_length_scales, log_bounds, prepare_data, unit_width
 from ._optimise import maximise
 from ._sparse_bound import Bound, RowPasses, memory_bytes, phi_rows, phi_zero, solve_lower
@@ -129,10 +130,11 @@ class SparseGaussianProcess:
     dtype: np.dtype
     single_output: bool
 
-    def predict(self, X: ArrayLike, *, return_std: bool = False, return_var: bool = False,
+    def predict(self, X: ArrayLike, *, return_std: bool = False, return_var: bool = False, return_grad: bool = False,
                 n_threads: Threads = None) -> np.ndarray | tuple:
         """Predictive mean (DTC) at the rows of ``X``, with its standard deviation or
-        variance on request (noise included, as :meth:`fastrbf.GaussianProcess.predict`).
+        variance on request (noise included, as :meth:`fastrbf.GaussianProcess.predict`),
+        and its gradient.
 
         Parameters
         ----------
@@ -141,12 +143,19 @@ class SparseGaussianProcess:
             The predictive standard deviation, shape (q,) (or (q, k)).
         return_var : bool, default False
             The predictive variance (not with ``return_std``).
+        return_grad : bool, default False
+            The gradient of the mean in ``x``, shape (q, d) (or (q, k, d)).  With
+            ``return_std`` or ``return_var`` also the variance of each component of
+            the latent function's gradient under the DTC posterior and the gradient of
+            the predictive standard deviation, both (q, d) (or (q, k, d)).  Needs a
+            kernel twice differentiable at 0 (not ``laplacian``, ``matern12``,
+            ``truncated``).
         n_threads : int, optional
 
         Returns
         -------
         mean : ndarray of shape (q,) or (q, k)
-        std or var : ndarray, as asked
+        std or var, grad, grad_var, grad_std : ndarrays, as asked
 
         Examples
         --------
@@ -157,9 +166,13 @@ class SparseGaussianProcess:
         >>> mean, var = gp.predict(X[:3], return_var=True)
         >>> mean.shape, bool(np.all(var >= gp.noise))
         ((3,), True)
+        >>> mean, std, grad, grad_var, grad_std = gp.predict(X[:3], return_std=True, return_grad=True)
+        >>> grad.shape, grad_var.shape, grad_std.shape
+        ((3, 1), (3, 1), (3, 1))
         """
         want_std = _v.check_bool(return_std, "return_std")
         want_var = _v.check_bool(return_var, "return_var")
+        want_grad = _v.check_bool(return_grad, "return_grad")
         if want_std and want_var:
             raise ValueError("At most one of `return_std` and `return_var` may be True.")
         Xq, dtype = check_query(self.dtype, self.landmarks.shape[1], X)
@@ -171,7 +184,39 @@ class SparseGaussianProcess:
             extra = var if want_var else np.sqrt(var)
             extra = extra[:, None] * (scale**2 if want_var else scale)
             out.append((extra[:, 0] if self.single_output else extra).astype(dtype, copy=False))
+        if want_grad:
+            out += self._gradients(Xq, want_std or want_var, n_threads, dtype)
         return out[0] if len(out) == 1 else tuple(out)
+
+    def _gradients(self, Xq, moments, n_threads, dtype):
+        """[gradient of the mean] and, with ``moments``, [variance of the gradient,
+        gradient of the standard deviation], in the units of ``y`` and ``dtype``."""
+        entry = check_kernel(self.kernel)
+        q, d = Xq.shape
+        m = self.landmarks.shape[0]
+        ls = np.broadcast_to(self.length_scale, (d,)).astype(np.float64)
+        g0 = unit_width(entry)
+        dphi0 = _gradient.dphi_zero(entry) if moments else 0.0
+        nt = _threads.resolve(n_threads)
+        _, grad = values_and_grad(Xq, self.landmarks, self.weights * self.amplitude, kernel=self.kernel, gamma=g0,
+                                  coef0=self.coef0, n_threads=nt, length_scale=ls)
+        grad *= self.y_std[:, None]
+        out = [(grad[:, 0] if self.single_output else grad).astype(dtype, copy=False)]
+        if not moments:
+            return out
+        prior = self.amplitude * phi_zero(entry, self.coef0)
+        pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
+        gstd, gv = np.empty((q, d)), np.empty((q, d))
+        step = _gradient.chunk_rows(m, d)
+        for q0 in range(0, q, step):
+            q1 = min(q, q0 + step)
+            K, J = _gradient.stationary_rows(self.landmarks, Xq[q0:q1], kernel=self.kernel, gamma=g0, coef0=self.coef0,
+                                             length_scale=ls, amplitude=self.amplitude, constant=0.0, n_threads=nt)
+            with _threads.serial_blas():
+                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(self.factor, self.factor_b, K, J, np.full(q1 - q0, prior),
+                                                              0.0, pgrad, self.noise, False)
+        gstd, gv = _gradient.scaled(gstd, gv, self.y_std, self.single_output)
+        return [*out, gv.astype(dtype, copy=False), gstd.astype(dtype, copy=False)]
 
     def _predict(self, Xq, want_var, n_threads):
         entry = check_kernel(self.kernel)

@@ -63,7 +63,7 @@ from . import _dense, _progress, _threads
 from . import _validation as _v
 from ._jit import features as _jf
 from ._jit.llvm import trig as _jt
-from ._lazy import lapack
+from ._lazy import blas, lapack
 from ._sparse import CSRRows, check_csr, is_sparse, to_scipy
 from ._typing import ArrayLike, DTypeLike, FloatArray, KernelArg, Seed, Threads
 from .cluster._kmeans import kmeans_named
@@ -606,7 +606,7 @@ def inverse_sqrt(Kmm, alpha=0.0):
 #: accepted columns and one GEMM against the factor so far)
 RPCHOL_BLOCK = 120
 #: rows per BLAS call of a round (fixed: the same bits for any thread count)
-RPCHOL_ROWS = 512
+RPCHOL_ROWS = 2048
 #: rounds in a row that accept no candidate before the residual counts as rounding
 RPCHOL_MAX_IDLE = 8
 
@@ -837,9 +837,10 @@ def _add_columns(X, F, res, k, S, Lb, kw, nt):
     Linv, info = lapack.dtrtri(Lb, lower=1)
     if info != 0:  # pragma: no cover - Lb is a Cholesky factor with a positive diagonal
         raise np.linalg.LinAlgError("rpcholesky: a pivot block could not be inverted.")
-    LinvT = np.ascontiguousarray(np.tril(Linv).T)
+    Linv = np.asfortranarray(np.tril(Linv))
     XS = np.ascontiguousarray(X[S])
     FSt = np.ascontiguousarray(F[S, :k].T)
+    trmm = blas.dtrmm
 
     def rows(lo, hi):
         buf = np.empty((min(RPCHOL_ROWS, hi - lo), a))
@@ -849,7 +850,8 @@ def _add_columns(X, F, res, k, S, Lb, kw, nt):
             gram(X[r:r1], XS, **kw, out=G, n_threads=1)
             if k:
                 G -= F[r:r1, :k] @ FSt
-            P = G @ LinvT
+            # G Linv^T by the triangle only (G^T is F-ordered: Linv G^T in place)
+            P = trmm(1.0, Linv, G.T, lower=1, overwrite_b=1).T
             F[r:r1, k:k + a] = P
             res[r:r1] -= np.einsum("ij,ij->i", P, P)
 

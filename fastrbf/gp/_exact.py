@@ -45,6 +45,7 @@ Decisions:
   queries are all float32.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -220,20 +221,25 @@ class GaussianProcess:
         else:
             mean = model.predict(Xa, n_threads=n_threads)
         out = [mean.astype(dtype, copy=False)[:, 0] if self.single_output else mean.astype(dtype, copy=False)]
+        moments = None
+        if want_grad and (want_std or want_cov):  # with the standard deviation from the same solves
+            moments = self._gradient_moments(_v.to_dtype(Xa, F64), want_cov, n_threads)
         if want_std or want_cov:
-            extra = self._covariance(_v.to_dtype(Xa, F64), want_cov, n_threads)
+            extra = moments[0] if moments is not None and want_std else \
+                self._covariance(_v.to_dtype(Xa, F64), want_cov, n_threads)
             out.append(extra.astype(dtype, copy=False))
         if want_grad:
             g = grad.astype(dtype, copy=False)
             out.append(g[:, 0] if self.single_output else g)
-        if want_grad and (want_std or want_cov):
-            gstd, gv = self._gradient_moments(_v.to_dtype(Xa, F64), want_cov, n_threads)
-            out += [gv.astype(dtype, copy=False), gstd.astype(dtype, copy=False)]
+        if moments is not None:
+            out += [moments[2].astype(dtype, copy=False), moments[1].astype(dtype, copy=False)]
         return out[0] if len(out) == 1 else tuple(out)
 
     def _gradient_moments(self, Xq, full, n_threads):
-        """(gradient of the standard deviation, variance or covariance of the gradient)
-        in the units of ``y`` (:mod:`fastrbf.gp._gradient`)."""
+        """(standard deviation, its gradient, variance or covariance of the gradient)
+        in the units of ``y`` (:mod:`fastrbf.gp._gradient`): the covariance rows as
+        :meth:`_covariance` makes them and their Jacobian, solved together, by chunks of
+        queries on the threads."""
         entry = check_kernel(self.kernel)
         dphi0 = _gradient.dphi_zero(entry)
         q, d = Xq.shape
@@ -243,18 +249,22 @@ class GaussianProcess:
         pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
         prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=g0, coef0=self.coef0)[0, 0]) \
             + self.constant + self.noise
-        gstd = np.empty((q, d))
+        var, gstd = np.empty(q), np.empty((q, d))
         gv = np.empty((q, d, d) if full else (q, d))
-        step = _gradient.chunk_rows(n, d)
-        for q0 in range(0, q, step):
-            q1 = min(q, q0 + step)
-            K, J = _gradient.stationary_rows(self.X_train, Xq[q0:q1], kernel=self.kernel, gamma=g0, coef0=self.coef0,
+        Lf = np.asfortranarray(self.factor)
+
+        def task(q0, q1):
+            _, J = _gradient.stationary_rows(self.X_train, Xq[q0:q1], kernel=self.kernel, gamma=g0, coef0=self.coef0,
                                              length_scale=ls, amplitude=self.amplitude, constant=self.constant,
-                                             n_threads=n_threads)
-            with _threads.serial_blas():
-                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(self.factor, None, K, J, np.full(q1 - q0, prior), 0.0,
-                                                              pgrad, 0.0, full)
-        return _gradient.scaled(gstd, gv, self.y_std, self.single_output)
+                                             n_threads=1)
+            var[q0:q1], gstd[q0:q1], gv[q0:q1] = _gradient.moments(
+                Lf, None, self._rows(Xq[q0:q1], entry, ls).T, J, np.full(q1 - q0, prior), 0.0, pgrad, 0.0, full)
+
+        step = _gradient.chunk_rows(n, d)
+        nt = _threads.for_work(q * n * n * (d + 1), n_threads)
+        with _threads.serial_blas():
+            _threads.run_tasks([functools.partial(task, q0, min(q, q0 + step)) for q0 in range(0, q, step)], nt)
+        return (self._std(var), *_gradient.scaled(gstd, gv, self.y_std, self.single_output))
 
     def _predict_prml(self, Xq, dtype, want_std, want_cov, want_grad, n_threads):
         m, nt = self._prml(), _threads.resolve(n_threads)
@@ -347,13 +357,26 @@ class GaussianProcess:
             return cov * (scale2[0] if scale2 is not None else 1.0) if self.single_output else \
                 cov[:, :, None] * self.y_std**2
         var = np.empty(Xq.shape[0])
-        for q0 in range(0, Xq.shape[0], PREDICT_CHUNK):
-            q1 = min(Xq.shape[0], q0 + PREDICT_CHUNK)
-            Kq = self.amplitude * gram(Xq[q0:q1], self.X_train, kernel=self.kernel, gamma=unit_width(entry),
-                                       coef0=self.coef0, length_scale=ls, n_threads=n_threads) + self.constant
-            with _threads.serial_blas():
-                V = scipy.linalg.solve_triangular(self.factor, Kq.T, lower=True, check_finite=False)
+        Lf = np.asfortranarray(self.factor)
+
+        def task(q0, q1):
+            V = _gradient.solve_lower(Lf, self._rows(Xq[q0:q1], entry, ls).T)
             var[q0:q1] = prior - np.einsum("ij,ij->j", V, V)
+
+        # chunks of queries on the threads, each with one BLAS thread: the same bits for any count
+        nt = _threads.for_work(Xq.shape[0] * self.X_train.shape[0] ** 2, n_threads)
+        with _threads.serial_blas():
+            _threads.run_tasks([functools.partial(task, q0, min(Xq.shape[0], q0 + PREDICT_CHUNK))
+                                for q0 in range(0, Xq.shape[0], PREDICT_CHUNK)], nt)
+        return self._std(var)
+
+    def _rows(self, Q, entry, ls):
+        """The covariance rows ``k(Q, X_train)`` (q, n) of the standard deviation."""
+        return self.amplitude * gram(Q, self.X_train, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
+                                     length_scale=ls, n_threads=1) + self.constant
+
+    def _std(self, var):
+        """The standard deviation in the units of ``y`` from the variances (clamped at 0)."""
         np.maximum(var, 0.0, out=var)
         std = np.sqrt(var)
         return std * self.y_std[0] if self.single_output else std[:, None] * self.y_std

@@ -259,6 +259,7 @@ def grad_moments(m, Xq, full, nt):
     pgrad = np.full(d, 2.0 * g * t0 + t3)
     gstd = np.empty((q, d))
     gv = np.empty((q, d, d) if full else (q, d))
+    Lf = np.asfortranarray(m.factor)
     step = _gradient.chunk_rows(n, d)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected by the caller
         for q0 in range(0, q, step):
@@ -275,7 +276,7 @@ def grad_moments(m, Xq, full, nt):
                 prior += t3 * np.einsum("ij,ij->i", Qc, Qc)
                 dprior = 2.0 * t3 * Qc
             with _threads.serial_blas():
-                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(m.factor, None, K, J, prior, dprior, pgrad, 0.0, full)
+                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(Lf, None, K, J, prior, dprior, pgrad, 0.0, full)
         return gstd * abs(m.y_std), gv * m.y_std * m.y_std
 
 

@@ -73,8 +73,9 @@ MAX_CHUNKS = 256
 LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky")
 LANDMARKS_TEXT = '"uniform", "kmeans", "rpcholesky" or an array'
 #: the rows ``"rpcholesky"`` draws its pivots from: all ``n`` while the n x m factor has
-#: at most this many entries (256 MiB), else a uniform subsample of
-#: ``max(20 m, RPCHOL_POOL_ENTRIES / m)`` rows
+#: at most this many entries (256 MiB; the solvers then reuse it), else a uniform
+#: subsample of ``20 m`` rows, as ``"kmeans"`` (its ``20 m^3`` flops then cost about what
+#: k-means' iterations do)
 RPCHOL_POOL_ENTRIES = 2**25
 
 _F64 = np.dtype(np.float64)
@@ -493,8 +494,8 @@ def choose_landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int 
     ``min(n, 20 M)`` rows (the seeding of M centres on all n rows would cost more than
     the solve); ``progress`` is passed to it.  ``"rpcholesky"``: on all rows while the
     n x M factor has at most :data:`RPCHOL_POOL_ENTRIES` entries, else on a uniform
-    subsample (:func:`landmark_rows`); fewer than M landmarks when the kernel matrix is
-    numerically of lower rank.
+    subsample of ``20 M`` rows (:func:`landmark_rows`); fewer than M landmarks when the
+    kernel matrix is numerically of lower rank.
 
     Examples
     --------
@@ -516,8 +517,8 @@ def choose_landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int 
 
 def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.ndarray | None":
     """The sorted rows (of n) that :func:`landmarks` draws for ``how`` from ``rng``: M
-    for ``"uniform"``, ``min(n, 20 M)`` for ``"kmeans"``, all while the factor is small
-    and ``max(20 M, RPCHOL_POOL_ENTRIES / M)`` else for ``"rpcholesky"`` (None: all
+    for ``"uniform"``, ``min(n, 20 M)`` for ``"kmeans"``, and for ``"rpcholesky"`` all
+    while its factor is small (:data:`RPCHOL_POOL_ENTRIES`), else ``20 M`` (None: all
     rows).  The rows themselves go to :func:`landmarks_from_rows`; a backend gathers
     them as it can.
 
@@ -529,7 +530,7 @@ def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.nda
     """
     if _v.check_choice(how, "landmarks", LANDMARK_METHODS, text=LANDMARKS_TEXT) == "uniform":
         return np.sort(rng.choice(n, size=M, replace=False))
-    pool = 20 * M if how == "kmeans" else (n if n * M <= RPCHOL_POOL_ENTRIES else max(20 * M, RPCHOL_POOL_ENTRIES // M))
+    pool = n if how == "rpcholesky" and n * M <= RPCHOL_POOL_ENTRIES else 20 * M
     return None if n <= pool else np.sort(rng.choice(n, size=pool, replace=False))
 
 

@@ -157,7 +157,7 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
         10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), the pivots of a
         randomly pivoted Cholesky (:func:`fastrbf.rpcholesky` of this kernel, on all
         rows while its n x m factor has at most 2^25 entries, which the solvers then
-        reuse; else on a subsample of ``max(20 m, 2^25 / m)`` rows), or given.
+        reuse; else on a subsample of ``20 m`` rows), or given.
     tol : float, default 1e-7
         "nystrom-pcg" stops when the relative residual of the preconditioned system is
         below ``tol`` for every output...

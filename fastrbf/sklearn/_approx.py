@@ -122,9 +122,10 @@ class Nystroem(DtypeTransformer):
         Default ``1 / n_features`` for fastrbf's kernels; scikit-learn's default for its own.
     n_components : int, default 100
         Number of landmarks; at most ``n_samples`` are used (``n_components_``).
-    method : {"random", "kmeans"}, default "random"
-        Landmarks: distinct random rows of ``X`` (scikit-learn's choice) or k-means
-        centres (fastrbf's kernels only).
+    method : {"random", "kmeans", "rpcholesky"}, default "random"
+        Landmarks: distinct random rows of ``X`` (scikit-learn's choice), k-means
+        centres or the pivots of :func:`fastrbf.rpcholesky` (fastrbf's kernels only;
+        dense ``X`` and a positive semi-definite kernel for ``"rpcholesky"``).
     alpha : float, default 0.0
         Added to the diagonal of ``K(L, L)``.
     degree : float, optional
@@ -201,8 +202,8 @@ class Nystroem(DtypeTransformer):
         else:
             params = sklearn_kernel_params(self)
         _v.check_choice(self.method, "method", ("random",),
-                        text="'random' with a callable, precomputed or scikit-learn kernel (k-means centres need one "
-                             "of fastrbf's kernels)")
+                        text="'random' with a callable, precomputed or scikit-learn kernel (k-means centres and "
+                             "rpcholesky pivots need one of fastrbf's kernels)")
         alpha = _v.check_real(self.alpha, "alpha", low=0)
         n = X.shape[0]
         m = min(_v.check_int(self.n_components, "n_components", 1), n)

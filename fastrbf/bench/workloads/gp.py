@@ -22,7 +22,7 @@ from .peers import optional_peer
 
 def workloads() -> list[Workload]:
     """The Gaussian-process workloads, in the order of the report."""
-    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload(), _sparse_gp_workload()]
+    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload(), _gp_grad_std_workload(), _sparse_gp_workload()]
 
 
 def _fit_data(n):
@@ -121,6 +121,26 @@ def _gp_predict_workload():
     return Workload("gp-predict", setup, lambda a: a["Q"].shape[0], "points/s", cs,
                     lambda a: f"N={a['X'].shape[0]}, d=8, {a['Q'].shape[0]} query points, mean only",
                     sizes=((500, 20000), (1000, 45000), (2000, 100000)), cost=_predict_cost)
+
+
+def _gp_grad_std_workload():
+    # a Matern-5/2 GP with one length scale per feature in 3-D: mean and standard
+    # deviation, against the same with the mean's gradient, the gradient's variance and
+    # the standard deviation's gradient (each query then solves d + 1 columns, not 1)
+    def setup(size):
+        rng = seeded_rng()
+        n, m = size
+        X = rng.random((n, 3))
+        y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(n)
+        model = gaussian_process(X, y, kernel="matern52", length_scale=[0.3, 0.5, 0.8], noise=0.01, optimize=False)
+        return {"X": X, "Q": rng.random((m, 3)), "model": model}
+
+    cs = [Contender("fastrbf predict mean, std", FASTRBF, lambda a: a["model"].predict(a["Q"], return_std=True)),
+          Contender("fastrbf predict mean, std and their gradients", FASTRBF,
+                    lambda a: a["model"].predict(a["Q"], return_std=True, return_grad=True))]
+    return Workload("gp-predict-grad-std", setup, lambda a: a["Q"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=3, matern52 ARD, {a['Q'].shape[0]} query points",
+                    sizes=((1000, 5000), (2000, 100000)))
 
 
 def _predict_cost(a):

@@ -144,6 +144,9 @@ def cases(dtype):
                                                      m.predict(Xg[:7] + 0.1, return_cov=True, n_threads=nt),
                                                      m.sample_y(Xg[:5], 2, seed=0)))(
         fastrbf.gaussian_process(Xg, yg, kernel="gaussian", n_threads=nt))
+    yield "gaussian_process-grad-std", lambda nt: fastrbf.gaussian_process(
+        Xg, yg, kernel="matern52", noise=1e-2, optimize=False).predict(Xg[:7] + 0.1, return_std=True, return_grad=True,
+                                                                       n_threads=nt)
     yield "gaussian_process-ard", lambda nt: (lambda m: (m.length_scale, m.predict(Xg[:7] + 0.1, n_threads=nt)))(
         fastrbf.gaussian_process(Xg, yg, kernel="matern32", ard=True, n_threads=nt))
     yield "gaussian_process_lml", lambda nt: fastrbf.gaussian_process_lml(Xg, yg, kernel="matern52", length_scale=0.7,
@@ -157,6 +160,11 @@ def cases(dtype):
         X, n_threads=nt)
     yield "random_fourier-pair", lambda nt: fastrbf.random_fourier(5, 300, gamma=0.5, seed=0, kind="cos_sin",
                                                                     dtype=dtype).transform(X, n_threads=nt)
+    yield "rpcholesky", lambda nt: (lambda p: (p.pivots, p.factor, p.residual))(
+        fastrbf.rpcholesky(X, 40, gamma=0.5, seed=0, n_threads=nt))
+    yield "kernel_ridge-rpcholesky", lambda nt: fastrbf.kernel_ridge(
+        X, t, gamma=0.5, alpha=1e-2, solver="nystrom", n_landmarks=30, landmarks="rpcholesky", seed=0,
+        n_threads=nt).predict(Y, n_threads=nt)
     yield "nystroem", lambda nt: fastrbf.nystroem(X, 60, gamma=0.5, seed=0, n_threads=nt).transform(Y, n_threads=nt)
     yield "nystroem-given", lambda nt: fastrbf.nystroem(X, Y[:30], gamma=0.5, n_threads=nt).transform(Y, n_threads=nt)
     yield "user_kernel", lambda nt: fastrbf.gram(X, Y, kernel=matern52_user, gamma=0.5, n_threads=nt)

@@ -154,3 +154,20 @@ def test_sparse_gp_and_nystroem_take_the_pivots(rng):
     with pytest.raises(ValueError, match=r"`method='rpcholesky'` needs dense `X`"):
         import scipy.sparse as sp
         nystroem(sp.csr_matrix(X), 5, gamma=1.0, method="rpcholesky")
+
+
+def test_length_scales_and_the_scikit_learn_front_end(rng):
+    X = rng.standard_normal((300, 3))
+    y = np.sin(X[:, 0])
+    ls = np.array([1.0, 2.0, 0.5])
+    for solver in ("nystrom", "nystrom-pcg"):
+        kw = {"gamma": 0.5, "alpha": 1e-2, "solver": solver, "length_scale": ls, "tol": 1e-12, "max_iter": 500}
+        model = kernel_ridge(X, y, n_landmarks=20, landmarks="rpcholesky", seed=0, **kw)
+        pc = rpcholesky(X / ls, 20, gamma=0.5, seed=0)  # the pivots of the scaled data; the model keeps X's units
+        np.testing.assert_array_equal(model.centers, X[pc.pivots])
+        given = kernel_ridge(X, y, landmarks=model.centers, **kw)
+        assert np.abs(model.predict(X) - given.predict(X)).max() <= 1e-10
+    import fastrbf.sklearn as fsk
+
+    ny = fsk.Nystroem(kernel="rbf", gamma=0.5, n_components=20, method="rpcholesky", random_state=0).fit(X)
+    assert ny.component_indices_.tolist() == rpcholesky(X, 20, gamma=0.5, seed=0).pivots.tolist()

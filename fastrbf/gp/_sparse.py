@@ -208,14 +208,17 @@ class SparseGaussianProcess:
         pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
         gstd, gv = np.empty((q, d)), np.empty((q, d))
         Lf, LBf = np.asfortranarray(self.factor), np.asfortranarray(self.factor_b)
-        step = _gradient.chunk_rows(m, d)
-        for q0 in range(0, q, step):
-            q1 = min(q, q0 + step)
+
+        def task(q0, q1):
             K, J = _gradient.stationary_rows(self.landmarks, Xq[q0:q1], kernel=self.kernel, gamma=g0, coef0=self.coef0,
-                                             length_scale=ls, amplitude=self.amplitude, constant=0.0, n_threads=nt)
-            with _threads.serial_blas():
-                _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(Lf, LBf, K, J, np.full(q1 - q0, prior),
-                                                              0.0, pgrad, self.noise, False)
+                                             length_scale=ls, amplitude=self.amplitude, constant=0.0, n_threads=1)
+            _, gstd[q0:q1], gv[q0:q1] = _gradient.moments(Lf, LBf, K, J, np.full(q1 - q0, prior), 0.0, pgrad,
+                                                          self.noise, False)
+
+        step = _gradient.chunk_rows(m, d)
+        with _threads.serial_blas():  # chunks of queries on the threads (one BLAS thread each: the same bits)
+            _threads.run_tasks([functools.partial(task, q0, min(q, q0 + step)) for q0 in range(0, q, step)],
+                               _threads.for_work(q * m * m * (d + 1), nt))
         gstd, gv = _gradient.scaled(gstd, gv, self.y_std, self.single_output)
         return [*out, gv.astype(dtype, copy=False), gstd.astype(dtype, copy=False)]
 

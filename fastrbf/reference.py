@@ -405,3 +405,33 @@ def gp_gradient_moments(X, y, Xq, *, amplitude, length_scale, noise, constant=0.
         var = amplitude + constant + noise - kx @ Ci @ kx
         gstd.append(-(J.T @ Ci @ kx) / np.sqrt(var))
     return np.array(gmean), np.array(gcov), np.array(gstd)
+
+
+def vecchia_log_likelihood(X, y, order, n_neighbors, *, kernel="gaussian", amplitude=1.0, length_scale=1.0, noise=0.0,
+                           coef0=1.0):
+    """The Vecchia approximation of a GP's log marginal likelihood, with explicit
+    matrices: the points taken in ``order``, each conditioned on the ``n_neighbors``
+    nearest points before it in that order (Euclidean distance after dividing by the
+    length scales; ties to the earlier point), ``y_i | y_N ~ N(b^T y_N, d)`` with ``b =
+    C_NN^-1 c_N`` and ``d = c_ii - c_N^T b`` for the covariance ``C = amplitude phi(g0
+    r^2) + noise I`` (``g0`` 1/2 for the Gaussian kernel, 1 otherwise, as
+    :func:`fastrbf.gaussian_process`).  With ``n_neighbors >= n - 1`` it is the exact
+    log marginal likelihood, whatever the order."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    Xs = X / np.broadcast_to(np.asarray(length_scale, dtype=np.float64), (X.shape[1],))
+    g0 = 0.5 if kernel == "gaussian" else 1.0
+    C = amplitude * gram(Xs, kernel=kernel, gamma=g0, coef0=coef0) + noise * np.eye(X.shape[0])
+    order = np.asarray(order)
+    total = 0.0
+    for t, i in enumerate(order):
+        before = order[:t]
+        if before.size:
+            dist = np.sum((Xs[before] - Xs[i]) ** 2, axis=1)
+            N = before[np.lexsort((np.arange(before.size), dist))[:n_neighbors]]
+            b = np.linalg.solve(C[np.ix_(N, N)], C[N, i])
+            mu, var = b @ y[N], C[i, i] - C[N, i] @ b
+        else:
+            mu, var = 0.0, C[i, i]
+        total += -0.5 * (np.log(2 * np.pi * var) + (y[i] - mu) ** 2 / var)
+    return float(total)

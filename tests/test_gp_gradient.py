@@ -150,3 +150,4 @@ def test_sparse_gp_against_the_dtc_posterior(rng):
         np.testing.assert_allclose(grad[0], [(a[0] - a[1]) / 2e-5 for a in m], rtol=0, atol=1e-7 * np.abs(grad).max())
     mean, grad = gp.predict(X[:4], return_grad=True)
     assert grad.shape == (4, 2)
+

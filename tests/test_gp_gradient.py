@@ -51,7 +51,9 @@ def test_matches_rasmussen_williams_eq_9_1(rng):
     m2, std, g2, gvar, gstd2 = gp.predict(Q, return_std=True, return_grad=True)
     np.testing.assert_allclose(gvar, np.diagonal(gc, axis1=1, axis2=2), rtol=0, atol=1e-9 * np.abs(gc).max())
     np.testing.assert_array_equal(gstd2, gstd)
-    np.testing.assert_array_equal(std, gp.predict(Q, return_std=True)[1])
+    # the standard deviation comes from the same solves as its gradient: equal to the one
+    # predicted alone up to the rounding of a BLAS solve of other widths
+    np.testing.assert_allclose(std, gp.predict(Q, return_std=True)[1], rtol=1e-12)
     np.testing.assert_array_equal(m2, mean)
 
 

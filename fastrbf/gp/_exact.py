@@ -182,7 +182,9 @@ class GaussianProcess:
             the variance of each component of the latent function's gradient, shape
             (m, d) (with ``return_cov``: its d x d covariance per point, (m, d, d)),
             and the gradient of the predictive standard deviation, (m, d) (each with
-            an axis of k after m for several outputs).  Needs a kernel twice
+            an axis of k after m for several outputs); the standard deviation then
+            comes from the same triangular solves as its gradient (equal to the one
+            of ``return_std`` alone to rounding).  Needs a kernel twice
             differentiable at 0 (not ``laplacian``, ``matern12``, ``truncated``).
         n_threads : int, optional
 

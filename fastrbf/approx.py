@@ -761,18 +761,19 @@ def rpcholesky(X: ArrayLike, n_landmarks: int, *, kernel: KernelArg = "gaussian"
     ls = _v.check_length_scale(length_scale, d)
     rng = _v.check_seed(seed)
     _progress.check(progress)
-    _v.check_memory(8 * (n * m + n * d + 4 * n), f"rpcholesky: the {n} x {m} factor", "use fewer `n_landmarks`.")
-    nt = _threads.for_work(n * m * (d + m // 4 + 8), n_threads)
     rep = _progress.reporter(progress, "rpcholesky")
     kw = {"kernel": kernel_value(spec), "gamma": g, "degree": deg, "coef0": c0, "length_scale": ls}
-    return factor_rows(_v.to_dtype(Xa, _F64), m, kw, rng, nt, b, rep)
+    return factor_rows(_v.to_dtype(Xa, _F64), m, kw, rng, n_threads, b, rep)
 
 
-def factor_rows(X, m, kw, rng, nt, block=RPCHOL_BLOCK, rep=None, last=True):
+def factor_rows(X, m, kw, rng, n_threads, block=RPCHOL_BLOCK, rep=None, last=True):
     """:func:`rpcholesky` of validated float64 rows ``X`` (the kernel's checked
-    arguments in ``kw``, ``rng`` a Generator): the :class:`PartialCholesky`.  ``rep``
-    reports the stage ``"rpcholesky"``, the last of its run when ``last``."""
-    n = X.shape[0]
+    arguments in ``kw``, ``rng`` a Generator): the :class:`PartialCholesky`, after the
+    check that its n x m factor fits in memory (a MemoryError before any kernel work).
+    ``rep`` reports the stage ``"rpcholesky"``, the last of its run when ``last``."""
+    n, d = X.shape
+    _v.check_memory(8 * n * (m + 4), f"rpcholesky: the {n} x {m} factor", "use fewer landmarks.")
+    nt = _threads.for_work(n * m * (d + m // 4 + 8), n_threads)
     F = np.zeros((n, m))
     res = kernel_diagonal(X, kw["kernel"], kw["gamma"], kw["degree"], kw["coef0"], kw["length_scale"])
     trace = float(np.sum(res))

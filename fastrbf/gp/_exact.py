@@ -243,14 +243,12 @@ class GaussianProcess:
         :meth:`_covariance` makes them and their Jacobian, solved together, by chunks of
         queries on the threads."""
         entry = check_kernel(self.kernel)
-        dphi0 = _gradient.dphi_zero(entry)
         q, d = Xq.shape
         n = self.X_train.shape[0]
         ls = np.broadcast_to(self.length_scale, (d,)).astype(np.float64)
         g0 = unit_width(entry)
-        pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
-        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=g0, coef0=self.coef0)[0, 0]) \
-            + self.constant + self.noise
+        pgrad = _gradient.prior_gradient_variance(entry, self.amplitude, ls)
+        prior = self._prior_variance(entry)
         var, gstd = np.empty(q), np.empty((q, d))
         gv = np.empty((q, d, d) if full else (q, d))
         Lf = np.asfortranarray(self.factor)
@@ -345,8 +343,7 @@ class GaussianProcess:
     def _covariance(self, Xq, full, n_threads):
         entry = check_kernel(self.kernel)
         ls = np.broadcast_to(self.length_scale, (Xq.shape[1],))
-        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(entry),
-                                            coef0=self.coef0)[0, 0]) + self.constant + self.noise
+        prior = self._prior_variance(entry)
         scale2 = self.y_std**2 if self.single_output else None
         if full:
             Kq = self.amplitude * gram(Xq, self.X_train, kernel=self.kernel, gamma=unit_width(entry), coef0=self.coef0,
@@ -371,6 +368,11 @@ class GaussianProcess:
             _threads.run_tasks([functools.partial(task, q0, min(Xq.shape[0], q0 + PREDICT_CHUNK))
                                 for q0 in range(0, Xq.shape[0], PREDICT_CHUNK)], nt)
         return self._std(var)
+
+    def _prior_variance(self, entry):
+        """The prior variance of ``y`` at a point: ``amplitude phi(0) + constant + noise``."""
+        return self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(entry),
+                                           coef0=self.coef0)[0, 0]) + self.constant + self.noise
 
     def _rows(self, Q, entry, ls):
         """The covariance rows ``k(Q, X_train)`` (q, n) of the standard deviation."""

@@ -39,6 +39,7 @@ import numpy as np
 from .. import _dense
 from ..kernels import is_user
 from ..models.common import values_and_grad
+from ._checks import unit_width
 
 #: query points per pass and per triangular solve (the Jacobian of a chunk is n x q x d)
 GRAD_CHUNK = 16
@@ -84,6 +85,21 @@ def dphi_zero(entry):
                          f"{entry.name!r} is not (its sample paths have no derivative). Use one of "
                          f"{', '.join(sorted(DPHI0))}.")
     return DPHI0[entry.name]
+
+
+def prior_gradient_variance(entry, amplitude, length_scale):
+    """The prior variance of each component of the gradient of ``amplitude phi(g0 sum_k
+    (r_k / l_k)^2)``, shape (d,): ``-2 amplitude g0 phi'(0) / l_k^2`` (ValueError naming
+    ``kernel`` when ``phi'(0)`` is not finite).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf import KERNELS
+    >>> prior_gradient_variance(KERNELS["gaussian"], 2.0, np.array([1.0, 0.5])).tolist()
+    [2.0, 8.0]
+    """
+    return -2.0 * amplitude * unit_width(entry) * dphi_zero(entry) / np.asarray(length_scale, dtype=np.float64) ** 2
 
 
 def chunk_rows(n, d):

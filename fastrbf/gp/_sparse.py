@@ -196,7 +196,6 @@ class SparseGaussianProcess:
         m = self.landmarks.shape[0]
         ls = np.broadcast_to(self.length_scale, (d,)).astype(np.float64)
         g0 = unit_width(entry)
-        dphi0 = _gradient.dphi_zero(entry) if moments else 0.0
         nt = _threads.resolve(n_threads)
         _, grad = values_and_grad(Xq, self.landmarks, self.weights * self.amplitude, kernel=self.kernel, gamma=g0,
                                   coef0=self.coef0, n_threads=nt, length_scale=ls)
@@ -205,7 +204,7 @@ class SparseGaussianProcess:
         if not moments:
             return out
         prior = self.amplitude * phi_zero(entry, self.coef0)
-        pgrad = -2.0 * self.amplitude * g0 * dphi0 / ls**2
+        pgrad = _gradient.prior_gradient_variance(entry, self.amplitude, ls)
         gstd, gv = np.empty((q, d)), np.empty((q, d))
         Lf, LBf = np.asfortranarray(self.factor), np.asfortranarray(self.factor_b)
 

@@ -561,8 +561,5 @@ def _rpcholesky(rows, M, rng, n_threads, progress, kernel):
     kw = {"degree": 3, "coef0": 1.0, "length_scale": None, **kernel}
     rows = np.ascontiguousarray(rows, dtype=_F64)
     check_positive_definite_kernel(check_kernel(kw["kernel"]), rows.shape[1], kw["coef0"], 'landmarks="rpcholesky"')
-    _v.check_memory(8 * rows.shape[0] * (M + 4), f"the randomly pivoted Cholesky of {rows.shape[0]} rows ({M} landmarks)",
-                    "use fewer `n_landmarks`.")
-    nt = _threads.for_work(rows.shape[0] * M * (rows.shape[1] + M // 4 + 8), n_threads)
     rep = _progress.own(progress, "rpcholesky")
-    return factor_rows(rows, M, kw, rng, nt, rep=rep, last=rep is not progress)  # a fit's own stage is not its last
+    return factor_rows(rows, M, kw, rng, n_threads, rep=rep, last=rep is not progress)  # a fit's own stage is not its last

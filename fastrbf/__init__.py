@@ -21,12 +21,15 @@ if TYPE_CHECKING:  # the names below, for type checkers and readers; at run time
     from .gp import (
         GaussianProcess,
         SparseGaussianProcess,
+        VecchiaGaussianProcess,
         gaussian_process,
         gaussian_process_lml,
         gp_log_marginal_likelihood,
         gp_regression,
         sparse_gaussian_process,
         sparse_gaussian_process_lml,
+        vecchia_gaussian_process,
+        vecchia_gaussian_process_lml,
     )
     from .kernels import KERNELS, gram, gram_matvec
     from .linalg import CholeskyFactor, NotPositiveDefiniteError, cholesky, solve_regularized
@@ -58,7 +61,8 @@ _SOURCES = {
     "sqdist": "distances",
     **dict.fromkeys(("GaussianProcess", "SparseGaussianProcess", "gaussian_process", "gaussian_process_lml",
                      "gp_log_marginal_likelihood", "gp_regression", "sparse_gaussian_process",
-                     "sparse_gaussian_process_lml"), "gp"),
+                     "sparse_gaussian_process_lml", "VecchiaGaussianProcess", "vecchia_gaussian_process",
+                     "vecchia_gaussian_process_lml"), "gp"),
     **dict.fromkeys(("KERNELS", "gram", "gram_matvec"), "kernels"),
     **dict.fromkeys(("CholeskyFactor", "NotPositiveDefiniteError", "cholesky", "solve_regularized"), "linalg"),
     **dict.fromkeys(("ConvergenceWarning", "KernelModel", "LocalInterpolant", "PartitionOfUnityInterpolant",
@@ -88,6 +92,7 @@ __all__ = [
     "SelectionResult",
     "SparseGaussianProcess",
     "UserKernel",
+    "VecchiaGaussianProcess",
     "__version__",
     "cholesky",
     "define_kernel",
@@ -120,6 +125,8 @@ __all__ = [
     "sparse_gaussian_process_lml",
     "sqdist",
     "threads",
+    "vecchia_gaussian_process",
+    "vecchia_gaussian_process_lml",
 ]
 
 

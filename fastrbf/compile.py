@@ -325,6 +325,14 @@ def _sparse_gaussian_process(dtype):
     fastrbf.sparse_gaussian_process(X, y, n_landmarks=8, max_iter=2, seed=0).predict(X[:5], return_std=True)
 
 
+def _vecchia_gaussian_process(dtype):
+    import fastrbf
+
+    X, y = _data(dtype)
+    fastrbf.vecchia_gaussian_process(X, y, n_neighbors=4, optimize=False).predict(X[:5], return_std=True)
+    fastrbf.vecchia_gaussian_process_lml(X, y, n_neighbors=4, eval_gradient=True)
+
+
 #: one tiny call per public function (and solver variant, and k-means assignment path):
 #: name -> callable(dtype)
 TARGETS = {
@@ -365,6 +373,7 @@ TARGETS = {
     "solve_regularized": _solve_regularized,
     "sparse_gaussian_process": _sparse_gaussian_process,
     "sqdist": _sqdist,
+    "vecchia_gaussian_process": _vecchia_gaussian_process,
 }
 
 

@@ -435,3 +435,43 @@ def vecchia_log_likelihood(X, y, order, n_neighbors, *, kernel="gaussian", ampli
             mu, var = 0.0, C[i, i]
         total += -0.5 * (np.log(2 * np.pi * var) + (y[i] - mu) ** 2 / var)
     return float(total)
+
+
+def maximin_order(X, first):
+    """The maximin ordering of the rows of ``X`` from row ``first``: each next row the
+    one farthest (squared Euclidean distance) from the nearest row before it, ties to
+    the lower index; ``O(n^2)``."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    dist = np.sum((X - X[first]) ** 2, axis=1)
+    taken = np.zeros(n, dtype=bool)
+    order = [int(first)]
+    taken[first] = True
+    for _ in range(n - 1):
+        i = int(np.argmax(np.where(taken, -np.inf, dist)))  # argmax: the first of equal maxima
+        order.append(i)
+        taken[i] = True
+        dist = np.minimum(dist, np.sum((X - X[i]) ** 2, axis=1))
+    return np.array(order)
+
+
+def vecchia_predict(X, y, Xq, n_neighbors, *, kernel="gaussian", amplitude=1.0, length_scale=1.0, noise=0.0,
+                    coef0=1.0):
+    """Mean and variance (noise included) of ``y`` at each row of ``Xq`` given its
+    ``n_neighbors`` nearest rows of ``X`` (distances after dividing by the length
+    scales, ties to the lower index), with explicit matrices; the covariance as
+    :func:`vecchia_log_likelihood`'s."""
+    X = np.asarray(X, dtype=np.float64)
+    ls = np.broadcast_to(np.asarray(length_scale, dtype=np.float64), (X.shape[1],))
+    Xs, Qs = X / ls, np.asarray(Xq, dtype=np.float64) / ls
+    g0 = 0.5 if kernel == "gaussian" else 1.0
+    mean, var = np.empty(Qs.shape[0]), np.empty(Qs.shape[0])
+    for i, q in enumerate(Qs):
+        dist = np.sum((Xs - q) ** 2, axis=1)
+        N = np.lexsort((np.arange(dist.size), dist))[:n_neighbors]
+        C = amplitude * gram(Xs[N], kernel=kernel, gamma=g0, coef0=coef0) + noise * np.eye(N.size)
+        k = amplitude * gram(q[None], Xs[N], kernel=kernel, gamma=g0, coef0=coef0)[0]
+        mean[i] = k @ np.linalg.solve(C, np.asarray(y, dtype=np.float64)[N])
+        prior = amplitude * gram(q[None], kernel=kernel, gamma=g0, coef0=coef0)[0, 0] + noise
+        var[i] = prior - k @ np.linalg.solve(C, k)
+    return mean, var

@@ -17,7 +17,9 @@ The map (every module is named here; ``tests/test_layout.py`` checks it):
 - ``neighbors.brute`` (k-NN and kernel sums by brute force), ``neighbors.kdtree`` (the
   kd-tree), ``neighbors.kdgroups`` (its list search: the queries of a leaf share a list of
   nearby leaves).
-- ``gp.exact`` (the exact GP's gradient passes), ``gp.sparse`` (the sparse GP's).
+- ``gp.exact`` (the exact GP's gradient passes), ``gp.sparse`` (the sparse GP's),
+  ``gp.vecchia`` (the nearest-neighbour GP: maximin ordering, conditioning sets, the
+  likelihood with its gradient, prediction).
 - ``local`` (local interpolation over 8 neighbourhoods in vector lanes), ``pou``
   (partition of unity), ``linalg`` (the solves), ``network`` and ``forward`` (the RBF
   network and its forward selection), ``falkon`` (Nystroem kernel ridge), ``features``

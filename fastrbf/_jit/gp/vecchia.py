@@ -1,0 +1,352 @@
+"""The kernels of the nearest-neighbour (Vecchia) Gaussian process
+(:mod:`fastrbf.gp._vecchia`): the maximin ordering, the conditioning sets of the first
+points, the log likelihood with its gradient, and prediction from nearest neighbours.
+
+Each point ``t`` of the ordering is conditioned on its set ``N`` of at most ``m``
+earlier neighbours (``nbr[t, :count[t]]``, positions in the ordering); the covariance
+``C_S`` of ``S = N + [t]`` ((m + 1) x (m + 1): kernel values from the scaled
+coordinates, the noise on the diagonal) is factored in place, ``C_S = L L^T``, and with
+``z = L^-1 y_S`` the point adds ``-log(2 pi)/2 - log L_tt - z_t^2 / 2`` to the log
+likelihood (the residual ``e = z_t L_tt`` of ``y_t`` after its conditional mean, the
+conditional variance ``d = L_tt^2``).  The gradient of that term in any parameter of
+``C_S`` is ``sum_ab M_ab dC_ab`` with ``M = a v v^T + b (w v^T + v w^T)``, ``v = (-B, 1)``,
+``w = (C_NN^-1 y_N, 0)``, ``B = C_NN^-1 c_N``, ``a = (e^2 / d - 1) / (2 d)``, ``b = e / (2
+d)`` (the derivative of ``-log d / 2 - e^2 / (2 d)`` through ``d = c_tt - c_N^T B`` and ``e
+= y_t - B^T y_N``): two triangular solves with the top-left block of ``L`` after the
+factor, ``O(m^2)``; one matrix per point, never one per parameter.
+
+Tasks are blocks of :data:`VB` consecutive positions, each writing its own row of
+``part`` (its terms added in position order); the caller adds the rows in block order,
+so the sums do not depend on the thread count.  The maximin ordering is serial (each
+choice depends on all before it).
+"""
+
+import math
+
+import numpy as np
+
+from .._decorators import jit, pjit
+from ..grad import value_and_deriv
+from ..neighbors.kdtree import box_lb, node_range
+
+VB = 256  # positions per task
+LOG2PI = math.log(2.0 * math.pi)
+
+
+@jit
+def _factor(U, p):
+    # U (p, p) with the covariance in its upper triangle: overwritten by the factor
+    # U^T U (right-looking, each update a contiguous row: it vectorises); False when a
+    # pivot is <= 0
+    for j in range(p):
+        s = U[j, j]
+        if not s > 0.0:
+            return False
+        s = math.sqrt(s)
+        U[j, j] = s
+        r = 1.0 / s
+        for b in range(j + 1, p):
+            U[j, b] *= r
+        for i in range(j + 1, p):
+            f = U[j, i]
+            for b in range(i, p):
+                U[i, b] -= f * U[j, b]
+    return True
+
+
+@jit
+def _forward(U, p, z):
+    # z[:p] <- U[:p, :p]^-T z[:p] (by columns of U^T: contiguous updates)
+    for k in range(p):
+        t = z[k] / U[k, k]
+        z[k] = t
+        for i in range(k + 1, p):
+            z[i] -= U[k, i] * t
+
+
+@jit
+def _backward(U, p, z):
+    # z[:p] <- U[:p, :p]^-1 z[:p]
+    for i in range(p - 1, -1, -1):
+        t = z[i]
+        for k in range(i + 1, p):
+            t -= U[i, k] * z[k]
+        z[i] = t / U[i, i]
+
+
+@pjit(tasks=lambda Xs, *_: (Xs.shape[0] + VB - 1) // VB,
+      work=lambda Xs, y, nbr, *_: Xs.shape[0] * (nbr.shape[1] + 1) ** 2 * (nbr.shape[1] + 3 * Xs.shape[1] + 20))
+def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, part):
+    # IN: tasks lo:hi (VB positions each), Xs (n, d) float64 the points in the ordering
+    #     divided by the length scales, y (n,) the targets in the ordering, nbr (n, m)
+    #     int32 and count (n,) the conditioning sets (positions < t), the kernel phi of
+    #     g0 s (s the squared scaled distance; c, degree its constants), amp, noise, grad
+    # OUT: part[task] = (lml, d/dlog amp, d/dlog l_1 .. l_d, d/dlog noise) of the
+    #      task's positions (the gradient only with grad); part[task, 0] = nan when a
+    #      covariance is not positive definite
+    n, d = Xs.shape
+    m = nbr.shape[1]
+    P = m + 1
+    C = np.empty((P, P))
+    K = np.empty((P, P))
+    D = np.empty((P, P))
+    idx = np.empty(P, dtype=np.int64)
+    r = np.empty(P)
+    z = np.empty(P)
+    B = np.empty(P)
+    w = np.empty(P)
+    acc = np.empty(d + 3)
+    for task in range(lo, hi):
+        for k in range(d + 3):
+            acc[k] = 0.0
+        ok = True
+        for t in range(task * VB, min(n, (task + 1) * VB)):
+            q = count[t]
+            p = q + 1
+            for a in range(q):
+                idx[a] = nbr[t, a]
+            idx[q] = t
+            for a in range(p):  # row a of the upper triangles: distances, then the kernel (vectorised)
+                ia = idx[a]
+                for b in range(a, p):
+                    ib = idx[b]
+                    s = 0.0
+                    for k in range(d):
+                        u = Xs[ia, k] - Xs[ib, k]
+                        s += u * u
+                    r[b] = g0 * s
+                for b in range(a, p):
+                    v, dv = value_and_deriv(phi, r[b], c, degree)
+                    K[a, b] = v
+                    D[a, b] = dv
+                    C[a, b] = amp * v
+                C[a, a] += noise
+                D[a, a] = 0.0
+                z[a] = y[ia]
+            if not _factor(C, p):
+                ok = False
+                break
+            _forward(C, p, z)
+            Ltt = C[q, q]
+            acc[0] += -0.5 * LOG2PI - math.log(Ltt) - 0.5 * z[q] * z[q]
+            if not grad:
+                continue
+            dd = Ltt * Ltt
+            e = z[q] * Ltt
+            for a in range(q):
+                B[a] = C[a, q]
+                w[a] = z[a]
+            _backward(C, q, B)  # C_NN^-1 c_N
+            _backward(C, q, w)  # C_NN^-1 y_N
+            B[q] = -1.0  # v = -B
+            w[q] = 0.0
+            al = 0.5 * (e * e / dd - 1.0) / dd
+            be = 0.5 * e / dd
+            for a in range(p):
+                ia = idx[a]
+                Maa = al * B[a] * B[a] - 2.0 * be * w[a] * B[a]
+                acc[1] += Maa * K[a, a]
+                acc[d + 2] += Maa
+                for b in range(a + 1, p):
+                    Mab = 2.0 * (al * B[a] * B[b] - be * (w[a] * B[b] + B[a] * w[b]))
+                    acc[1] += Mab * K[a, b]
+                    wd = Mab * D[a, b] * g0
+                    if wd != 0.0:
+                        ib = idx[b]
+                        for k in range(d):
+                            u = Xs[ia, k] - Xs[ib, k]
+                            acc[2 + k] -= 2.0 * wd * u * u
+        if not ok:
+            part[task, 0] = np.nan
+            continue
+        part[task, 0] = acc[0]
+        if grad:
+            part[task, 1] = amp * acc[1]
+            for k in range(d):
+                part[task, 2 + k] = amp * acc[2 + k]
+            part[task, d + 2] = noise * acc[d + 2]
+
+
+@pjit(tasks=lambda Xq, *_: (Xq.shape[0] + VB - 1) // VB,
+      work=lambda Xq, Xs, y, nbr, *_: Xq.shape[0] * nbr.shape[1] ** 2 * (nbr.shape[1] + Xs.shape[1] + 20))
+def predict_rows(lo, hi, Xq, Xs, y, nbr, phi, c, degree, g0, amp, noise, prior, mean, var):
+    # IN: tasks lo:hi (VB queries each), Xq (q, d) queries and Xs (n, d) training points
+    #     divided by the length scales, y (n,) targets, nbr (q, k) the k nearest training
+    #     points of each query, the kernel, amp, noise, prior (the variance of y at a point)
+    # OUT: mean[i] = c_qN C_NN^-1 y_N and var[i] = prior - c_qN C_NN^-1 c_Nq (not clamped;
+    #      nan when C_NN is not positive definite)
+    nq, d = Xq.shape
+    k = nbr.shape[1]
+    C = np.empty((k, k))
+    u = np.empty(k)
+    z = np.empty(k)
+    r = np.empty(k + k * (k + 1) // 2)  # the kernel's arguments: query row, then C_NN's upper rows
+    for i in range(lo * VB, min(nq, hi * VB)):
+        e = 0
+        for a in range(k):
+            ia = nbr[i, a]
+            s = 0.0
+            for j in range(d):
+                h = Xq[i, j] - Xs[ia, j]
+                s += h * h
+            r[e] = g0 * s
+            e += 1
+            z[a] = y[ia]
+        for a in range(k):
+            ia = nbr[i, a]
+            for b in range(a, k):
+                ib = nbr[i, b]
+                s = 0.0
+                for j in range(d):
+                    h = Xs[ia, j] - Xs[ib, j]
+                    s += h * h
+                r[e] = g0 * s
+                e += 1
+        for e in range(r.shape[0]):  # one call site of the kernel (one inlined copy)
+            v, _ = value_and_deriv(phi, r[e], c, degree)
+            r[e] = amp * v
+        e = k
+        for a in range(k):
+            u[a] = r[a]
+            for b in range(a, k):
+                C[a, b] = r[e]
+                e += 1
+            C[a, a] += noise
+        if not _factor(C, k):
+            mean[i] = np.nan
+            var[i] = np.nan
+            continue
+        _forward(C, k, u)
+        _forward(C, k, z)
+        mu = 0.0
+        uu = 0.0
+        for a in range(k):
+            mu += u[a] * z[a]
+            uu += u[a] * u[a]
+        mean[i] = mu
+        var[i] = prior - uu
+
+
+@pjit(tasks=lambda Xs, *_: (Xs.shape[0] + VB - 1) // VB, work=lambda Xs, first, m, *_: first * first * Xs.shape[1])
+def earlier_brute(lo, hi, Xs, first, m, nbr, count):
+    # IN: Xs (n, d) the scaled points in the ordering, first, m
+    # OUT: for positions t < first in the tasks' blocks: nbr[t, :count[t]] the min(t, m)
+    #      nearest earlier positions, ascending (distance, position)
+    d = Xs.shape[1]
+    dist = np.empty(max(first, 1))
+    pos = np.empty(max(first, 1), dtype=np.int64)
+    for t in range(lo * VB, min(first, hi * VB)):
+        q = min(t, m)
+        c = 0  # an insertion-sorted list of the q best (distance, position)
+        for j in range(t):
+            s = 0.0
+            for k in range(d):
+                u = Xs[t, k] - Xs[j, k]
+                s += u * u
+            if c == q and not s < dist[c - 1]:
+                continue  # j > every listed position: ties keep the earlier
+            a = c if c < q else q - 1
+            while a > 0 and dist[a - 1] > s:
+                dist[a] = dist[a - 1]
+                pos[a] = pos[a - 1]
+                a -= 1
+            dist[a] = s
+            pos[a] = j
+            if c < q:
+                c += 1
+        for a in range(q):
+            nbr[t, a] = pos[a]
+        count[t] = q
+
+
+@jit
+def _heap_less(dist, a, b):
+    # True when point a ranks below b in the max-heap: smaller distance, ties to the lower index
+    return dist[a] < dist[b] or (dist[a] == dist[b] and a > b)
+
+
+@jit
+def _sift_down(heap, pos, dist, size, h):
+    i = heap[h]
+    while True:
+        c = 2 * h + 1
+        if c >= size:
+            break
+        if c + 1 < size and _heap_less(dist, heap[c], heap[c + 1]):
+            c += 1
+        if not _heap_less(dist, i, heap[c]):
+            break
+        heap[h] = heap[c]
+        pos[heap[h]] = h
+        h = c
+    heap[h] = i
+    pos[i] = h
+
+
+@jit
+def maximin(Xt, perm, box_lo, box_hi, leaf_level, X, first, order):
+    # IN: the kd-tree of the scaled points X (n, d) (Xt (d, n) permuted, perm, boxes,
+    #     leaf_level), first: the index of the first point
+    # OUT: order (n,): each next point the farthest from those before it (squared
+    #      distance to the nearest of them; ties to the lower index)
+    n, d = X.shape
+    dist = np.empty(n)
+    heap = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)  # a point's place in the heap, -1 once taken
+    for j in range(n):
+        s = 0.0
+        for k in range(d):
+            u = X[j, k] - X[first, k]
+            s += u * u
+        dist[j] = s
+        heap[j] = j
+    for h in range(n):
+        pos[heap[h]] = h
+    # the first point out of the heap
+    last = heap[n - 1]
+    heap[pos[first]] = last
+    pos[last] = pos[first]
+    pos[first] = -1
+    size = n - 1
+    for h in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, pos, dist, size, h)
+    order[0] = first
+    q = np.empty(d)
+    st = np.empty(leaf_level + 2, dtype=np.int64)
+    first_leaf = (1 << leaf_level) - 1
+    for t in range(1, n):
+        i = heap[0]
+        size -= 1
+        if size > 0:
+            heap[0] = heap[size]
+            pos[heap[0]] = 0
+            _sift_down(heap, pos, dist, size, 0)
+        pos[i] = -1
+        order[t] = i
+        r2 = dist[i]  # no point left is farther than this from the chosen ones
+        for k in range(d):
+            q[k] = X[i, k]
+        sp = 1
+        st[0] = 0
+        while sp > 0:
+            sp -= 1
+            node = st[sp]
+            if box_lb(q, box_lo, box_hi, node) * (1.0 - 1e-12) > r2:
+                continue
+            if node < first_leaf:
+                st[sp] = 2 * node + 2
+                st[sp + 1] = 2 * node + 1
+                sp += 2
+                continue
+            s0, e0 = node_range(n, leaf_level, node - first_leaf)
+            for p in range(s0, e0):
+                j = perm[p]
+                if pos[j] < 0:
+                    continue
+                s = 0.0
+                for k in range(d):
+                    u = X[j, k] - q[k]
+                    s += u * u
+                if s < dist[j]:  # closer to the new point: down in the max-heap
+                    dist[j] = s
+                    _sift_down(heap, pos, dist, size, pos[j])

@@ -703,7 +703,7 @@ def test_registry_lists_the_families_in_the_order_of_the_report():
         "lloyd-sparse", "kmeans-20-iterations", "kmeans-converge", "cholesky", "krr-fit", "krr-large", "interp",
         "interp-local", "interp-large", "predict-grad", "rbfnet-fit", "rbfnet-forward", "select-krr", "knn", "knn-manyd",
         "knn-lowd", "nadaraya-watson", "gp-fit", "gp-fit-matern52-ard", "gp-predict", "gp-predict-grad-std", "sparse-gp",
-        "rff", "landmarks"]
+        "vecchia-gp", "vecchia-lml", "rff", "landmarks"]
     # the estimators (scikit-learn) and the cluster run (dask, distributed) follow, when installed
     assert names[-3:] == ["sklearn-overhead/rbfnet-fit", "sklearn-overhead/krr-fit-predict", "dask-lloyd"]
     assert [wl.name for wl in workloads.select("lloyd-small")] == ["lloyd-small/float64", "lloyd-small/float32"]

@@ -186,6 +186,26 @@ def test_ard_chooses_the_neighbours_again_at_the_optimum(rng):
     assert got == gp.log_marginal_likelihood_value
 
 
+def test_the_models_likelihood_on_its_own_sets(rng):
+    X, y = _data(rng, n=700)
+    gp = vecchia_gaussian_process(X, y, n_neighbors=8, kernel="matern32", ard=True, length_scale=[0.3, 0.6],
+                                  noise=0.01, normalize_y=True, optimize=False)
+    assert gp.log_marginal_likelihood() == gp.log_marginal_likelihood_value
+    theta = gp.theta + np.array([0.1, -0.2, 0.1, 0.3])
+    lml, grad = gp.log_marginal_likelihood(theta, eval_gradient=True)
+    # on the model's sets, whatever theta: its gradient is that of a smooth function
+    h = 1e-5
+    fd = [(gp.log_marginal_likelihood(theta + h * e) - gp.log_marginal_likelihood(theta - h * e)) / (2 * h)
+          for e in np.eye(4)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
+    assert lml == gp.log_marginal_likelihood(theta)
+    want = reference.vecchia_log_likelihood(X, gp.y_train, gp.order, 8, kernel="matern32", amplitude=gp.amplitude,
+                                            length_scale=gp.length_scale, noise=gp.noise)
+    assert gp.log_marginal_likelihood() == pytest.approx(want, rel=1e-10)
+    with pytest.raises(ValueError, match="theta"):
+        gp.log_marginal_likelihood([0.0, 1.0])
+
+
 def test_same_bits_for_any_thread_count_and_progress(rng):
     X, y = _data(rng, n=3000, d=3)
     one = vecchia_gaussian_process_lml(X, y, n_neighbors=12, length_scale=0.3, noise=1e-2, eval_gradient=True,

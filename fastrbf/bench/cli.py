@@ -194,6 +194,7 @@ def _run(args):
 
     from . import harness, report, roofline, suite, workloads
 
+    suite.quiet_threading_layer()  # before numba's thread count is asked (which starts the layer)
     quick = not args.full
     meta = dict(fastrbf=fastrbf.__version__, numba=numba.__version__, numpy=np.__version__,
                 python=platform.python_version(), cores=os.cpu_count(), numba_threads=numba.get_num_threads(),

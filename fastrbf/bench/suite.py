@@ -49,6 +49,19 @@ def measure_floors(n_threads=None):
         return roofline.measure_floors(n_threads)
 
 
+def quiet_threading_layer():
+    """Take numba's own thread pool (``"workqueue"``) for numba's threading layer, unless
+    ``NUMBA_THREADING_LAYER`` names one; before the layer starts (a later call does
+    nothing).  fastrbf runs no numba parallel region, so the layer only starts when
+    numba's thread count is asked or set, and its OpenMP layer's threads, in the
+    system's ``libgomp``, made a peer's OpenMP loops in that same ``libgomp`` 30x slower
+    (GPBoost's Vecchia likelihood: 0.5 s alone, 15 s beside them)."""
+    import numba
+
+    if "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = "workqueue"
+
+
 @contextlib.contextmanager
 def _limit_threads(n_threads):
     """Limit fastrbf (numba), BLAS and OpenMP (scikit-learn) threads for the block; None: no limit."""
@@ -129,6 +142,7 @@ def run(quick=True, repeats=None, only=None, log=None, progress=False, n_threads
     """
     import numba
 
+    quiet_threading_layer()
     if log is None and progress:
         def log(s):
             print(s, file=sys.stderr, flush=True)

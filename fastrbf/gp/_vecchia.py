@@ -406,6 +406,52 @@ class VecchiaGaussianProcess:
         std = np.sqrt(np.maximum(var, 0.0)) * self.y_std
         return mean, std.astype(dtype, copy=False)
 
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None, eval_gradient: bool = False,
+                                n_threads: Threads = None) -> float | tuple[float, np.ndarray]:
+        """The Vecchia log likelihood (of the normalised targets) on the model's ordering
+        and conditioning sets, at ``theta`` (default: the fitted one), and its gradient:
+        scikit-learn's ``log_marginal_likelihood``; no neighbour search.
+
+        Parameters
+        ----------
+        theta : array_like, optional
+            ``log`` of ``(amplitude, length_scale..., [noise])``, as :attr:`theta`.
+        eval_gradient : bool, default False
+        n_threads : int, optional
+
+        Returns
+        -------
+        lml : float
+        grad : ndarray
+            With ``eval_gradient``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fastrbf import vecchia_gaussian_process
+        >>> X = np.linspace(0, 1, 40)[:, None]
+        >>> gp = vecchia_gaussian_process(X, np.sin(5 * X[:, 0]), n_neighbors=5, optimize=False)
+        >>> bool(gp.log_marginal_likelihood() == gp.log_marginal_likelihood_value)
+        True
+        >>> gp.log_marginal_likelihood(gp.theta + 0.1, eval_gradient=True)[1].shape
+        (3,)
+        """
+        want = _v.check_bool(eval_gradient, "eval_gradient")
+        t = self.theta if theta is None else np.asarray(theta, dtype=np.float64)
+        if t.shape != self.theta.shape or not np.all(np.isfinite(t)):
+            raise ValueError(f"`theta` must hold {self.theta.size} finite values (as the model's `theta`); got "
+                             f"{np.shape(theta)}.")
+        prob = _Problem(self.X_train, self.y_train, self._entry(), self.coef0, self.neighbors.shape[1], self.order,
+                        None, _threads.resolve(n_threads), self.theta.size > 1 + self.length_scale.size)
+        prob.order, prob.nbr = self.order, self.neighbors
+        prob.count = np.minimum(np.arange(self.order.size), self.neighbors.shape[1])
+        prob.yo = np.ascontiguousarray(self.y_train[self.order])
+        try:
+            lml, grad = prob.lml(t, want)
+        except np.linalg.LinAlgError:
+            raise ValueError("A conditional covariance is not positive definite at this `theta`.") from None
+        return (lml, grad) if want else lml
+
     def _entry(self):
         from ..kernels import check_kernel
 

@@ -6,12 +6,26 @@ kernel.  The accuracy note of the Matern fit gives both log marginal likelihoods
 ``sparse-gp``: the sparse GP at a million points (widths, amplitude and noise learned,
 then mean and variance at the test points), with exact kernel ridge on a subsample
 (same kernel, length scales and ``alpha = noise / amplitude``) as the baseline; its
-accuracy note gives both test RMSEs and the coverage of the 95% predictive interval."""
+accuracy note gives both test RMSEs and the coverage of the 95% predictive interval.
+
+``vecchia-gp``: the nearest-neighbour GP (30 neighbours, Matern-3/2, hyperparameters
+learned, then mean and standard deviation at the test points) on a rough 3-D function
+with a short length scale, beside the sparse GP with 2000 landmarks on the same data;
+the accuracy note gives both test RMSEs and 95% coverages and the time of one Vecchia
+likelihood with its gradient.  ``vecchia-lml``: one likelihood with its gradient
+(ordering and neighbours included) against GPBoost's Vecchia likelihood on the same
+ordering and neighbours (its model built, then one likelihood: GPBoost's Python API has
+no gradient call), and both on prebuilt models (the neighbours found before: fastrbf's
+likelihood with its gradient, GPBoost's without)."""
+
+import time
 
 import numpy as np
 
+from fastrbf import _threads
 from fastrbf.gp._exact import gaussian_process
 from fastrbf.gp._sparse import sparse_gaussian_process
+from fastrbf.gp._vecchia import vecchia_gaussian_process, vecchia_gaussian_process_lml
 from fastrbf.models.ridge import kernel_ridge
 
 from ..harness import BASELINE, FASTRBF, Contender, Workload
@@ -22,7 +36,8 @@ from .peers import optional_peer
 
 def workloads() -> list[Workload]:
     """The Gaussian-process workloads, in the order of the report."""
-    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload(), _gp_grad_std_workload(), _sparse_gp_workload()]
+    return [_gp_workload(), _gp_ard_workload(), _gp_predict_workload(), _gp_grad_std_workload(), _sparse_gp_workload(),
+            _vecchia_gp_workload(), _vecchia_lml_workload()]
 
 
 def _fit_data(n):
@@ -198,3 +213,119 @@ def _sparse_gp_workload():
                     lambda a: f"N={a['X'].shape[0]}, d=16, M={a['m']}, Matern-5/2 ARD learned, "
                               f"{a['Xt'].shape[0]} test points",
                     sizes=((20000, 200, 5000, 10000), (1_000_000, 2000, 20000, 100000)), accuracy=accuracy)
+
+
+def _rough(X):
+    """The Vecchia workloads' target: a rough function of 3 features (about 25 bumps
+    along the first)."""
+    return np.sin(25 * X[:, 0]) * np.cos(20 * X[:, 1]) + np.sin(15 * X[:, 2])
+
+
+def _vecchia_gp_workload():
+    noise = 0.1
+
+    def setup(size):
+        rng = seeded_rng()
+        n, n_test = size
+        X, Xt = rng.random((n, 3)), rng.random((n_test, 3))
+        return {"X": X, "y": _rough(X) + noise * rng.standard_normal(n), "Xt": Xt, "ft": _rough(Xt),
+                "yt": _rough(Xt) + noise * rng.standard_normal(n_test)}
+
+    def vecchia(a):
+        model = vecchia_gaussian_process(a["X"], a["y"], n_neighbors=30, kernel="matern32", length_scale=0.1,
+                                         noise=0.1, normalize_y=True)
+        a["vecchia"], a["vecchia_pred"] = model, model.predict(a["Xt"], return_std=True)
+        return model
+
+    def sparse(a):
+        model = sparse_gaussian_process(a["X"], a["y"], n_landmarks=2000, kernel="matern32", length_scale=0.1,
+                                        noise=0.1, normalize_y=True, seed=0)
+        a["sparse"], a["sparse_pred"] = model, model.predict(a["Xt"], return_std=True)
+        return model
+
+    def accuracy(a):
+        if "vecchia_pred" not in a:
+            vecchia(a)
+        if "sparse_pred" not in a:
+            sparse(a)
+        parts = []
+        for name in ("vecchia", "sparse"):
+            mean, std = a[f"{name}_pred"]
+            rmse = float(np.sqrt(np.mean((mean - a["ft"]) ** 2)))
+            cover = float(np.mean(np.abs(a["yt"] - mean) <= 1.959964 * std))
+            parts.append(f"{name}: test RMSE {rmse:.4f}, 95% coverage {100 * cover:.1f}%")
+        m = a["vecchia"]
+        t0 = time.perf_counter()
+        vecchia_gaussian_process_lml(a["X"], a["y"], n_neighbors=30, kernel="matern32", amplitude=m.amplitude,
+                                     length_scale=float(m.length_scale[0]), noise=m.noise, eval_gradient=True)
+        lml_s = time.perf_counter() - t0
+        return (f"{'; '.join(parts)} (RMSE against the noise-free target, coverage of noisy targets, noise sd "
+                f"{noise}); one Vecchia likelihood with gradient (maximin ordering and neighbours included) "
+                f"{lml_s:.2f} s; the Vecchia fit took {sum(r['n_iter'] for r in m.restarts)} L-BFGS-B iterations")
+
+    cs = [Contender("fastrbf vecchia_gaussian_process, 30 neighbours (fit, mean and std)", FASTRBF, vecchia),
+          Contender("fastrbf sparse_gaussian_process, 2000 landmarks (fit, mean and std)", BASELINE, sparse)]
+    return Workload("vecchia-gp", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=3, rough target (length scale ~0.05), Matern-3/2 learned, "
+                              f"{a['Xt'].shape[0]} test points",
+                    sizes=((20000, 10000), (1_000_000, 100_000)), accuracy=accuracy)
+
+
+def _vecchia_lml_workload():
+    # one likelihood at fixed hyperparameters, the rows' order, 30 neighbours: the same
+    # number from fastrbf and GPBoost (their conventions agree for Matern-3/2)
+    kw = {"amplitude": 1.0, "length_scale": 0.05, "noise": 0.01}
+
+    def setup(size):
+        rng = seeded_rng()
+        X = rng.random((size, 3))
+        return {"X": X, "y": _rough(X) + 0.1 * rng.standard_normal(size)}
+
+    def ours(a):
+        a["ours"] = vecchia_gaussian_process_lml(a["X"], a["y"], n_neighbors=30, kernel="matern32", ordering="none",
+                                                 eval_gradient=True, **kw)
+        return a["ours"]
+
+    def gpb_model(a):
+        import gpboost
+
+        return gpboost.GPModel(gp_coords=a["X"], cov_function="matern", cov_fct_shape=1.5, gp_approx="vecchia",
+                               num_neighbors=30, vecchia_ordering="none", likelihood="gaussian",
+                               num_parallel_threads=_threads.resolve(None))
+
+    def gpb_nll(model, a):
+        return -model.neg_log_likelihood(cov_pars=np.array([kw["noise"], kw["amplitude"], kw["length_scale"]]),
+                                         y=a["y"])
+
+    def gpb_full(a):
+        a["gpb"] = gpb_nll(gpb_model(a), a)
+        return a["gpb"]
+
+    def gpb_alone(a):
+        if "gpb_model" not in a:
+            a["gpb_model"] = gpb_model(a)
+        return gpb_nll(a["gpb_model"], a)
+
+    def accuracy(a):
+        if "ours" not in a:
+            ours(a)
+        if "gpb" not in a and try_import("gpboost") is not None:
+            gpb_full(a)
+        theirs = f"{a['gpb']:.9g} (GPBoost)" if "gpb" in a else "GPBoost not installed"
+        return f"log likelihood {a['ours'][0]:.9g} (fastrbf), {theirs}"
+
+    def ours_alone(a):
+        if "model" not in a:
+            a["model"] = vecchia_gaussian_process(a["X"], a["y"], n_neighbors=30, kernel="matern32", ordering="none",
+                                                  optimize=False, **kw)
+        return a["model"].log_marginal_likelihood(eval_gradient=True)
+
+    cs = [Contender("fastrbf vecchia_gaussian_process_lml with gradient (neighbours included)", FASTRBF, ours),
+          Contender("fastrbf log_marginal_likelihood with gradient (model prebuilt)", FASTRBF, ours_alone),
+          optional_peer("gpboost GPModel + neg_log_likelihood (neighbours included, no gradient)", "gpboost",
+                        gpb_full, package="gpboost"),
+          optional_peer("gpboost neg_log_likelihood alone (model prebuilt, no gradient)", "gpboost", gpb_alone,
+                        package="gpboost")]
+    return Workload("vecchia-lml", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d=3, 30 neighbours, Matern-3/2, fixed hyperparameters",
+                    sizes=(20000, 100000), accuracy=accuracy)

@@ -48,7 +48,8 @@ from ..harness import PEER, Contender
 #: how to install each peer (the legend of a row that says "not installed")
 INSTALL = {"sklearn": "pip install scikit-learn", "scipy": "pip install scipy",
            "sklearnex": "pip install scikit-learn-intelex", "pykeops": "pip install pykeops (needs g++)",
-           "faiss": "pip install faiss-cpu", "pykdtree": "pip install pykdtree", "ferreus_rbf": "pip install ferreus-rbf"}
+           "faiss": "pip install faiss-cpu", "pykdtree": "pip install pykdtree", "ferreus_rbf": "pip install ferreus-rbf",
+           "gpboost": "pip install gpboost"}
 
 
 def optional_peer(label: str, module: str, fn: Callable[[dict], Any], *, package: str,

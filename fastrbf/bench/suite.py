@@ -59,7 +59,7 @@ def quiet_threading_layer():
     import numba
 
     if "NUMBA_THREADING_LAYER" not in os.environ:
-        numba.config.THREADING_LAYER = "workqueue"
+        numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager

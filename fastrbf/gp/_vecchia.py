@@ -163,14 +163,14 @@ class _Problem:
         self.rng = rng
         self.nt = n_threads
         self.nn = int(noise)  # log noise last in theta (without a noise term, none)
-        self.order = self.nbr = self.count = None
+        self.order = self.nbr = self.count = self.yo = np.empty(0, dtype=np.int64)  # by choose()
 
     def choose(self, ls, rep=_progress.OFF):
         """Ordering and conditioning sets at the length scales ``ls``."""
         Xs = self.X / np.broadcast_to(ls, (self.X.shape[1],))
         order = ordering_of(Xs, self.ordering, self.rng, self.nt)
         nbr, count = conditioning_sets(np.ascontiguousarray(Xs[order]), self.m, self.nt, rep)
-        changed = self.order is None or not (np.array_equal(order, self.order) and np.array_equal(nbr, self.nbr))
+        changed = self.order.size == 0 or not (np.array_equal(order, self.order) and np.array_equal(nbr, self.nbr))
         self.order, self.nbr, self.count = order, nbr, count
         self.yo = np.ascontiguousarray(self.y[order])
         return changed
@@ -440,7 +440,7 @@ class VecchiaGaussianProcess:
         t = self.theta if theta is None else np.asarray(theta, dtype=np.float64)
         if t.shape != self.theta.shape or not np.all(np.isfinite(t)):
             raise ValueError(f"`theta` must hold {self.theta.size} finite values (as the model's `theta`); got "
-                             f"{np.shape(theta)}.")
+                             f"shape {t.shape}.")
         prob = _Problem(self.X_train, self.y_train, self._entry(), self.coef0, self.neighbors.shape[1], self.order,
                         None, _threads.resolve(n_threads), self.theta.size > 1 + self.length_scale.size)
         prob.order, prob.nbr = self.order, self.neighbors

@@ -274,7 +274,7 @@ def _vecchia_gp_workload():
 def _vecchia_lml_workload():
     # one likelihood at fixed hyperparameters, the rows' order, 30 neighbours: the same
     # number from fastrbf and GPBoost (their conventions agree for Matern-3/2)
-    kw = {"amplitude": 1.0, "length_scale": 0.05, "noise": 0.01}
+    amp, ls, noise = 1.0, 0.05, 0.01
 
     def setup(size):
         rng = seeded_rng()
@@ -283,7 +283,7 @@ def _vecchia_lml_workload():
 
     def ours(a):
         a["ours"] = vecchia_gaussian_process_lml(a["X"], a["y"], n_neighbors=30, kernel="matern32", ordering="none",
-                                                 eval_gradient=True, **kw)
+                                                 eval_gradient=True, amplitude=amp, length_scale=ls, noise=noise)
         return a["ours"]
 
     def gpb_model(a):
@@ -294,7 +294,7 @@ def _vecchia_lml_workload():
                                num_parallel_threads=_threads.resolve(None))
 
     def gpb_nll(model, a):
-        return -model.neg_log_likelihood(cov_pars=np.array([kw["noise"], kw["amplitude"], kw["length_scale"]]),
+        return -model.neg_log_likelihood(cov_pars=np.array([noise, amp, ls]),
                                          y=a["y"])
 
     def gpb_full(a):
@@ -317,7 +317,7 @@ def _vecchia_lml_workload():
     def ours_alone(a):
         if "model" not in a:
             a["model"] = vecchia_gaussian_process(a["X"], a["y"], n_neighbors=30, kernel="matern32", ordering="none",
-                                                  optimize=False, **kw)
+                                                  optimize=False, amplitude=amp, length_scale=ls, noise=noise)
         return a["model"].log_marginal_likelihood(eval_gradient=True)
 
     cs = [Contender("fastrbf vecchia_gaussian_process_lml with gradient (neighbours included)", FASTRBF, ours),

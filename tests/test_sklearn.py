@@ -47,6 +47,7 @@ ESTIMATORS = [
     fsk.GaussianProcessRegressor(ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(1e-2)),  # scikit-learn's kernels
     fsk.GaussianProcessRegressor(RBF() + DotProduct() + WhiteKernel(1e-2)),  # computed by the kernel object
     fsk.GaussianProcessRegressor("gaussian"),  # PRML's GP by name
+    fsk.VecchiaGaussianProcessRegressor(n_neighbors=5),
 ]
 
 

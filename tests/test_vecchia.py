@@ -283,3 +283,20 @@ def test_errors_of_the_data(rng):
         gp.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="n_neighbors"):
         gp.predict(X, n_neighbors=0)
+
+
+def test_the_scikit_learn_estimator_is_the_function(rng):
+    from fastrbf.sklearn import VecchiaGaussianProcessRegressor
+
+    X, y = _data(rng, n=300)
+    est = VecchiaGaussianProcessRegressor(n_neighbors=6, kernel="matern32", ard=True, length_scale=0.3, noise=0.01,
+                                          normalize_y=True, random_state=0).fit(X, y)
+    gp = vecchia_gaussian_process(X, y, n_neighbors=6, kernel="matern32", ard=True, length_scale=0.3, noise=0.01,
+                                  normalize_y=True, seed=0)
+    np.testing.assert_array_equal(est.theta_, gp.theta)
+    Q = rng.uniform(0, 1, (20, 2))
+    for a, b in zip(est.predict(Q, return_std=True), gp.predict(Q, return_std=True), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert est.log_marginal_likelihood() == gp.log_marginal_likelihood_value
+    with pytest.raises(ValueError, match="n_restarts_optimizer"):
+        VecchiaGaussianProcessRegressor(n_restarts_optimizer=-1).fit(X, y)

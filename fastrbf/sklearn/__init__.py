@@ -18,7 +18,9 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
   :func:`fastrbf.random_fourier` and :func:`fastrbf.nystroem`;
 - :class:`GaussianProcessRegressor`: :func:`fastrbf.gaussian_process` given a
   scikit-learn kernel object (scikit-learn's names throughout), or PRML's covariance
-  (``gaussian_process(kernel="prml")``) given a kernel name and its ``theta``.
+  (``gaussian_process(kernel="prml")``) given a kernel name and its ``theta``;
+- :class:`VecchiaGaussianProcessRegressor`: :func:`fastrbf.vecchia_gaussian_process`
+  (millions of points; kernels by name, as the functional API).
 
 Conventions and decisions:
 
@@ -93,7 +95,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 
 from ._approx import Nystroem, RandomFourierFeatures
 from ._cluster import KMeans
-from ._gp import GaussianProcessRegressor
+from ._gp import GaussianProcessRegressor, VecchiaGaussianProcessRegressor
 from ._network import RBFNetworkClassifier, RBFNetworkRegressor
 from ._ridge import KernelRidge, KernelRidgeCV, RBFInterpolatorRegressor
 
@@ -107,4 +109,5 @@ __all__ = [
     "RBFNetworkClassifier",
     "RBFNetworkRegressor",
     "RandomFourierFeatures",
+    "VecchiaGaussianProcessRegressor",
 ]

@@ -1,5 +1,6 @@
 """:class:`GaussianProcessRegressor` over :func:`fastrbf.gaussian_process` (a kernel object) or the PRML
-covariance of :mod:`fastrbf.gp._prml` (a kernel name, with its ``theta``)."""
+covariance of :mod:`fastrbf.gp._prml` (a kernel name, with its ``theta``);
+:class:`VecchiaGaussianProcessRegressor` over :func:`fastrbf.vecchia_gaussian_process`."""
 
 import warnings
 
@@ -16,8 +17,18 @@ from ..gp._deprecated import regression
 from ..gp._exact import gaussian_process, gaussian_process_lml
 from ..gp._optimise import maximise
 from ..gp._sklearn_kernels import gp_form
+from ..gp._vecchia import vecchia_gaussian_process
 from . import _gp_generic as _generic
-from ._base import XY_OVERFLOW, call_renamed, check_magnitude, to_n_threads, to_seed, validate_fit_xy, validate_x
+from ._base import (
+    XY_OVERFLOW,
+    call_renamed,
+    check_magnitude,
+    to_n_threads,
+    to_progress,
+    to_seed,
+    validate_fit_xy,
+    validate_x,
+)
 
 
 class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
@@ -471,3 +482,130 @@ def covered(kernel):
         return gp_form(kernel)
     except ValueError:
         return None
+
+
+class VecchiaGaussianProcessRegressor(RegressorMixin, BaseEstimator):
+    """The nearest-neighbour (Vecchia) Gaussian process (over
+    :func:`fastrbf.vecchia_gaussian_process`) for millions of points: each point
+    conditioned on its ``n_neighbors`` nearest earlier points of an ordering, the
+    hyperparameters by L-BFGS-B on that likelihood, predictions from the nearest
+    training points.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 30
+    kernel : str, default "matern52"
+        A radial, positive definite kernel of :data:`fastrbf.KERNELS` (``"gaussian"``
+        is scikit-learn's ``RBF``, ``"matern12" | "matern32" | "matern52"`` its
+        ``Matern(nu=0.5 | 1.5 | 2.5)``).
+    amplitude, length_scale, noise :
+        The starts (or, with ``optimizer=None``, the values) of ``ConstantKernel *
+        K(length_scale) + WhiteKernel(noise)``; ``length_scale`` a number or one per
+        feature.
+    ard : bool, default False
+        One length scale per feature.
+    ordering : {"maximin", "random", "coordinate", "none"}, default "maximin"
+    optimizer : "fmin_l_bfgs_b" or None, default "fmin_l_bfgs_b"
+    n_restarts_optimizer : int, default 0
+    normalize_y : bool, default False
+    random_state : None, int, RandomState or Generator
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+    verbose : int or bool, default 0
+        ``> 0``: progress on stderr.
+
+    Attributes
+    ----------
+    model_ : fastrbf.VecchiaGaussianProcess
+    theta_ : ndarray
+        ``log`` of ``(amplitude, length_scale..., noise)``.
+    log_marginal_likelihood_value_ : float
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, only when ``X`` had column names
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import VecchiaGaussianProcessRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, (500, 2))
+    >>> y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(500)
+    >>> gp = VecchiaGaussianProcessRegressor(n_neighbors=15, noise=0.01, random_state=0).fit(X, y)
+    >>> mean, std = gp.predict([[0.5, 0.5]], return_std=True)
+    >>> bool(abs(mean[0] - np.sin(3.0)) < 0.05), bool(0 < std[0] < 0.1)
+    (True, True)
+    """
+
+    def __init__(self, n_neighbors=30, *, kernel="matern52", amplitude=1.0, length_scale=1.0, noise=1e-2, ard=False,
+                 ordering="maximin", optimizer="fmin_l_bfgs_b", n_restarts_optimizer=0, normalize_y=False,
+                 random_state=None, n_jobs=None, verbose=0):
+        self.n_neighbors = n_neighbors
+        self.kernel = kernel
+        self.amplitude = amplitude
+        self.length_scale = length_scale
+        self.noise = noise
+        self.ard = ard
+        self.ordering = ordering
+        self.optimizer = optimizer
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.normalize_y = normalize_y
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "VecchiaGaussianProcessRegressor":
+        """Choose the ordering and neighbours, fit the hyperparameters (unless
+        ``optimizer=None``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : array_like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_fit_xy(self, X, y, y_numeric=True)
+        y = np.asarray(y).astype(X.dtype, copy=False)  # float32 X: float32 predictions (fitted in float64)
+        check_magnitude(X)
+        if X.shape[0] < 2:
+            raise ValueError(f"VecchiaGaussianProcessRegressor needs at least 2 samples; got {X.shape[0]} sample.")
+        _v.check_choice(self.optimizer, "optimizer", ("fmin_l_bfgs_b", None), text="'fmin_l_bfgs_b' or None")
+        m = call_renamed(vecchia_gaussian_process, X, y, n_neighbors=self.n_neighbors, kernel=self.kernel,
+                         amplitude=self.amplitude, length_scale=self.length_scale, noise=self.noise, ard=self.ard,
+                         ordering=self.ordering, optimize=self.optimizer is not None,
+                         n_restarts=self.n_restarts_optimizer, normalize_y=self.normalize_y,
+                         seed=to_seed(self.random_state), n_threads=to_n_threads(self.n_jobs),
+                         progress=to_progress(self.verbose), renames={"n_restarts": "n_restarts_optimizer"},
+                         remedy=XY_OVERFLOW + "rescale them, use `normalize_y`=True or a larger `noise`.")
+        self.model_ = m
+        self.theta_ = m.theta
+        self.log_marginal_likelihood_value_ = m.log_marginal_likelihood_value
+        return self
+
+    def predict(self, X: ArrayLike, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """The posterior mean (and standard deviation, noise included) at ``X``, each
+        query from its ``n_neighbors`` nearest training points.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_queries, n_features)
+        return_std : bool, default False
+
+        Returns
+        -------
+        mean : ndarray of shape (n_queries,)
+        std : ndarray of shape (n_queries,)
+            With ``return_std``.
+        """
+        Xv = validate_x(self, X)
+        return self.model_.predict(Xv, return_std=return_std, n_threads=to_n_threads(self.n_jobs))
+
+    def log_marginal_likelihood(self, theta: ArrayLike | None = None,
+                                eval_gradient: bool = False) -> float | tuple[float, np.ndarray]:
+        """The Vecchia log likelihood on the fitted ordering and neighbours (at ``theta``,
+        default the fitted one) and its gradient; see
+        :meth:`fastrbf.VecchiaGaussianProcess.log_marginal_likelihood`."""
+        check_is_fitted(self)
+        return self.model_.log_marginal_likelihood(theta, eval_gradient, n_threads=to_n_threads(self.n_jobs))

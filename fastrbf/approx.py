@@ -478,13 +478,14 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
         Kernel width, > 0.
     alpha : float
         Added to the diagonal of ``K(L, L)`` before the eigendecomposition, >= 0.
-    method : {"kmeans", "random", "rpcholesky"}, optional
+    method : {"kmeans", "random", "rpcholesky", "auto"}, optional
         With an int ``landmarks``: ``"kmeans"`` (default) takes the centres of
         :func:`fastrbf.kmeans` (``seed``, ``max_iter``), ``"random"`` takes ``m``
         distinct rows of ``X`` drawn with ``seed``, ``"rpcholesky"`` the pivots of
         :func:`rpcholesky` (dense ``X``, a positive semi-definite kernel; fewer than
-        ``m`` when the kernel matrix is numerically of lower rank).  Must be None with
-        an array.
+        ``m`` when the kernel matrix is numerically of lower rank), ``"auto"`` those
+        pivots when their relative trace error is at most :data:`AUTO_RESIDUAL`, else
+        the k-means centres.  Must be None with an array.
     seed : None, int or numpy.random.Generator
     n_threads : int, optional
     degree, coef0 : int, float
@@ -532,12 +533,13 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
     La = ids = None
     if _v.is_int(landmarks):
         m = _v.check_int(int(landmarks), "landmarks", 1, n, text=f"an int in [1, n_samples = {n}] or an array")
-        method = _v.check_choice("kmeans" if method is None else method, "method", ("kmeans", "random", "rpcholesky"),
-                                 text="'kmeans', 'random' or 'rpcholesky'")
-        if method == "rpcholesky":
+        method = _v.check_choice("kmeans" if method is None else method, "method",
+                                 ("kmeans", "random", "rpcholesky", "auto"),
+                                 text="'kmeans', 'random', 'rpcholesky' or 'auto'")
+        if method in ("rpcholesky", "auto"):
             if is_sparse(X):
-                raise ValueError("`method='rpcholesky'` needs dense `X`; use 'kmeans' or 'random' for sparse data.")
-            check_positive_definite_kernel(spec, d, c0, "nystroem(method='rpcholesky')")
+                raise ValueError(f"`method='{method}'` needs dense `X`; use 'kmeans' or 'random' for sparse data.")
+            check_positive_definite_kernel(spec, d, c0, f"nystroem(method='{method}')")
     else:
         if method is not None:
             raise ValueError(f"`method` must be None when `landmarks` is an array; got {method!r}.")
@@ -551,8 +553,14 @@ def nystroem(X: ArrayLike, landmarks: int | ArrayLike, *, kernel: KernelArg = "g
                     "use fewer `landmarks`.")
     sparse = isinstance(Xa, CSRRows)
     Xd = Xa.astype(_F64) if sparse else _v.to_dtype(Xa, _F64)
+    if La is None and method == "auto":  # the pivots where their trace error is small, else k-means
+        pc = factor_rows(Xd, m, {"kernel": kernel_value(spec), "gamma": g, "degree": deg, "coef0": c0,
+                                 "length_scale": None}, rng, nt)
+        ids, method = (pc.pivots, "rpcholesky") if accurate(pc) else (None, "kmeans")
     if La is not None:
         L = np.array(La, dtype=np.float64, order="C", copy=True)  # the map owns its landmarks
+    elif ids is not None:
+        L = Xd[ids]
     elif method == "kmeans":
         # k-means on data scaled by a power of two (exact, so the centres are those of the
         # data itself) whose squared distances can neither overflow nor underflow
@@ -652,6 +660,29 @@ class PartialCholesky:
         """The number of pivots ``m`` (fewer than asked for when the kernel matrix is
         numerically of lower rank)."""
         return int(self.pivots.shape[0])
+
+
+#: landmarks="auto" (and ``nystroem(method="auto")``): the pivots of randomly pivoted
+#: Cholesky when its relative trace error ``tr(K - F F^T) / tr K`` is at most this, else
+#: k-means centres.  On the 16 cases of docs/performance.md ('Landmarks') RPCholesky was
+#: the better choice wherever its error was at most 6.1e-4 but for one (1.2e-5, k-means
+#: 1.18x better), and k-means wherever it exceeded 4.8e-3
+AUTO_RESIDUAL = 1e-3
+
+
+def accurate(pc: "PartialCholesky") -> bool:
+    """The ``"auto"`` landmarks' rule: keep randomly pivoted Cholesky's pivots when its
+    relative trace error is at most :data:`AUTO_RESIDUAL` (where its residual sampling
+    beats k-means' centres), else take k-means centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((300, 2))
+    >>> accurate(rpcholesky(X, 60, gamma=1.0, seed=0)), accurate(rpcholesky(X, 5, gamma=50.0, seed=0))
+    (True, False)
+    """
+    return bool(pc.residual <= AUTO_RESIDUAL * pc.trace)
 
 
 def check_positive_definite_kernel(spec, d, coef0, what):

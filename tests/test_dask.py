@@ -369,6 +369,7 @@ def test_predict_kernel_model(rng, scheduler):
 # ---------------------------------------------------------------- kernel ridge (Nystroem PCG)
 @pytest.mark.parametrize("kw", [{"n_landmarks": 40}, {"n_landmarks": 30, "landmarks": "kmeans"},
                                 {"n_landmarks": 30, "landmarks": "rpcholesky"},
+                                {"n_landmarks": 30, "landmarks": "auto"},
                                 {"n_landmarks": 40, "fit_intercept": True}, {"kernel": "laplacian"}])
 def test_kernel_ridge_equals_in_memory(rng, scheduler, kw):
     X, Xd = _data(rng, n=3000, d=3, chunks=800)

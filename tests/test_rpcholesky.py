@@ -171,3 +171,35 @@ def test_length_scales_and_the_scikit_learn_front_end(rng):
 
     ny = fsk.Nystroem(kernel="rbf", gamma=0.5, n_components=20, method="rpcholesky", random_state=0).fit(X)
     assert ny.component_indices_.tolist() == rpcholesky(X, 20, gamma=0.5, seed=0).pivots.tolist()
+
+
+def test_auto_takes_the_pivots_where_their_trace_error_is_small_else_k_means(rng):
+    # 2-D uniform data, a smooth kernel and many landmarks: a tiny trace error, the pivots;
+    # a narrow kernel and few landmarks: a large one, k-means centres (the k-means of
+    # landmarks="kmeans", drawn after the Cholesky's draws)
+    X = rng.uniform(0, 1, (600, 2))
+    y = np.sin(6 * X[:, 0])
+    kw = {"alpha": 1e-3, "solver": "nystrom"}
+    smooth = rpcholesky(X, 60, gamma=1.0, seed=3)
+    assert falkon.accurate(smooth) and smooth.residual <= 1e-3 * smooth.trace
+    model = kernel_ridge(X, y, gamma=1.0, n_landmarks=60, landmarks="auto", seed=3, **kw)
+    np.testing.assert_array_equal(model.centers, smooth.landmarks)
+    narrow = rpcholesky(X, 10, gamma=300.0, seed=3)
+    assert not falkon.accurate(narrow)
+    model = kernel_ridge(X, y, gamma=300.0, n_landmarks=10, landmarks="auto", seed=3, **kw)
+    r = np.random.default_rng(3)
+    fastrbf.approx.factor_rows(X, 10, {"kernel": "gaussian", "gamma": 300.0, "degree": 3, "coef0": 1.0,
+                                       "length_scale": None}, r, 1)
+    rows = np.sort(r.choice(600, size=200, replace=False))  # k-means' subsample of 20 m rows
+    km = falkon.landmarks_from_rows(X[rows], 10, "kmeans", r, 1)
+    np.testing.assert_array_equal(model.centers, km)
+    # nystroem and the sparse GP take the same rule
+    ny = nystroem(X, 60, gamma=1.0, method="auto", seed=3)
+    assert ny.indices.tolist() == smooth.pivots.tolist()
+    ny = nystroem(X, 10, gamma=300.0, method="auto", seed=3)
+    assert ny.indices is None or not np.array_equal(ny.landmarks, X[narrow.pivots])
+    gp = sparse_gaussian_process(X, y, n_landmarks=60, landmarks="auto", kernel="gaussian", length_scale=0.7,
+                                 optimize=False, seed=3)
+    np.testing.assert_array_equal(gp.landmarks, rpcholesky(X, 60, gamma=0.5, length_scale=0.7, seed=3).landmarks)
+    with pytest.raises(ValueError, match="landmarks"):
+        kernel_ridge(X, y, gamma=1.0, n_landmarks=6, landmarks="best", **kw)

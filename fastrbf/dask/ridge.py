@@ -81,7 +81,7 @@ def kernel_ridge(X: Data, Y: Data, *, gamma: float, alpha: float, kernel: Kernel
     gamma, alpha, kernel, n_landmarks, tol, max_iter, seed, fit_intercept, degree, coef0 :
         As in :func:`fastrbf.kernel_ridge` with ``solver="nystrom-pcg"`` (the only
         solver here).
-    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d)
+    landmarks : {"uniform", "kmeans", "rpcholesky", "auto"} or array_like of shape (m, d)
         Chosen on the client with the same random draws as in memory: for a given
         ``seed`` the landmarks, hence the model, equal the in-memory ones (to rounding).
     n_threads : int, default 1

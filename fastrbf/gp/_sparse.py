@@ -321,7 +321,7 @@ def sparse_gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, n_landmarks: int 
     n_landmarks : int, optional
         Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"`` /
         ``"rpcholesky"``; default ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
+    landmarks : {"uniform", "kmeans", "rpcholesky", "auto"} or array_like of shape (m, d), default "uniform"
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel.
     amplitude, noise : float
@@ -381,10 +381,12 @@ def sparse_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_landmarks: int | No
     n_landmarks : int, optional
         Number of landmarks in [1, n] for ``"uniform"`` / ``"kmeans"`` /
         ``"rpcholesky"``; default ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
+    landmarks : {"uniform", "kmeans", "rpcholesky", "auto"} or array_like of shape (m, d), default "uniform"
         Rows drawn without replacement, k-means centres, the pivots of a randomly
         pivoted Cholesky (:func:`fastrbf.rpcholesky`) of the kernel at the starting
-        ``length_scale``, or given; never optimised.
+        ``length_scale``, or given; never optimised.  ``"auto"``: as
+        :func:`fastrbf.kernel_ridge`'s (the pivots where their trace error is small,
+        else k-means centres).
     kernel : str or UserKernel, default "matern52"
         A radial, positive definite kernel (as :func:`fastrbf.gaussian_process`).
     amplitude, length_scale, noise :

@@ -61,7 +61,7 @@ from .. import _validation as _v
 from .._jit import falkon as _jf
 from .._lazy import blas, lapack
 from .._typing import KernelArg
-from ..approx import PartialCholesky, check_positive_definite_kernel, factor_rows
+from ..approx import PartialCholesky, accurate, check_positive_definite_kernel, factor_rows
 from ..cluster._kmeans import kmeans_named
 from ..kernels import check_kernel
 from ..linalg import NotPositiveDefiniteError
@@ -70,8 +70,8 @@ from ..linalg import NotPositiveDefiniteError
 NM_CHUNK = 1024
 MAX_CHUNKS = 256
 #: the landmark methods by name (an array of landmarks is the other choice)
-LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky")
-LANDMARKS_TEXT = '"uniform", "kmeans", "rpcholesky" or an array'
+LANDMARK_METHODS = ("uniform", "kmeans", "rpcholesky", "auto")
+LANDMARKS_TEXT = '"uniform", "kmeans", "rpcholesky", "auto" or an array'
 #: the rows ``"rpcholesky"`` draws its pivots from: all ``n`` while the n x m factor has
 #: at most this many entries (256 MiB; the solvers then reuse it), else a uniform
 #: subsample of ``20 m`` rows, as ``"kmeans"`` (its ``20 m^3`` flops then cost about what
@@ -495,7 +495,10 @@ def choose_landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int 
     the solve); ``progress`` is passed to it.  ``"rpcholesky"``: on all rows while the
     n x M factor has at most :data:`RPCHOL_POOL_ENTRIES` entries, else on a uniform
     subsample of ``20 M`` rows (:func:`landmark_rows`); fewer than M landmarks when the
-    kernel matrix is numerically of lower rank.
+    kernel matrix is numerically of lower rank.  ``"auto"``: ``"rpcholesky"``'s pivots
+    when its relative trace error is at most :data:`fastrbf.approx.AUTO_RESIDUAL` (:func:`~fastrbf.approx.accurate`),
+    else k-means centres on k-means' subsample (the Cholesky's time then spent for
+    nothing: at most about k-means' own).
 
     Examples
     --------
@@ -509,9 +512,11 @@ def choose_landmarks(X: np.ndarray, M: int, how: "str | np.ndarray", seed: "int 
         return np.array(how, dtype=_F64, order="C", copy=True), None  # the model owns its landmarks
     rng = _v.check_seed(seed, name="seed")
     idx = landmark_rows(X.shape[0], M, how, rng)
-    if how == "rpcholesky" and idx is None:
+    if how in ("rpcholesky", "auto") and idx is None:
         pc = _rpcholesky(X, M, rng, n_threads, progress, kernel)
-        return np.ascontiguousarray(pc.landmarks), pc
+        if how == "rpcholesky" or accurate(pc):
+            return np.ascontiguousarray(pc.landmarks), pc
+        how, idx = "kmeans", landmark_rows(X.shape[0], M, "kmeans", rng)
     return landmarks_from_rows(X if idx is None else X[idx], M, how, rng, n_threads, progress, kernel), None
 
 
@@ -530,7 +535,7 @@ def landmark_rows(n: int, M: int, how: str, rng: np.random.Generator) -> "np.nda
     """
     if _v.check_choice(how, "landmarks", LANDMARK_METHODS, text=LANDMARKS_TEXT) == "uniform":
         return np.sort(rng.choice(n, size=M, replace=False))
-    pool = n if how == "rpcholesky" and n * M <= RPCHOL_POOL_ENTRIES else 20 * M
+    pool = n if how in ("rpcholesky", "auto") and n * M <= RPCHOL_POOL_ENTRIES else 20 * M
     return None if n <= pool else np.sort(rng.choice(n, size=pool, replace=False))
 
 
@@ -549,8 +554,12 @@ def landmarks_from_rows(rows: np.ndarray, M: int, how: str, rng: np.random.Gener
     """
     if how == "uniform":
         return np.ascontiguousarray(rows, dtype=_F64)
-    if how == "rpcholesky":
-        return np.ascontiguousarray(_rpcholesky(rows, M, rng, n_threads, progress, kernel).landmarks)
+    if how in ("rpcholesky", "auto"):
+        pc = _rpcholesky(rows, M, rng, n_threads, progress, kernel)
+        if how == "rpcholesky" or accurate(pc):
+            return np.ascontiguousarray(pc.landmarks)
+        if rows.shape[0] > 20 * M:  # k-means' rows, as landmark_rows draws them
+            rows = rows[np.sort(rng.choice(rows.shape[0], size=20 * M, replace=False))]
     res = kmeans_named(rows, M, name="n_landmarks", max_iter=10, seed=rng, n_threads=n_threads, progress=progress)
     return np.ascontiguousarray(res.centers, dtype=_F64)
 

@@ -152,12 +152,14 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     n_landmarks : int, optional
         Number of landmarks m in [1, n] ("nystrom", "nystrom-pcg"); default
         ``min(n, max(1000, 2 sqrt(n)))``.
-    landmarks : {"uniform", "kmeans", "rpcholesky"} or array_like of shape (m, d), default "uniform"
+    landmarks : {"uniform", "kmeans", "rpcholesky", "auto"} or array_like of shape (m, d), default "uniform"
         Uniform sample of the rows without replacement, k-means centres (k-means++ and
         10 Lloyd iterations on a subsample of ``min(n, 20 m)`` rows), the pivots of a
         randomly pivoted Cholesky (:func:`fastrbf.rpcholesky` of this kernel, on all
         rows while its n x m factor has at most 2^25 entries, which the solvers then
-        reuse; else on a subsample of ``20 m`` rows), or given.
+        reuse; else on a subsample of ``20 m`` rows), or given.  ``"auto"``: the
+        Cholesky's pivots when its relative trace error is at most 1e-3 (where they beat
+        k-means' centres), else k-means centres.
     tol : float, default 1e-7
         "nystrom-pcg" stops when the relative residual of the preconditioned system is
         below ``tol`` for every output...

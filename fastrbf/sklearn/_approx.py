@@ -122,10 +122,12 @@ class Nystroem(DtypeTransformer):
         Default ``1 / n_features`` for fastrbf's kernels; scikit-learn's default for its own.
     n_components : int, default 100
         Number of landmarks; at most ``n_samples`` are used (``n_components_``).
-    method : {"random", "kmeans", "rpcholesky"}, default "random"
+    method : {"random", "kmeans", "rpcholesky", "auto"}, default "random"
         Landmarks: distinct random rows of ``X`` (scikit-learn's choice), k-means
-        centres or the pivots of :func:`fastrbf.rpcholesky` (fastrbf's kernels only;
-        dense ``X`` and a positive semi-definite kernel for ``"rpcholesky"``).
+        centres, the pivots of :func:`fastrbf.rpcholesky`, or those pivots where their
+        trace error is small and k-means centres elsewhere (``"auto"``, as
+        :func:`fastrbf.nystroem`'s) (fastrbf's kernels only; dense ``X`` and a
+        positive semi-definite kernel for ``"rpcholesky"`` and ``"auto"``).
     alpha : float, default 0.0
         Added to the diagonal of ``K(L, L)``.
     degree : float, optional

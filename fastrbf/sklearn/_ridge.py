@@ -115,7 +115,7 @@ class KernelRidge(MultiOutputRegressor):
     n_landmarks : int, optional
         Landmarks of "nystrom" and "nystrom-pcg" (default ``min(n, max(1000, 2
         sqrt(n)))``); giving it selects a Nystroem solver under "auto".
-    landmarks : {"uniform", "kmeans", "rpcholesky"}, default "uniform"
+    landmarks : {"uniform", "kmeans", "rpcholesky", "auto"}, default "uniform"
         As in :func:`fastrbf.kernel_ridge`.
     tol : float, default 1e-7
         Relative residual at which the conjugate gradients stop.

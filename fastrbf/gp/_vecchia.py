@@ -22,9 +22,9 @@ Decisions:
   updates the distances of the points within the current maximin distance only,
   ``O(n log n)`` distance updates in all.  Measured (docs/performance.md, 'Vecchia
   GP'; 3000 points, Matern 3/2, median of 5 draws): the log likelihood's error
-  against the exact one with maximin was 0.35 and 0.57 times that of the random
-  ordering with 30 and 10 neighbours in 2-D, and within 0.8 to 1.3 times that of
-  the random and coordinate orderings in 3-D.  It costs 10 s at 10^6 points (2 threads).
+  against the exact one with maximin was 0.33 and 0.57 times that of the random
+  ordering with 30 and 10 neighbours in 2-D, and 0.85 to 1.3 times that of the
+  random and coordinate orderings in 3-D.  It costs 10 s at 10^6 points (2 threads).
   ``"random"`` (seeded), ``"coordinate"`` (by the feature of widest spread),
   ``"none"`` (the rows' order) or a permutation can be given.
 - **Conditioning sets**: the ``n_neighbors`` nearest earlier points in the scaled

@@ -15,9 +15,20 @@ d)`` (the derivative of ``-log d / 2 - e^2 / (2 d)`` through ``d = c_tt - c_N^T 
 = y_t - B^T y_N``): two triangular solves with the top-left block of ``L`` after the
 factor, ``O(m^2)``; one matrix per point, never one per parameter.
 
-Tasks are blocks of :data:`VB` consecutive positions, each writing its own row of
-``part`` (its terms added in position order); the caller adds the rows in block order,
-so the sums do not depend on the thread count.  The maximin ordering is serial (each
+Eight positions with full conditioning sets are done at once (:func:`_group`), in the
+lane layout of :mod:`fastrbf._jit.llvm.lanes` (``A[a, b, lane]``, lane innermost): the
+distances, kernel values, factor, solves and the gradient's sums are vector operations
+across the eight problems (the factor is otherwise a chain of scalar multiply-adds):
+2.6x faster at N = 1e5 and 3x at 1e6 than one position at a time, for 8 s more cold
+compilation per kernel.  The gradient's sums per row are ``f1 sum_b B_b K_ab + f2
+sum_b w_b K_ab`` (and the same over ``D_ab (x_ak - x_bk)^2`` per feature), dot products
+along the lanes.  The first positions (fewer neighbours) and a block's last few go one at
+a time.
+
+Tasks are blocks of :data:`VB` consecutive positions (a multiple of the lanes), each
+writing its own row of ``part`` (its terms added in position order, a group's in lane
+order); the caller adds the rows in block order, so the sums do not depend on the thread
+count.  The maximin ordering is serial (each
 choice depends on all before it).
 """
 
@@ -27,6 +38,7 @@ import numpy as np
 
 from .._decorators import jit, pjit
 from ..grad import value_and_deriv
+from ..llvm.lanes import LANES, lane_dot_sub, lane_mul, lane_sqdist
 from ..neighbors.kdtree import box_lb, node_range
 
 VB = 256  # positions per task
@@ -74,6 +86,119 @@ def _backward(U, p, z):
         z[i] = t / U[i, i]
 
 
+@jit
+def _group(g, Xs, y, nbr, phi, c, degree, g0, amp, noise, grad, idx, Xl, R, K, D, A, z, B, w, inv, E, al, be, a1,
+           aN, aL, SB, SW, F1, F2, acc):
+    # the LANES positions g.. (each with m neighbours) at once, lane innermost: A[a, b,
+    # lane] at flat (a P + b) LANES, lower triangles; adds their terms to acc in lane
+    # order; False when a covariance is not positive definite
+    d = Xs.shape[1]
+    q = nbr.shape[1]
+    P = q + 1
+    L = LANES
+    for lane in range(L):
+        t = g + lane
+        for a in range(q):
+            idx[a * L + lane] = nbr[t, a]
+        idx[q * L + lane] = t
+    for a in range(P):
+        for lane in range(L):
+            ia = idx[a * L + lane]
+            z[a * L + lane] = y[ia]
+            for k in range(d):
+                Xl[(a * d + k) * L + lane] = Xs[ia, k]
+    for a in range(P):
+        for b in range(a + 1):
+            lane_sqdist(R, (a * P + b) * L, Xl, a * d * L, Xl, b * d * L, d)
+        e0 = a * P * L
+        for e in range(e0, e0 + (a + 1) * L):
+            v, dv = value_and_deriv(phi, g0 * R[e], c, degree)
+            K[e] = v
+            D[e] = dv
+            A[e] = amp * v
+        for lane in range(L):
+            A[(a * P + a) * L + lane] += noise
+            D[(a * P + a) * L + lane] = 0.0
+    for i in range(P):
+        for j in range(i + 1):
+            o = (i * P + j) * L
+            lane_dot_sub(A, o, A, i * P * L, L, A, j * P * L, L, j)
+            if j < i:
+                lane_mul(A, o, inv, j * L)
+        for lane in range(L):
+            s = A[(i * P + i) * L + lane]
+            if not s > 0.0:
+                return False
+            s = math.sqrt(s)
+            A[(i * P + i) * L + lane] = s
+            inv[i * L + lane] = 1.0 / s
+    for i in range(P):
+        lane_dot_sub(z, i * L, A, i * P * L, L, z, 0, L, i)
+        lane_mul(z, i * L, inv, i * L)
+    for lane in range(L):
+        Ltt = A[(q * P + q) * L + lane]
+        zt = z[q * L + lane]
+        acc[0] += -0.5 * LOG2PI - math.log(Ltt) - 0.5 * zt * zt
+    if not grad:
+        return True
+    for e in range(q * L):
+        B[e] = A[q * P * L + e]
+        w[e] = z[e]
+    for i in range(q - 1, -1, -1):
+        lane_dot_sub(B, i * L, A, ((i + 1) * P + i) * L, P * L, B, (i + 1) * L, L, q - 1 - i)
+        lane_mul(B, i * L, inv, i * L)
+        lane_dot_sub(w, i * L, A, ((i + 1) * P + i) * L, P * L, w, (i + 1) * L, L, q - 1 - i)
+        lane_mul(w, i * L, inv, i * L)
+    for lane in range(L):
+        B[q * L + lane] = -1.0
+        w[q * L + lane] = 0.0
+        Ltt = A[(q * P + q) * L + lane]
+        dd = Ltt * Ltt
+        e = z[q * L + lane] * Ltt
+        al[lane] = 0.5 * (e * e / dd - 1.0) / dd
+        be[lane] = 0.5 * e / dd
+        a1[lane] = 0.0
+        aN[lane] = 0.0
+        for k in range(d):
+            aL[k * L + lane] = 0.0
+    for a in range(P):
+        # M_ab = f1 B_b + f2 w_b (b < a, twice), M_aa = al B_a^2 - 2 be w_a B_a
+        for lane in range(L):
+            SB[lane] = 0.0
+            SW[lane] = 0.0
+        lane_dot_sub(SB, 0, B, 0, L, K, a * P * L, L, a)  # -sum_b B_b K_ab
+        lane_dot_sub(SW, 0, w, 0, L, K, a * P * L, L, a)
+        for lane in range(L):
+            Ba = B[a * L + lane]
+            wa = w[a * L + lane]
+            f1 = al[lane] * Ba - be[lane] * wa
+            f2 = -be[lane] * Ba
+            Maa = al[lane] * Ba * Ba - 2.0 * be[lane] * wa * Ba
+            a1[lane] += Maa * K[(a * P + a) * L + lane] - 2.0 * (f1 * SB[lane] + f2 * SW[lane])
+            aN[lane] += Maa
+            F1[lane] = f1
+            F2[lane] = f2
+        for k in range(d):
+            ek = k * P * P * L
+            for b in range(a):
+                o = (a * P + b) * L
+                lane_sqdist(E, ek + o, Xl, (a * d + k) * L, Xl, (b * d + k) * L, 1)
+                lane_mul(E, ek + o, D, o)
+            for lane in range(L):
+                SB[lane] = 0.0
+                SW[lane] = 0.0
+            lane_dot_sub(SB, 0, B, 0, L, E, ek + a * P * L, L, a)
+            lane_dot_sub(SW, 0, w, 0, L, E, ek + a * P * L, L, a)
+            for lane in range(L):
+                aL[k * L + lane] += 4.0 * g0 * (F1[lane] * SB[lane] + F2[lane] * SW[lane])
+    for lane in range(L):
+        acc[1] += a1[lane]
+        acc[d + 2] += aN[lane]
+        for k in range(d):
+            acc[2 + k] += aL[k * L + lane]
+    return True
+
+
 @pjit(tasks=lambda Xs, *_: (Xs.shape[0] + VB - 1) // VB,
       work=lambda Xs, y, nbr, *_: Xs.shape[0] * (nbr.shape[1] + 1) ** 2 * (nbr.shape[1] + 3 * Xs.shape[1] + 20))
 def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, part):
@@ -96,11 +221,41 @@ def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, 
     B = np.empty(P)
     w = np.empty(P)
     acc = np.empty(d + 3)
+    L = LANES  # the lane buffers of _group
+    lidx = np.empty(P * L, dtype=np.int64)
+    Xl = np.empty(P * d * L)
+    R = np.empty(P * P * L)
+    Kl = np.empty(P * P * L)
+    Dl = np.empty(P * P * L)
+    A = np.zeros(P * P * L)
+    zl = np.empty(P * L)
+    Bl = np.empty(P * L)
+    wl = np.empty(P * L)
+    inv = np.empty(P * L)
+    E = np.empty(d * P * P * L)
+    al = np.empty(L)
+    be = np.empty(L)
+    a1 = np.empty(L)
+    aN = np.empty(L)
+    aL = np.empty(d * L)
+    SB = np.empty(L)
+    SW = np.empty(L)
+    F1 = np.empty(L)
+    F2 = np.empty(L)
     for task in range(lo, hi):
         for k in range(d + 3):
             acc[k] = 0.0
         ok = True
-        for t in range(task * VB, min(n, (task + 1) * VB)):
+        t = task * VB
+        t_end = min(n, (task + 1) * VB)
+        while t < t_end:
+            if m > 0 and t + L <= t_end and count[t] == m and count[t + L - 1] == m:
+                if not _group(t, Xs, y, nbr, phi, c, degree, g0, amp, noise, grad, lidx, Xl, R, Kl, Dl, A, zl, Bl, wl,
+                              inv, E, al, be, a1, aN, aL, SB, SW, F1, F2, acc):
+                    ok = False
+                    break
+                t += L
+                continue
             q = count[t]
             p = q + 1
             for a in range(q):
@@ -129,6 +284,7 @@ def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, 
             _forward(C, p, z)
             Ltt = C[q, q]
             acc[0] += -0.5 * LOG2PI - math.log(Ltt) - 0.5 * z[q] * z[q]
+            t += 1
             if not grad:
                 continue
             dd = Ltt * Ltt
@@ -140,15 +296,15 @@ def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, 
             _backward(C, q, w)  # C_NN^-1 y_N
             B[q] = -1.0  # v = -B
             w[q] = 0.0
-            al = 0.5 * (e * e / dd - 1.0) / dd
-            be = 0.5 * e / dd
+            sa = 0.5 * (e * e / dd - 1.0) / dd
+            sb = 0.5 * e / dd
             for a in range(p):
                 ia = idx[a]
-                Maa = al * B[a] * B[a] - 2.0 * be * w[a] * B[a]
+                Maa = sa * B[a] * B[a] - 2.0 * sb * w[a] * B[a]
                 acc[1] += Maa * K[a, a]
                 acc[d + 2] += Maa
                 for b in range(a + 1, p):
-                    Mab = 2.0 * (al * B[a] * B[b] - be * (w[a] * B[b] + B[a] * w[b]))
+                    Mab = 2.0 * (sa * B[a] * B[b] - sb * (w[a] * B[b] + B[a] * w[b]))
                     acc[1] += Mab * K[a, b]
                     wd = Mab * D[a, b] * g0
                     if wd != 0.0:

@@ -36,13 +36,23 @@ import math
 
 import numpy as np
 
-from .._decorators import jit, pjit
+from .._decorators import jit, jit_inline, pjit
 from ..grad import value_and_deriv
 from ..llvm.lanes import LANES, lane_dot_sub, lane_mul, lane_sqdist
 from ..neighbors.kdtree import box_lb, node_range
 
 VB = 256  # positions per task
 LOG2PI = math.log(2.0 * math.pi)
+
+
+@jit_inline
+def _sqd(X, i, Y, j):
+    # the squared distance of rows X[i] and Y[j], features in order
+    s = 0.0
+    for k in range(X.shape[1]):
+        u = X[i, k] - Y[j, k]
+        s += u * u
+    return s
 
 
 @jit
@@ -264,12 +274,7 @@ def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, 
             for a in range(p):  # row a of the upper triangles: distances, then the kernel (vectorised)
                 ia = idx[a]
                 for b in range(a, p):
-                    ib = idx[b]
-                    s = 0.0
-                    for k in range(d):
-                        u = Xs[ia, k] - Xs[ib, k]
-                        s += u * u
-                    r[b] = g0 * s
+                    r[b] = g0 * _sqd(Xs, ia, Xs, idx[b])
                 for b in range(a, p):
                     v, dv = value_and_deriv(phi, r[b], c, degree)
                     K[a, b] = v
@@ -341,22 +346,13 @@ def predict_rows(lo, hi, Xq, Xs, y, nbr, phi, c, degree, g0, amp, noise, prior, 
         e = 0
         for a in range(k):
             ia = nbr[i, a]
-            s = 0.0
-            for j in range(d):
-                h = Xq[i, j] - Xs[ia, j]
-                s += h * h
-            r[e] = g0 * s
+            r[e] = g0 * _sqd(Xq, i, Xs, ia)
             e += 1
             z[a] = y[ia]
         for a in range(k):
             ia = nbr[i, a]
             for b in range(a, k):
-                ib = nbr[i, b]
-                s = 0.0
-                for j in range(d):
-                    h = Xs[ia, j] - Xs[ib, j]
-                    s += h * h
-                r[e] = g0 * s
+                r[e] = g0 * _sqd(Xs, ia, Xs, nbr[i, b])
                 e += 1
         for e in range(r.shape[0]):  # one call site of the kernel (one inlined copy)
             v, _ = value_and_deriv(phi, r[e], c, degree)
@@ -388,17 +384,13 @@ def earlier_brute(lo, hi, Xs, first, m, nbr, count):
     # IN: Xs (n, d) the scaled points in the ordering, first, m
     # OUT: for positions t < first in the tasks' blocks: nbr[t, :count[t]] the min(t, m)
     #      nearest earlier positions, ascending (distance, position)
-    d = Xs.shape[1]
     dist = np.empty(max(first, 1))
     pos = np.empty(max(first, 1), dtype=np.int64)
     for t in range(lo * VB, min(first, hi * VB)):
         q = min(t, m)
         c = 0  # an insertion-sorted list of the q best (distance, position)
         for j in range(t):
-            s = 0.0
-            for k in range(d):
-                u = Xs[t, k] - Xs[j, k]
-                s += u * u
+            s = _sqd(Xs, t, Xs, j)
             if c == q and not s < dist[c - 1]:
                 continue  # j > every listed position: ties keep the earlier
             a = c if c < q else q - 1

@@ -300,3 +300,37 @@ def test_the_scikit_learn_estimator_is_the_function(rng):
     assert est.log_marginal_likelihood() == gp.log_marginal_likelihood_value
     with pytest.raises(ValueError, match="n_restarts_optimizer"):
         VecchiaGaussianProcessRegressor(n_restarts_optimizer=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("ard", [False, True])
+def test_dask_blocks_of_the_ordering_give_the_in_memory_model(rng, ard):
+    import dask
+    import dask.array as da
+
+    from fastrbf import dask as fd
+    from fastrbf.dask.vecchia import blocks_of
+
+    X, y = _data(rng, n=1500)
+    kw = dict(n_neighbors=8, kernel="matern32", ard=ard, length_scale=0.3, noise=0.01, normalize_y=True,
+              ordering="random", seed=2)
+    ref = vecchia_gaussian_process(X, y, **kw)
+    with dask.config.set(scheduler="threads"):
+        gp = fd.vecchia_gaussian_process(da.from_array(X, chunks=(400, 2)), da.from_array(y, chunks=400),
+                                         block_size=300, n_threads=1, **kw)  # blocks of 512 positions
+    np.testing.assert_array_equal(gp.order, ref.order)
+    np.testing.assert_array_equal(gp.neighbors, ref.neighbors)
+    np.testing.assert_allclose(gp.theta, ref.theta, rtol=1e-6, atol=1e-6)
+    assert gp.log_marginal_likelihood_value == pytest.approx(ref.log_marginal_likelihood_value, rel=1e-9)
+    # a block's rows hold its own points, then its neighbours': the same terms as the whole ordering's
+    Xo, yo = X[ref.order], ref.y_train[ref.order]
+    count = np.minimum(np.arange(1500), 8)
+    parts = blocks_of(ref.order, ref.neighbors, count, X, yo, 512)
+    assert len(parts) == 3 and all(np.array_equal(p[0][: p[2].shape[0]], Xo[i * 512 : (i + 1) * 512])
+                                   for i, p in enumerate(parts))
+    for i, (rows, yy, nbr, cnt) in enumerate(parts):
+        for t in (0, 100, nbr.shape[0] - 1):
+            s = i * 512 + t
+            np.testing.assert_array_equal(rows[nbr[t, : cnt[t]]], Xo[ref.neighbors[s, : cnt[t]]])
+            np.testing.assert_array_equal(yy[nbr[t, : cnt[t]]], yo[ref.neighbors[s, : cnt[t]]])
+    with pytest.raises(ValueError, match="block_size"):
+        fd.vecchia_gaussian_process(X, y, block_size=0)

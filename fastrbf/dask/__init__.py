@@ -12,7 +12,10 @@ One module per family, as in memory: :mod:`~fastrbf.dask.pairwise` (``sqdist``,
 ``lloyd_assign``), :mod:`~fastrbf.dask.network` (``rbf_network``),
 :mod:`~fastrbf.dask.ridge` (``kernel_ridge``), :mod:`~fastrbf.dask.neighbors`
 (``knn``), :mod:`~fastrbf.dask.pou` (``partition_of_unity``),
-:mod:`~fastrbf.dask.prediction` (``predict``, ``decision_function``) and
+:mod:`~fastrbf.dask.prediction` (``predict``, ``decision_function``),
+:mod:`~fastrbf.dask.sparse_gp` (``sparse_gaussian_process``),
+:mod:`~fastrbf.dask.vecchia` (``vecchia_gaussian_process``: the likelihood on blocks of
+the ordering) and
 :mod:`~fastrbf.dask.common` (the checks of chunked inputs, the tree reductions).
 Each family's argument checks and its finish from the reduced quantities are the
 in-memory functions: only the passes over the blocks are written here.
@@ -101,6 +104,8 @@ from .pou import partition_of_unity
 from .prediction import decision_function, predict
 from .ridge import kernel_ridge
 from .sparse_gp import sparse_gaussian_process
+from .vecchia import vecchia_gaussian_process
 
 __all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "knn", "lloyd_assign",
-           "partition_of_unity", "predict", "rbf_network", "sparse_gaussian_process", "sqdist"]
+           "partition_of_unity", "predict", "rbf_network", "sparse_gaussian_process", "sqdist",
+           "vecchia_gaussian_process"]

@@ -149,7 +149,7 @@ def constants(spec):
     return tuple(float(v) for v in spec.c)
 
 
-class _Problem:
+class Problem:
     """The data, kernel and conditioning sets that every evaluation shares."""
 
     def __init__(self, X, y, entry, coef0, m, ordering, rng, n_threads, noise):
@@ -177,33 +177,56 @@ class _Problem:
 
     def lml(self, theta, grad):
         """(lml, gradient or None) at ``theta = log(amplitude, length scales[, noise])``."""
-        n, d = self.X.shape
-        p = theta.size - 1 - self.nn
-        amp = math.exp(theta[0])
-        ls = np.broadcast_to(np.exp(theta[1 : 1 + p]), (d,))
-        noise = math.exp(theta[-1]) if self.nn else 0.0
-        with np.errstate(over="ignore", invalid="ignore"):
-            Xo = np.ascontiguousarray(self.X[self.order] / ls)
-        if not np.all(np.isfinite(Xo)):
-            raise FloatingPointError("the rescaled data overflow")
-        sp = self.spec
-        part = np.zeros((-(-n // _jv.VB), d + 3))
-        _jv.lml_blocks.run(self.nt, Xo, self.yo, self.nbr, self.count, sp.phi, self.c, sp.degree, self.g0, amp, noise,
-                           bool(grad), part)
-        tot = part.sum(axis=0)
-        if not np.all(np.isfinite(tot)):
-            raise np.linalg.LinAlgError("a conditional covariance is not positive definite")
-        if not grad:
-            return float(tot[0]), None
-        g = np.empty(theta.size)
-        g[0] = tot[1]
-        g[1 : 1 + p] = tot[2 : 2 + d].sum() if p == 1 else tot[2 : 2 + d]
-        if self.nn:
-            g[-1] = tot[d + 2]
-        return float(tot[0]), g
+        tot = block_terms(self.X[self.order], self.yo, self.nbr, self.count, self.kernel_args(), theta, self.nn,
+                          grad, self.nt)
+        return finish_terms(tot, theta, self.nn, grad)
+
+    def kernel_args(self):
+        """What :func:`block_terms` needs of the kernel: ``(phi, constants, degree, g0)``."""
+        return self.spec.phi, self.c, self.spec.degree, self.g0
 
 
-def _setup(X, y, kernel, coef0, normalize_y, amplitude, length_scale, noise, ard, n_neighbors, what):
+def unpack(theta, nn, d):
+    """``(amplitude, length scales (d,), noise, p)`` from ``theta`` (``p`` length scales)."""
+    p = theta.size - 1 - nn
+    return (math.exp(theta[0]), np.broadcast_to(np.exp(theta[1 : 1 + p]), (d,)),
+            math.exp(theta[-1]) if nn else 0.0, p)
+
+
+def block_terms(rows, y, nbr, count, kern, theta, nn, grad, n_threads):
+    """The sums ``(lml, d/dlog amp, d/dlog l_1 .. l_d, d/dlog noise)`` over the positions
+    of ``nbr`` (position t is row t of ``rows``, unscaled float64; its set the rows
+    ``nbr[t, :count[t]]``): the whole ordering, or a block of it with its neighbours'
+    rows after its own (:mod:`fastrbf.dask.vecchia`)."""
+    d = rows.shape[1]
+    amp, ls, noise, _ = unpack(theta, nn, d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xs = np.ascontiguousarray(rows / ls)
+    if not np.all(np.isfinite(Xs)):
+        raise FloatingPointError("the rescaled data overflow")
+    phi, c, degree, g0 = kern
+    part = np.zeros((-(-nbr.shape[0] // _jv.VB), d + 3))
+    _jv.lml_blocks.run(n_threads, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, bool(grad), part)
+    return part.sum(axis=0)
+
+
+def finish_terms(tot, theta, nn, grad):
+    """(lml, gradient or None) from the sums of :func:`block_terms`."""
+    if not np.all(np.isfinite(tot)):
+        raise np.linalg.LinAlgError("a conditional covariance is not positive definite")
+    if not grad:
+        return float(tot[0]), None
+    d = tot.size - 3
+    p = theta.size - 1 - nn
+    g = np.empty(theta.size)
+    g[0] = tot[1]
+    g[1 : 1 + p] = tot[2 : 2 + d].sum() if p == 1 else tot[2 : 2 + d]
+    if nn:
+        g[-1] = tot[d + 2]
+    return float(tot[0]), g
+
+
+def check_args(X, y, kernel, coef0, normalize_y, amplitude, length_scale, noise, ard, n_neighbors, what):
     entry, Xa, ya, Xd, T, c0, y_mean, y_std = prepare_data(X, y, kernel, coef0, normalize_y, what)
     if np.ndim(ya) != 1:
         raise ValueError(f"`y` must have one value per row (shape ({Xa.shape[0]},)) for {what}; got shape "
@@ -219,7 +242,7 @@ def _setup(X, y, kernel, coef0, normalize_y, amplitude, length_scale, noise, ard
     return entry, Xa, ya, Xd, np.ascontiguousarray(T[:, 0]), c0, y_mean, y_std, ls, m
 
 
-def _theta(amplitude, ls, noise):
+def log_theta(amplitude, ls, noise):
     return np.log(np.r_[amplitude, ls, [] if noise is None else noise])
 
 
@@ -271,14 +294,14 @@ def vecchia_gaussian_process_lml(X: ArrayLike, y: ArrayLike, *, n_neighbors: int
     True
     """
     what = "vecchia_gaussian_process_lml"
-    entry, Xa, _, Xd, yd, c0, _, _, ls, m = _setup(X, y, kernel, coef0, False, amplitude, length_scale, noise, False,
+    entry, Xa, _, Xd, yd, c0, _, _, ls, m = check_args(X, y, kernel, coef0, False, amplitude, length_scale, noise, False,
                                                    n_neighbors, what)
     want = _v.check_bool(eval_gradient, "eval_gradient")
-    prob = _Problem(Xd, yd, entry, c0, m, check_ordering(ordering, Xa.shape[0]), _v.check_seed(seed, name="seed"),
+    prob = Problem(Xd, yd, entry, c0, m, check_ordering(ordering, Xa.shape[0]), _v.check_seed(seed, name="seed"),
                     _threads.resolve(n_threads), noise is not None)
     prob.choose(np.broadcast_to(ls, (Xa.shape[1],)))
     try:
-        lml, grad = prob.lml(_theta(amplitude, ls, noise), want)
+        lml, grad = prob.lml(log_theta(amplitude, ls, noise), want)
     except np.linalg.LinAlgError:
         raise ValueError("A conditional covariance is not positive definite for these `amplitude`, `length_scale` "
                          "and `noise`; use a larger `noise`.") from None
@@ -441,7 +464,7 @@ class VecchiaGaussianProcess:
         if t.shape != self.theta.shape or not np.all(np.isfinite(t)):
             raise ValueError(f"`theta` must hold {self.theta.size} finite values (as the model's `theta`); got "
                              f"shape {t.shape}.")
-        prob = _Problem(self.X_train, self.y_train, self._entry(), self.coef0, self.neighbors.shape[1], self.order,
+        prob = Problem(self.X_train, self.y_train, self._entry(), self.coef0, self.neighbors.shape[1], self.order,
                         None, _threads.resolve(n_threads), self.theta.size > 1 + self.length_scale.size)
         prob.order, prob.nbr = self.order, self.neighbors
         prob.count = np.minimum(np.arange(self.order.size), self.neighbors.shape[1])
@@ -459,6 +482,39 @@ class VecchiaGaussianProcess:
 
     def _spec(self):
         return self._entry().spec(np.ones(1), self.coef0, 1)
+
+
+def fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what):
+    """``(theta, lml, restarts)``: the ordering and sets chosen at the starting length
+    scales ``ls``, L-BFGS-B from ``theta0`` and the restarts (with several length scales,
+    the sets chosen again at each optimum while they change), the likelihood at the end.
+    ``prob``: a :class:`Problem` (or the dask one: the same steps, its sums on the
+    blocks)."""
+    p = ls.size
+    prob.choose(np.broadcast_to(ls, (prob.X.shape[1],)), rep)
+    rows: list = []
+    theta = theta0
+    if optimize:
+        box = list(zip(np.broadcast_to(lo, theta0.shape), np.broadcast_to(hi, theta0.shape), strict=True))
+        starts = [np.clip(theta0, lo, hi)] + [rng.uniform(lo, hi, theta0.size) for _ in range(n_restarts)]
+        best = maximise(lambda t: prob.lml(t, True), starts, box, _ERRORS, rows=rows, rep=rep)
+        rounds = 1
+        while best is not None and p > 1 and rounds < ARD_ROUNDS and prob.choose(np.exp(best[1 : 1 + p]), rep):
+            # per-feature scales moved the neighbours: again from the optimum with the new ones
+            best = maximise(lambda t: prob.lml(t, True), [best], box, _ERRORS, rows=rows, rep=rep)
+            rounds += 1
+        if best is None:
+            raise ValueError(f"{what}: a conditional covariance is not positive definite from any start; use a "
+                             "larger `noise` or narrower `bounds`.")
+        theta = best
+        if p > 1:  # the model's sets (and likelihood) are those of its length scales
+            prob.choose(np.exp(theta[1 : 1 + p]), rep)
+    try:
+        lml, _ = prob.lml(theta, False)
+    except np.linalg.LinAlgError:
+        raise ValueError("A conditional covariance is not positive definite for these `amplitude`, `length_scale` "
+                         "and `noise`; use a larger `noise`.") from None
+    return theta, lml, rows
 
 
 def vecchia_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_neighbors: int = 30, kernel: KernelArg = "matern52",
@@ -520,41 +576,18 @@ def vecchia_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_neighbors: int = 3
     (True, True)
     """
     what = "vecchia_gaussian_process"
-    entry, Xa, ya, Xd, yd, c0, y_mean, y_std, ls, m = _setup(X, y, kernel, coef0, normalize_y, amplitude,
+    entry, Xa, ya, Xd, yd, c0, y_mean, y_std, ls, m = check_args(X, y, kernel, coef0, normalize_y, amplitude,
                                                              length_scale, noise, ard, n_neighbors, what)
     n, d = Xa.shape
     optimize = _v.check_bool(optimize, "optimize")
     n_restarts = _v.check_int(n_restarts, "n_restarts", 0)
     ordering = check_ordering(ordering, n)
-    theta0 = _theta(amplitude, ls, noise)
+    theta0 = log_theta(amplitude, ls, noise)
     lo, hi = log_bounds(bounds, theta0.size)
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, what, runs="start")
-    prob = _Problem(Xd, yd, entry, c0, m, ordering, rng, _threads.resolve(n_threads), noise is not None)
-    prob.choose(np.broadcast_to(ls, (d,)), rep)
-    rows: list = []
-    theta = theta0
-    if optimize:
-        box = list(zip(np.broadcast_to(lo, theta0.shape), np.broadcast_to(hi, theta0.shape), strict=True))
-        starts = [np.clip(theta0, lo, hi)] + [rng.uniform(lo, hi, theta0.size) for _ in range(n_restarts)]
-        best = maximise(lambda t: prob.lml(t, True), starts, box, _ERRORS, rows=rows, rep=rep)
-        rounds = 1
-        while best is not None and ls.size > 1 and rounds < ARD_ROUNDS and \
-                prob.choose(np.exp(best[1 : 1 + ls.size]), rep):
-            # per-feature scales moved the neighbours: again from the optimum with the new ones
-            best = maximise(lambda t: prob.lml(t, True), [best], box, _ERRORS, rows=rows, rep=rep)
-            rounds += 1
-        if best is None:
-            raise ValueError(f"{what}: a conditional covariance is not positive definite from any start; use a "
-                             "larger `noise` or narrower `bounds`.")
-        theta = best
-        if ls.size > 1:  # the model's sets (and likelihood) are those of its length scales
-            prob.choose(np.exp(theta[1 : 1 + ls.size]), rep)
-    try:
-        lml, _ = prob.lml(theta, False)
-    except np.linalg.LinAlgError:
-        raise ValueError("A conditional covariance is not positive definite for these `amplitude`, `length_scale` "
-                         "and `noise`; use a larger `noise`.") from None
+    prob = Problem(Xd, yd, entry, c0, m, ordering, rng, _threads.resolve(n_threads), noise is not None)
+    theta, lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
     dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else F64
     return VecchiaGaussianProcess(kernel_value(entry), float(math.exp(theta[0])), np.exp(theta[1 : 1 + ls.size]),
                                   0.0 if noise is None else float(math.exp(theta[-1])), c0, prob.m, owned(Xd, X),

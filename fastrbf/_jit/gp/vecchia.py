@@ -209,17 +209,21 @@ def _group(g, Xs, y, nbr, phi, c, degree, g0, amp, noise, grad, idx, Xl, R, K, D
     return True
 
 
-@pjit(tasks=lambda Xs, *_: (Xs.shape[0] + VB - 1) // VB,
-      work=lambda Xs, y, nbr, *_: Xs.shape[0] * (nbr.shape[1] + 1) ** 2 * (nbr.shape[1] + 3 * Xs.shape[1] + 20))
+@pjit(tasks=lambda Xs, y, nbr, *_: (nbr.shape[0] + VB - 1) // VB,
+      work=lambda Xs, y, nbr, *_: nbr.shape[0] * (nbr.shape[1] + 1) ** 2 * (nbr.shape[1] + 3 * Xs.shape[1] + 20))
 def lml_blocks(lo, hi, Xs, y, nbr, count, phi, c, degree, g0, amp, noise, grad, part):
-    # IN: tasks lo:hi (VB positions each), Xs (n, d) float64 the points in the ordering
-    #     divided by the length scales, y (n,) the targets in the ordering, nbr (n, m)
-    #     int32 and count (n,) the conditioning sets (positions < t), the kernel phi of
-    #     g0 s (s the squared scaled distance; c, degree its constants), amp, noise, grad
+    # IN: tasks lo:hi (VB positions each), Xs (r, d) float64 the points divided by the
+    #     length scales, y (r,) their targets, nbr (n, m) int32 and count (n,) the
+    #     conditioning sets: position t (< n <= r) is row t of Xs, its set the rows
+    #     nbr[t, :count[t]] (in memory the ordering itself: r = n, rows < t; a block of
+    #     the ordering: its positions first, then the rows of their neighbours), the
+    #     kernel phi of g0 s (s the squared scaled distance; c, degree its constants),
+    #     amp, noise, grad
     # OUT: part[task] = (lml, d/dlog amp, d/dlog l_1 .. l_d, d/dlog noise) of the
     #      task's positions (the gradient only with grad); part[task, 0] = nan when a
     #      covariance is not positive definite
-    n, d = Xs.shape
+    n = nbr.shape[0]
+    d = Xs.shape[1]
     m = nbr.shape[1]
     P = m + 1
     C = np.empty((P, P))

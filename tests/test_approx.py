@@ -271,7 +271,7 @@ def test_nystroem_errors(rng):
         nystroem(X, 11, gamma=1.0)
     with pytest.raises(ValueError, match=r"`landmarks` must be an int in \[1, n_samples = 10\] or an array; got 0\."):
         nystroem(X, 0, gamma=1.0)
-    with pytest.raises(ValueError, match=r"`method` must be 'kmeans', 'random' or 'rpcholesky'; got 'grid'\."):
+    with pytest.raises(ValueError, match=r"`method` must be 'kmeans', 'random', 'rpcholesky' or 'auto'; got 'grid'\."):
         nystroem(X, 3, gamma=1.0, method="grid")
     with pytest.raises(ValueError, match=r"`method` must be None when `landmarks` is an array; got 'random'\."):
         nystroem(X, X[:3], gamma=1.0, method="random")
@@ -363,7 +363,7 @@ def test_nystroem_landmarks_errors_name_landmarks(rng):
     for coef0, exc in (("1", TypeError), (None, TypeError), (True, TypeError), (np.nan, ValueError)):
         with pytest.raises(exc, match=r"`coef0` must be a finite number; got"):
             nystroem(X, 3, gamma=1.0, kernel="polynomial", coef0=coef0)
-    with pytest.raises(ValueError, match=r"`method` must be 'kmeans', 'random' or 'rpcholesky'; got \['random'\]\."):
+    with pytest.raises(ValueError, match=r"`method` must be 'kmeans', 'random', 'rpcholesky' or 'auto'; got \['random'\]\."):
         nystroem(X, 3, gamma=1.0, method=["random"])
     for seed, exc in ((-1, ValueError), (1.5, TypeError), ("abc", TypeError)):
         for method in ("kmeans", "random"):

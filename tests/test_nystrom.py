@@ -243,7 +243,7 @@ def test_falkon_solve_zero_rhs_and_columns(rng):
     ({"solver": "nystrom-pcg", "tol": 0.0}, ValueError, "`tol` must be a finite number > 0"),
     ({"solver": "nystrom-pcg", "max_iter": 0}, ValueError, "`max_iter` must be an int >= 1"),
     ({"solver": "nystrom-pcg", "landmarks": "random"}, ValueError,
-     '`landmarks` must be "uniform", "kmeans", "rpcholesky" or an array'),
+     '`landmarks` must be "uniform", "kmeans", "rpcholesky", "auto" or an array'),
     ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 2))}, ValueError, "landmarks"),
     ({"solver": "nystrom-pcg", "landmarks": np.zeros((5, 3)), "n_landmarks": 4}, ValueError, r"`n_landmarks` \(4\) must equal"),
     ({"solver": "nystrom-pcg", "jitter": "auto"}, ValueError, "`jitter` is used by solver=\"cholesky\" only"),

@@ -562,7 +562,7 @@ def test_errors(data):
         fsk.RandomFourierFeatures(kind="sin").fit(X)
     with pytest.raises(ValueError, match="`n_components` must be an int >= 1; got 0"):
         fsk.Nystroem(n_components=0).fit(X)
-    with pytest.raises(ValueError, match="`method` must be 'kmeans', 'random' or 'rpcholesky'"):
+    with pytest.raises(ValueError, match="`method` must be 'kmeans', 'random', 'rpcholesky' or 'auto'"):
         fsk.Nystroem(method="grid").fit(X)
 
 

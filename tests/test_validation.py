@@ -345,7 +345,7 @@ def test_model_scalar_rules():
         fastrbf.kernel_ridge(X, y, max_iter=2.5, **pcg)
     with pytest.raises(ValueError, match=msg("n_landmarks", "an int in [1, n_samples] = [1, 20]", 2.5)):
         fastrbf.kernel_ridge(X, y, n_landmarks=2.5, **pcg)
-    with pytest.raises(ValueError, match=msg("landmarks", '"uniform", "kmeans", "rpcholesky" or an array', "random")):
+    with pytest.raises(ValueError, match=msg("landmarks", '"uniform", "kmeans", "rpcholesky", "auto" or an array', "random")):
         fastrbf.kernel_ridge(X, y, landmarks="random", **pcg)
     with pytest.raises(ValueError, match=msg("degree", "an int >= -1", 1.0)):
         fastrbf.interpolate(X, y, degree=1.0)

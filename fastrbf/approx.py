@@ -666,7 +666,7 @@ class PartialCholesky:
 #: Cholesky when its relative trace error ``tr(K - F F^T) / tr K`` is at most this, else
 #: k-means centres.  On the 16 cases of docs/performance.md ('Landmarks') RPCholesky was
 #: the better choice wherever its error was at most 6.1e-4 but for one (1.2e-5, k-means
-#: 1.18x better), and k-means wherever it exceeded 4.8e-3
+#: 1.18x better), and k-means wherever it was 4.7e-3 or more
 AUTO_RESIDUAL = 1e-3
 
 

@@ -108,6 +108,20 @@ def unit_width(entry):
     return 0.5 if entry.name == "gaussian" else 1.0
 
 
+def kernel_at_zero(kernel, coef0):
+    """``phi(0)`` of the radial kernel ``kernel`` (a name or user kernel) at its GP width:
+    the prior variance of a point is ``amplitude`` times this (plus the noise).
+
+    Examples
+    --------
+    >>> kernel_at_zero("matern52", 1.0), kernel_at_zero("gaussian", 1.0)
+    (1.0, 1.0)
+    """
+    from ..kernels import gram
+
+    return float(gram(np.zeros((1, 1)), kernel=kernel, gamma=unit_width(check_kernel(kernel)), coef0=coef0)[0, 0])
+
+
 def check_length_scales(length_scale, d, ard):
     """The length scales: one (isotropic) unless ``ard`` or an array is given."""
     if length_scale is None:  # (elsewhere None means "no per-feature scales"; a GP needs one)

@@ -68,6 +68,7 @@ from ._checks import (
     check_positive,
     check_scale,
     check_xy,
+    kernel_at_zero,
     log_bounds,
     prepare_data,
     unit_width,
@@ -371,8 +372,7 @@ class GaussianProcess:
 
     def _prior_variance(self, entry):
         """The prior variance of ``y`` at a point: ``amplitude phi(0) + constant + noise``."""
-        return self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(entry),
-                                           coef0=self.coef0)[0, 0]) + self.constant + self.noise
+        return self.amplitude * kernel_at_zero(self.kernel, self.coef0) + self.constant + self.noise
 
     def _rows(self, Q, entry, ls):
         """The covariance rows ``k(Q, X_train)`` (q, n) of the standard deviation."""

@@ -60,10 +60,10 @@ from .. import _validation as _v
 from .._jit.gp import vecchia as _jv
 from .._progress import ProgressArg
 from .._typing import ArrayLike, KernelArg, Seed, Threads
-from ..kernels import gram, kernel_value
+from ..kernels import check_kernel, kernel_value
 from ..models.common import check_query, owned
 from ..neighbors import _kdtree
-from ._checks import DEFAULT_BOUNDS, F64, check_length_scales, log_bounds, prepare_data, unit_width
+from ._checks import DEFAULT_BOUNDS, F64, check_length_scales, kernel_at_zero, log_bounds, prepare_data, unit_width
 from ._optimise import maximise
 
 #: orderings by name (or a permutation of the rows)
@@ -166,7 +166,7 @@ class Problem:
         self.rng = rng
         self.nt = n_threads
         self.nn = int(noise)  # log noise last in theta (without a noise term, none)
-        self.order = self.nbr = self.count = self.yo = np.empty(0, dtype=np.int64)  # by choose()
+        self.order = self.nbr = self.count = self.yo = self.Xo = np.empty(0, dtype=np.int64)  # by choose()
 
     def choose(self, ls, rep=_progress.OFF):
         """Ordering and conditioning sets at the length scales ``ls``."""
@@ -175,13 +175,13 @@ class Problem:
         nbr, count = conditioning_sets(np.ascontiguousarray(Xs[order]), self.m, self.nt, rep)
         changed = self.order.size == 0 or not (np.array_equal(order, self.order) and np.array_equal(nbr, self.nbr))
         self.order, self.nbr, self.count = order, nbr, count
+        self.Xo = np.ascontiguousarray(self.X[order])  # the rows in the ordering: gathered once, not per evaluation
         self.yo = np.ascontiguousarray(self.y[order])
         return changed
 
     def lml(self, theta, grad):
         """(lml, gradient or None) at ``theta = log(amplitude, length scales[, noise])``."""
-        tot = block_terms(self.X[self.order], self.yo, self.nbr, self.count, self.kernel_args(), theta, self.nn,
-                          grad, self.nt)
+        tot = block_terms(self.Xo, self.yo, self.nbr, self.count, self.kernel_args(), theta, self.nn, grad, self.nt)
         return finish_terms(tot, theta, self.nn, grad)
 
     def kernel_args(self):
@@ -411,18 +411,17 @@ class VecchiaGaussianProcess:
         ls = np.broadcast_to(self.length_scale, (d,))
         Xs = np.ascontiguousarray(self.X_train / ls)
         Qs = np.ascontiguousarray(Xq / ls)
-        entry_phi = self._spec()
-        prior = self.amplitude * float(gram(np.zeros((1, 1)), kernel=self.kernel, gamma=unit_width(self._entry()),
-                                            coef0=self.coef0)[0, 0]) + self.noise
+        entry = check_kernel(self.kernel)
+        sp = entry.spec(np.ones(1), self.coef0, 1)
+        prior = self.amplitude * kernel_at_zero(self.kernel, self.coef0) + self.noise
         q = Qs.shape[0]
         mean, var = np.empty(q), np.empty(q)
         ix = _kdtree.index(Xs, nt)
         for c0 in range(0, q, QUERY_CHUNK):
             c1 = min(q, c0 + QUERY_CHUNK)
             idx, _ = _kdtree.knn_index(ix, Qs[c0:c1], k, nt)
-            _jv.predict_rows.run(nt, Qs[c0:c1], Xs, self.y_train, idx, entry_phi.phi, constants(entry_phi), entry_phi.degree,
-                                 unit_width(self._entry()), self.amplitude, self.noise, prior, mean[c0:c1],
-                                 var[c0:c1])
+            _jv.predict_rows.run(nt, Qs[c0:c1], Xs, self.y_train, idx, sp.phi, constants(sp), sp.degree,
+                                 unit_width(entry), self.amplitude, self.noise, prior, mean[c0:c1], var[c0:c1])
         if not np.all(np.isfinite(mean)):
             raise ValueError("A neighbours' covariance is not positive definite at these hyperparameters; fit with "
                              "a larger `noise`.")
@@ -467,24 +466,17 @@ class VecchiaGaussianProcess:
         if t.shape != self.theta.shape or not np.all(np.isfinite(t)):
             raise ValueError(f"`theta` must hold {self.theta.size} finite values (as the model's `theta`); got "
                              f"shape {t.shape}.")
-        prob = Problem(self.X_train, self.y_train, self._entry(), self.coef0, self.neighbors.shape[1], self.order,
+        prob = Problem(self.X_train, self.y_train, check_kernel(self.kernel), self.coef0, self.neighbors.shape[1], self.order,
                         None, _threads.resolve(n_threads), self.theta.size > 1 + self.length_scale.size)
         prob.order, prob.nbr = self.order, self.neighbors
         prob.count = np.minimum(np.arange(self.order.size), self.neighbors.shape[1])
+        prob.Xo = np.ascontiguousarray(self.X_train[self.order])
         prob.yo = np.ascontiguousarray(self.y_train[self.order])
         try:
             lml, grad = prob.lml(t, want)
         except np.linalg.LinAlgError:
             raise ValueError("A conditional covariance is not positive definite at this `theta`.") from None
         return (lml, grad) if want else lml
-
-    def _entry(self):
-        from ..kernels import check_kernel
-
-        return check_kernel(self.kernel)
-
-    def _spec(self):
-        return self._entry().spec(np.ones(1), self.coef0, 1)
 
 
 def fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what):

@@ -39,7 +39,7 @@ import numpy as np
 from .._decorators import jit, jit_inline, pjit
 from ..grad import value_and_deriv
 from ..llvm.lanes import LANES, lane_dot_sub, lane_mul, lane_sqdist
-from ..neighbors.kdtree import box_lb, node_range
+from ..neighbors.kdtree import box_lb, insert, node_range
 
 VB = 256  # positions per task
 LOG2PI = math.log(2.0 * math.pi)
@@ -395,15 +395,9 @@ def earlier_brute(lo, hi, Xs, first, m, nbr, count):
         c = 0  # an insertion-sorted list of the q best (distance, position)
         for j in range(t):
             s = _sqd(Xs, t, Xs, j)
-            if c == q and not s < dist[c - 1]:
+            if c == q and not s < dist[q - 1]:
                 continue  # j > every listed position: ties keep the earlier
-            a = c if c < q else q - 1
-            while a > 0 and dist[a - 1] > s:
-                dist[a] = dist[a - 1]
-                pos[a] = pos[a - 1]
-                a -= 1
-            dist[a] = s
-            pos[a] = j
+            insert(s, j, c, dist[:q], pos[:q])
             if c < q:
                 c += 1
         for a in range(q):
@@ -441,16 +435,12 @@ def maximin(Xt, perm, box_lo, box_hi, leaf_level, X, first, order):
     #     leaf_level), first: the index of the first point
     # OUT: order (n,): each next point the farthest from those before it (squared
     #      distance to the nearest of them; ties to the lower index)
-    n, d = X.shape
+    n = X.shape[0]
     dist = np.empty(n)
     heap = np.empty(n, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)  # a point's place in the heap, -1 once taken
     for j in range(n):
-        s = 0.0
-        for k in range(d):
-            u = X[j, k] - X[first, k]
-            s += u * u
-        dist[j] = s
+        dist[j] = _sqd(X, j, X, first)
         heap[j] = j
     for h in range(n):
         pos[heap[h]] = h
@@ -463,7 +453,6 @@ def maximin(Xt, perm, box_lo, box_hi, leaf_level, X, first, order):
     for h in range(size // 2 - 1, -1, -1):
         _sift_down(heap, pos, dist, size, h)
     order[0] = first
-    q = np.empty(d)
     st = np.empty(leaf_level + 2, dtype=np.int64)
     first_leaf = (1 << leaf_level) - 1
     for t in range(1, n):
@@ -476,8 +465,7 @@ def maximin(Xt, perm, box_lo, box_hi, leaf_level, X, first, order):
         pos[i] = -1
         order[t] = i
         r2 = dist[i]  # no point left is farther than this from the chosen ones
-        for k in range(d):
-            q[k] = X[i, k]
+        q = X[i]
         sp = 1
         st[0] = 0
         while sp > 0:
@@ -495,10 +483,7 @@ def maximin(Xt, perm, box_lo, box_hi, leaf_level, X, first, order):
                 j = perm[p]
                 if pos[j] < 0:
                     continue
-                s = 0.0
-                for k in range(d):
-                    u = X[j, k] - q[k]
-                    s += u * u
+                s = _sqd(X, j, X, i)
                 if s < dist[j]:  # closer to the new point: down in the max-heap
                     dist[j] = s
                     _sift_down(heap, pos, dist, size, pos[j])

@@ -23,7 +23,6 @@ Decisions:
   on a task boundary of the kernel), the sums added in another order.
 """
 
-import math
 from typing import cast
 
 import dask
@@ -166,9 +165,8 @@ normalize_y, seed, progress :
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, f"dask.{what}", runs="start")
     prob = _BlockProblem(Xf, yf, entry, c0, m, order, rng, None, noise is not None, block_size=size, task_threads=nt)
-    theta, lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
+    theta, (amp, lsv, nv), lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
     dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else F64
-    return VecchiaGaussianProcess(kernel_value(entry), float(math.exp(theta[0])), np.exp(theta[1 : 1 + ls.size]),
-                                  0.0 if noise is None else float(math.exp(theta[-1])), c0, prob.m, Xf,
+    return VecchiaGaussianProcess(kernel_value(entry), float(amp), lsv, 0.0 if nv is None else float(nv), c0, prob.m, Xf,
                                   np.array(yf, copy=True), prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
                                   np.asarray(theta, dtype=np.float64).copy(), dtype, tuple(rows))

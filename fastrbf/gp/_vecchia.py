@@ -480,7 +480,7 @@ class VecchiaGaussianProcess:
 
 
 def fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what):
-    """``(theta, lml, restarts)``: the ordering and sets chosen at the starting length
+    """``(theta, (amplitude, length scales, noise or None), lml, restarts)``: the ordering and sets chosen at the starting length
     scales ``ls``, L-BFGS-B from ``theta0`` and the restarts (with several length scales,
     the sets chosen again at each optimum while they change), the likelihood at the end.
     ``prob``: a :class:`Problem` (or the dask one: the same steps, its sums on the
@@ -502,14 +502,18 @@ def fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what):
             raise ValueError(f"{what}: a conditional covariance is not positive definite from any start; use a "
                              "larger `noise` or narrower `bounds`.")
         theta = best
-        if p > 1:  # the model's sets (and likelihood) are those of its length scales
-            prob.choose(np.exp(theta[1 : 1 + p]), rep)
+    # the model reports these values; its likelihood is at their logs, as the function
+    # computes it from them (exp then log may move theta by an ulp)
+    values = (math.exp(theta[0]), np.exp(theta[1 : 1 + p]), math.exp(theta[-1]) if prob.nn else None)
+    theta = log_theta(*values)
+    if p > 1 and (optimize or not np.array_equal(values[1], ls)):  # the sets of the model's length scales
+        prob.choose(values[1], rep)
     try:
         lml, _ = prob.lml(theta, False)
     except np.linalg.LinAlgError:
         raise ValueError("A conditional covariance is not positive definite for these `amplitude`, `length_scale` "
                          "and `noise`; use a larger `noise`.") from None
-    return theta, lml, rows
+    return theta, values, lml, rows
 
 
 def vecchia_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_neighbors: int = 30, kernel: KernelArg = "matern52",
@@ -582,9 +586,8 @@ def vecchia_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_neighbors: int = 3
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, what, runs="start")
     prob = Problem(Xd, yd, entry, c0, m, ordering, rng, _threads.resolve(n_threads), noise is not None)
-    theta, lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
+    theta, (amp, lsv, nv), lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
     dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else F64
-    return VecchiaGaussianProcess(kernel_value(entry), float(math.exp(theta[0])), np.exp(theta[1 : 1 + ls.size]),
-                                  0.0 if noise is None else float(math.exp(theta[-1])), c0, prob.m, owned(Xd, X),
-                                  owned(yd, y), prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
+    return VecchiaGaussianProcess(kernel_value(entry), float(amp), lsv, 0.0 if nv is None else float(nv), c0, prob.m,
+                                  owned(Xd, X), owned(yd, y), prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
                                   np.asarray(theta, dtype=np.float64).copy(), dtype, tuple(rows))

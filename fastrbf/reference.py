@@ -475,3 +475,68 @@ def vecchia_predict(X, y, Xq, n_neighbors, *, kernel="gaussian", amplitude=1.0, 
         prior = amplitude * gram(q[None], kernel=kernel, gamma=g0, coef0=coef0)[0, 0] + noise
         var[i] = prior - k @ np.linalg.solve(C, k)
     return mean, var
+
+
+def kernel_kmeans(X, labels, n_clusters, *, kernel="gaussian", gamma=1.0, degree=3, coef0=1.0, sample_weight=None,
+                  max_iter=300, tol=0.0):
+    """Kernel k-means from the initial ``labels`` on the full kernel matrix (float64):
+    each iteration the kernel sums ``S = G @ (w * onehot)``, the distances ``k(x, x) -
+    2 S / W + T / W**2`` and their argmin (ties: the lowest index); an empty cluster
+    takes, in index order, the farthest point (by decreasing distance, ties: the lowest
+    index) that is not alone in its cluster; stop when the labels equal those of the
+    previous iteration (never at the first) or the squared shift of the means is at
+    most ``tol`` times the total variance in feature space.  Returns ``(labels,
+    inertia, n_iter)``: the labels of the final means and their weighted squared
+    distances."""
+    X = np.asarray(X, dtype=np.float64)
+    n, K = X.shape[0], n_clusters
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    G = gram(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    diag = np.diag(G).copy()
+
+    def state(lab):
+        onehot = (lab[:, None] == np.arange(K)[None, :]) * w[:, None]
+        S = G @ onehot
+        W = onehot.sum(axis=0)
+        T = (onehot * S).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            D = np.where(W > 0, T / W**2, 0.0)[None, :] - 2.0 * S / W[None, :]
+        D[:, W == 0] = np.inf
+        return S, W, T, D
+
+    total = w @ diag / w.sum() - w @ G @ w / w.sum() ** 2
+    labels = np.array(labels, dtype=np.int64)
+    labels_old = np.full(n, -1)
+    strict = False
+    n_iter = 0
+    for it in range(max_iter):
+        S, W, T, D = state(labels)
+        new = np.argmin(D, axis=1)
+        mind = diag + D[np.arange(n), new]
+        Wn = np.bincount(new, weights=w, minlength=K)
+        counts = np.bincount(new, minlength=K)
+        for e in range(K):
+            if Wn[e] != 0:
+                continue
+            for i in np.argsort(-mind, kind="stable"):
+                if counts[new[i]] > 1 and w[i] > 0 and Wn[new[i]] > 0 and mind[i] > -np.inf:
+                    Wn[new[i]] -= w[i]
+                    counts[new[i]] -= 1
+                    new[i], Wn[e], counts[e] = e, w[i], 1
+                    mind[i] = -np.inf  # taken
+                    break
+        cross = np.bincount(new, weights=w * S[np.arange(n), new], minlength=K)
+        S2, W2, T2, _ = state(new)
+        n_iter = it + 1
+        if np.array_equal(new, labels_old):
+            strict = True
+            labels = new
+            break
+        both = (W > 0) & (W2 > 0)
+        shift = np.sum(T2[both] / W2[both] ** 2 + T[both] / W[both] ** 2 - 2 * cross[both] / (W2[both] * W[both]))
+        labels_old = labels = new
+        if tol > 0 and shift <= tol * total:
+            break
+    _, _, _, D = state(labels)
+    final = labels if strict else np.argmin(D, axis=1)
+    return final, float(w @ (diag + D[np.arange(n), final])), n_iter

@@ -13,7 +13,9 @@ The map (every module is named here; ``tests/test_layout.py`` checks it):
   (the certified ranking: float32 ranks, float64 decides; three kernels, each with the
   bounded assignment's mode),
   ``cluster.seeding`` (k-means++), ``cluster.bounds`` (Hamerly bounds),
-  ``cluster.bounded_fit`` (the compiled k-means loop), ``cluster.sparse`` (CSR data).
+  ``cluster.bounded_fit`` (the compiled k-means loop), ``cluster.sparse`` (CSR data),
+  ``cluster.kernel`` (kernel k-means: each point's kernel sums over the clusters, made
+  or changed by the points that moved).
 - ``neighbors.brute`` (k-NN and kernel sums by brute force), ``neighbors.kdtree`` (the
   kd-tree), ``neighbors.kdgroups`` (its list search: the queries of a leaf share a list of
   nearby leaves).

@@ -16,6 +16,8 @@ One module per family, and what they share:
   :mod:`~fastrbf.models.pou`: its partition-of-unity form for large n
   (:func:`partition_of_unity`, ``method="pu"``).
 - :mod:`~fastrbf.models.network`: :func:`rbf_network`.
+- :mod:`~fastrbf.models.kernel_clustering`: :func:`kernel_kmeans` (exact, or on
+  Nystroem features), :func:`kernel_kmeans_objective`.
 - :mod:`~fastrbf.models.selection`: :func:`kernel_ridge_cv`, :func:`interpolate_cv`
   (closed-form leave-one-out and GCV over a (gamma, alpha) grid).
 
@@ -26,6 +28,7 @@ submodule of the same name would be reachable only through ``sys.modules``.
 
 from .common import ConvergenceWarning, KernelModel, RBFNetwork
 from .interpolation import AUTO_DENSE_MAX, interpolate, partition_of_unity
+from .kernel_clustering import KernelKMeansResult, kernel_kmeans, kernel_kmeans_objective
 from .local import LocalInterpolant
 from .network import GAMMA_CHUNK, TSQR_CHUNK, TSQR_GROUP_CHUNKS, rbf_network
 from .pou import PartitionOfUnityInterpolant
@@ -41,6 +44,7 @@ __all__ = [
     "TSQR_CHUNK",
     "TSQR_GROUP_CHUNKS",
     "ConvergenceWarning",
+    "KernelKMeansResult",
     "KernelModel",
     "LocalInterpolant",
     "PartitionOfUnityInterpolant",
@@ -49,6 +53,8 @@ __all__ = [
     "default_landmarks",
     "interpolate",
     "interpolate_cv",
+    "kernel_kmeans",
+    "kernel_kmeans_objective",
     "kernel_ridge",
     "kernel_ridge_cv",
     "partition_of_unity",

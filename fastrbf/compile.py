@@ -151,6 +151,14 @@ def _kmeans(dtype):
     fastrbf.kmeans(X, 4, seed=0, max_iter=5)
 
 
+def _kernel_kmeans(dtype):
+    import fastrbf
+
+    X, _ = _data(dtype)
+    fastrbf.kernel_kmeans(X, 3, gamma=1.0, seed=0, max_iter=5, method="exact").predict(X[:5])
+    fastrbf.kernel_kmeans(X, 3, gamma=1.0, seed=0, max_iter=5, method="nystroem", n_landmarks=10).predict(X[:5])
+
+
 def _kmeans_bounded(dtype):
     import fastrbf
 
@@ -345,6 +353,7 @@ TARGETS = {
     "interpolate[neighbors]": _interpolate_local,
     "kernel_ridge": _kernel_ridge,
     "kernel_ridge[nystrom-pcg]": _kernel_ridge_pcg,
+    "kernel_kmeans": _kernel_kmeans,
     "kmeans": _kmeans,
     "kmeans[bounded]": _kmeans_bounded,
     "kmeans[csr]": _kmeans_csr,

@@ -87,6 +87,15 @@ def test_kmeans_digits(tmp_path):
     assert _is_png(tmp_path / "centres.png")
 
 
+def test_kernel_kmeans_shapes(tmp_path):
+    out = _run("kernel_kmeans_shapes.py", tmp_path, "--picture", "shapes.png")
+    assert _number(r"rings: kmeans ARI (\S+);", out) < 0.5
+    assert _number(r"rings: .*kernel_kmeans .*ARI (\S+),", out) == 1.0
+    # the moons: the true split's objective is below the best the starts reached (a local minimum)
+    assert _number(r"moons: .*the true split's objective (\S+)", out) < _number(r"moons: .*objective (\S+);", out)
+    assert _is_png(tmp_path / "shapes.png")
+
+
 def test_guide_code_runs():
     """The Python blocks of docs/guide.md run in order in one namespace (blocks that
     start with ``# not run`` need optional packages and are only compiled)."""

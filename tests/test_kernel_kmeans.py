@@ -225,3 +225,26 @@ def test_errors_name_the_argument(rng):
         kernel_kmeans(X, 2, method="nystroem", n_landmarks=51)
     with pytest.raises(ValueError, match="`labels` must hold 50 integers"):
         kernel_kmeans_objective(X, np.zeros(50))
+
+
+@pytest.mark.parametrize("landmark_method", ["rpcholesky", "random"])
+def test_dask_has_the_in_memory_landmarks_and_features(landmark_method):
+    import dask
+    import dask.array as da
+
+    from fastrbf import dask as fd
+
+    X, truth = _rings(n=3000)
+    w = np.random.default_rng(1).uniform(0.5, 1.5, 3000)
+    mem = kernel_kmeans(X, 2, gamma=2.0, method="nystroem", n_landmarks=100, landmark_method=landmark_method,
+                        sample_weight=w, seed=0)
+    with dask.config.set(scheduler="threads"):
+        res = fd.kernel_kmeans(da.from_array(X, chunks=(700, 2)), 2, gamma=2.0, n_landmarks=100, n_init=2,
+                               landmark_method=landmark_method, sample_weight=w, seed=0)
+        labels = res.labels.compute()
+    np.testing.assert_array_equal(res.landmarks, mem.landmarks)  # 2000 rows drawn, then the same pivots
+    np.testing.assert_allclose(res.projection, mem.projection, rtol=1e-12, atol=1e-12)
+    assert res.method == "nystroem" and res.converged
+    assert adjusted_rand_score(truth, labels) == 1.0 and adjusted_rand_score(truth, mem.labels) == 1.0
+    np.testing.assert_array_equal(res.predict(X), labels)
+    assert res.inertia == pytest.approx(mem.inertia, rel=1e-9)

@@ -41,6 +41,7 @@ ESTIMATORS = [
     fsk.RBFInterpolatorRegressor(),
     fsk.RBFInterpolatorRegressor(neighbors=20),  # SciPy's local interpolation
     fsk.KMeans(2),  # two clusters, as scikit-learn's own checks of its KMeans (their data has four distinct points)
+    fsk.KernelKMeans(2),
     fsk.RandomFourierFeatures(),
     fsk.Nystroem(),
     fsk.GaussianProcessRegressor(),  # scikit-learn's default kernel
@@ -66,8 +67,9 @@ _PCG_WEIGHTS = ('the Nystroem solvers refuse `sample_weight` (a ridge per point)
 
 
 def _expected_failed_checks(est):
-    if isinstance(est, fsk.KMeans):
-        # (scikit-learn marks the same two checks of its own KMeans)
+    if isinstance(est, (fsk.KMeans, fsk.KernelKMeans)):
+        # (scikit-learn marks the same two checks of its own KMeans; KernelKMeans's weights
+        # are repeated points from the same initial labels: tests/test_kernel_kmeans.py)
         return {name: "k-means++ seeding draws points with probabilities scaled by the weights: a weight is not "
                       "the same random draws as repeated points" for name in (
             "check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")}

@@ -10,7 +10,9 @@ synchronous).  Nothing here schedules, sends or stores data by itself.
 One module per family, as in memory: :mod:`~fastrbf.dask.pairwise` (``sqdist``,
 ``gram``, ``gram_matvec``), :mod:`~fastrbf.dask.cluster` (``kmeans``,
 ``lloyd_assign``), :mod:`~fastrbf.dask.network` (``rbf_network``),
-:mod:`~fastrbf.dask.ridge` (``kernel_ridge``), :mod:`~fastrbf.dask.neighbors`
+:mod:`~fastrbf.dask.ridge` (``kernel_ridge``),
+:mod:`~fastrbf.dask.kernel_clustering` (``kernel_kmeans``: Nystroem features made
+blockwise, then ``kmeans``), :mod:`~fastrbf.dask.neighbors`
 (``knn``), :mod:`~fastrbf.dask.pou` (``partition_of_unity``),
 :mod:`~fastrbf.dask.prediction` (``predict``, ``decision_function``),
 :mod:`~fastrbf.dask.sparse_gp` (``sparse_gaussian_process``),
@@ -97,6 +99,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess witho
 
 from .cluster import kmeans, lloyd_assign
 from .common import Data as Data  # the type of the data arguments
+from .kernel_clustering import kernel_kmeans
 from .neighbors import knn
 from .network import rbf_network
 from .pairwise import gram, gram_matvec, sqdist
@@ -106,6 +109,6 @@ from .ridge import kernel_ridge
 from .sparse_gp import sparse_gaussian_process
 from .vecchia import vecchia_gaussian_process
 
-__all__ = ["decision_function", "gram", "gram_matvec", "kernel_ridge", "kmeans", "knn", "lloyd_assign",
+__all__ = ["decision_function", "gram", "gram_matvec", "kernel_kmeans", "kernel_ridge", "kmeans", "knn", "lloyd_assign",
            "partition_of_unity", "predict", "rbf_network", "sparse_gaussian_process", "sqdist",
            "vecchia_gaussian_process"]

@@ -142,7 +142,9 @@ class KernelKMeansResult:
     @property
     def n_clusters(self) -> int:
         """The number of clusters."""
-        return int((self.cluster_weight if self.centers is None else self.centers).shape[0])
+        sizes = self.centers if self.centers is not None else self.cluster_weight
+        assert sizes is not None
+        return int(sizes.shape[0])
 
     def distances(self, X: ArrayLike, *, n_threads: Threads = None) -> FloatArray:
         """The squared feature-space distances of the rows of ``X`` to the means
@@ -169,7 +171,7 @@ class KernelKMeansResult:
         nt = _threads.resolve(n_threads)
         if self.landmarks is not None:
             assert self.projection is not None and self.centers is not None
-            F = _features(self.landmarks, self.projection, _kw(self), _query(X, self.landmarks.shape[1]), nt)
+            F = nystroem_features(self.landmarks, self.projection, _kw(self), _query(X, self.landmarks.shape[1]), nt)
             F64 = F.astype(np.float64)
             C = self.centers.astype(np.float64)
             return np.maximum(((F64[:, None, :] - C[None, :, :]) ** 2).sum(axis=2), 0.0)
@@ -208,7 +210,7 @@ class KernelKMeansResult:
         if self.landmarks is not None:
             assert self.projection is not None and self.centers is not None
             nt = _threads.resolve(n_threads)
-            F = _features(self.landmarks, self.projection, _kw(self), _query(X, self.landmarks.shape[1]), nt)
+            F = nystroem_features(self.landmarks, self.projection, _kw(self), _query(X, self.landmarks.shape[1]), nt)
             return lloyd_assign(F, self.centers, n_threads=nt)[0]
         return np.argmin(self.distances(X, n_threads=n_threads), axis=1).astype(np.int64)
 
@@ -360,8 +362,8 @@ def _lloyd(ex, labels0, K, max_iter, tol, empty, rep):
         if tol > 0:
             assert cross is not None
             both = (W > 0) & (W_old > 0)
-            shift = float(np.sum((T[both] / W[both] ** 2 + T_old[both] / W_old[both] ** 2
-                                  - 2.0 * cross[both] / (W[both] * W_old[both]))))
+            shift = float(np.sum(T[both] / W[both] ** 2 + T_old[both] / W_old[both] ** 2
+                                  - 2.0 * cross[both] / (W[both] * W_old[both])))
             if shift <= tol_abs:
                 converged = True
                 break
@@ -381,10 +383,10 @@ def _seed(ex, K, rng, init, rep):
     w, n = ex.w, ex.n
     if init == "random":
         cand = np.flatnonzero(w > 0)
-        uniq, first = np.unique(ex.X[cand], axis=0, return_index=True)
+        uniq, at = np.unique(ex.X[cand], axis=0, return_index=True)
         if uniq.shape[0] < K:
             raise too_few_distinct(K, "n_clusters", uniq.shape[0])
-        ids = np.sort(cand[first[rng.choice(first.size, size=K, replace=False)]])
+        ids = np.sort(cand[at[rng.choice(at.size, size=K, replace=False)]])
         D = ex.diag[:, None] + ex.diag[ids][None, :] - 2.0 * ex.kernel_columns(ids)
         return np.argmin(D, axis=1).astype(np.int64)
     n_trials = 2 + int(np.log(K))
@@ -410,7 +412,7 @@ def _seed(ex, K, rng, init, rep):
     return labels
 
 
-def _features(L, Q, kw, X, nt):
+def nystroem_features(L, Q, kw, X, nt):
     """The rank-restricted Nystroem features ``k(X, L) @ Q`` in row chunks of
     :data:`CHUNK`, in the dtype of ``X`` (float32 data: float32 kernel values)."""
     dtype = _v.result_dtype(X)
@@ -551,15 +553,19 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     else:
         _v.check_choice(init, "init", ("k-means++", "random"),
                         text=f"'k-means++', 'random' or an array of {n} integer labels")
-    if method == "auto":
+    if n_landmarks is not None:
+        _v.check_int(n_landmarks, "n_landmarks", 1, n)
+    if n_components is not None:
+        _v.check_int(n_components, "n_components", 1)
+    if method == "exact" and (n_landmarks is not None or n_components is not None):
+        raise ValueError("`n_landmarks` and `n_components` are for method='nystroem'; got method='exact'.")
+    if method == "auto":  # (the Nystroem arguments are for the large data that it sends there)
         method = "exact" if n <= AUTO_EXACT_MAX else "nystroem"
     kw = {"kernel": kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0, "length_scale": None}
     rep = _progress.reporter(progress, "kernel_kmeans", runs="init")
     if method == "nystroem":
         return _fit_nystroem(Xa, w, K, kw, labels0, init, n_init, max_iter, tol, empty, n_landmarks, lm,
                              n_components, rng, nt, rep, dtype)
-    if n_landmarks is not None or n_components is not None:
-        raise ValueError("`n_landmarks` and `n_components` are for method='nystroem'; got method='exact'.")
     cache = n * n * dtype.itemsize <= CACHE_BYTES
     _v.check_memory(8 * n * (3 * K + 2) + (n * n * dtype.itemsize if cache else 0),
                     f"kernel_kmeans: the {n} x {K} cluster sums", "use method='nystroem' or fewer rows.")
@@ -590,12 +596,12 @@ def _fit_nystroem(Xa, w, K, kw, labels0, init, n_init, max_iter, tol, empty, M, 
     Xd = _v.to_dtype(Xa, _F64)
     ny = landmark_map(Xd, M, kw, lm, rng, nt)
     Q = rank_restricted(ny, r)
-    F = _features(ny.landmarks, Q, kw, _v.to_dtype(Xa, dtype), nt)
+    F = nystroem_features(ny.landmarks, Q, kw, _v.to_dtype(Xa, dtype), nt)
     if labels0 is not None:
         from ..cluster._kmeans import lloyd_update
 
         C0 = lloyd_update(F, labels0, K, sample_weight=w, n_threads=nt)[0]
-        start: object = np.where(np.isnan(C0), 0.0, C0).astype(F.dtype)
+        start: str | np.ndarray = np.where(np.isnan(C0), 0.0, C0).astype(F.dtype)
     else:
         start = init
     km = kmeans_named(F, K, init=start, n_init=n_init, max_iter=max_iter, tol=tol, seed=rng, sample_weight=w,

@@ -14,6 +14,7 @@ model.  Every estimator passes ``sklearn.utils.estimator_checks.check_estimator`
   ``alpha`` chosen by closed-form leave-one-out or GCV over a grid);
 - :class:`RBFInterpolatorRegressor` (multi-output): :func:`fastrbf.interpolate`;
 - :class:`KMeans` (clusterer and transformer): :func:`fastrbf.kmeans`;
+  :class:`KernelKMeans` (clusterer): :func:`fastrbf.kernel_kmeans`;
 - :class:`RandomFourierFeatures` and :class:`Nystroem` (transformers):
   :func:`fastrbf.random_fourier` and :func:`fastrbf.nystroem`;
 - :class:`GaussianProcessRegressor`: :func:`fastrbf.gaussian_process` given a
@@ -94,7 +95,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from ._approx import Nystroem, RandomFourierFeatures
-from ._cluster import KMeans
+from ._cluster import KernelKMeans, KMeans
 from ._gp import GaussianProcessRegressor, VecchiaGaussianProcessRegressor
 from ._network import RBFNetworkClassifier, RBFNetworkRegressor
 from ._ridge import KernelRidge, KernelRidgeCV, RBFInterpolatorRegressor
@@ -102,6 +103,7 @@ from ._ridge import KernelRidge, KernelRidgeCV, RBFInterpolatorRegressor
 __all__ = [
     "GaussianProcessRegressor",
     "KMeans",
+    "KernelKMeans",
     "KernelRidge",
     "KernelRidgeCV",
     "Nystroem",

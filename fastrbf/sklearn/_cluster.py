@@ -1,4 +1,5 @@
-""":class:`KMeans` (:func:`fastrbf.kmeans`)."""
+""":class:`KMeans` (:func:`fastrbf.kmeans`) and :class:`KernelKMeans`
+(:func:`fastrbf.kernel_kmeans`)."""
 
 import warnings
 
@@ -10,7 +11,20 @@ from .._typing import ArrayLike
 from ..cluster._kmeans import kmeans, lloyd_assign
 from ..cluster._rules import check_weights
 from ..distances import sqdist
-from ._base import call_renamed, shared_docs, to_n_threads, to_progress, to_seed, validate_fit_x, validate_x
+from ..models.kernel_clustering import kernel_kmeans
+from ._base import (
+    as_dot_product,
+    call_renamed,
+    check_magnitude,
+    default_gamma,
+    resolve_kernel,
+    shared_docs,
+    to_n_threads,
+    to_progress,
+    to_seed,
+    validate_fit_x,
+    validate_x,
+)
 
 
 @shared_docs
@@ -226,3 +240,126 @@ def _check_init_shape(shape, K, d, source=""):
         if shape[i] != want:
             raise ValueError(f"The shape of the initial centers {tuple(shape)} {source}does not match the number of "
                              f"{what} {want}: `init` must be an array of shape (n_clusters, n_features) = {(K, d)}.")
+
+
+@shared_docs
+class KernelKMeans(ClusterMixin, BaseEstimator):
+    """Kernel k-means (scikit-learn API over :func:`fastrbf.kernel_kmeans`): Lloyd's
+    algorithm in the kernel's feature space, for clusters that need not be convex.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+    kernel : str, default "rbf"
+        A name of :data:`fastrbf.KERNELS` or scikit-learn's ``"rbf"``, ``"poly"``,
+        ``"sigmoid"`` and ``"linear"`` (``x . y``: plain k-means).
+    gamma : float, optional
+        Default ``1 / n_features``.
+    degree, coef0 :
+        The polynomial and tanh kernels' parameters.
+    init : {"k-means++", "random"} or array_like of shape (n_samples,)
+        k-means++ in feature space, random distinct points, or the initial labels.
+    n_init : int, default 1
+    max_iter : int, default 300
+    tol : float, default 1e-4
+        Relative to the data's total variance in feature space.
+    method : {"auto", "exact", "nystroem"}, default "auto"
+        As :func:`fastrbf.kernel_kmeans`; ``method_`` says which ran.
+    n_landmarks, n_components : int, optional
+        ``"nystroem"``: the landmarks and the features' rank.
+    random_state : None, int, RandomState or Generator
+        fastrbf's ``seed``.
+    n_jobs : int, optional
+        fastrbf's ``n_threads``.
+    verbose : int, default 0
+        > 0: report the seeding and the iterations on stderr.
+
+    Attributes
+    ----------
+    model_ : fastrbf.KernelKMeansResult
+    labels_ : ndarray of shape (n_samples,), int64
+    inertia_ : float
+        The weighted sum of squared feature-space distances to the means.
+    n_iter_ : int
+    method_ : str
+    %(features_in)s
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.sklearn import KernelKMeans
+    >>> t = np.linspace(0, 2 * np.pi, 60, endpoint=False)
+    >>> X = np.r_[0.2 * np.c_[np.cos(t), np.sin(t)], 2.0 * np.c_[np.cos(t), np.sin(t)]]
+    >>> km = KernelKMeans(2, gamma=2.0, n_init=3, random_state=0).fit(X)
+    >>> bool(km.labels_[0] != km.labels_[60]), len(set(km.labels_[:60])), km.method_
+    (True, 1, 'exact')
+    """
+
+    def __init__(self, n_clusters=8, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, init="k-means++", n_init=1,
+                 max_iter=300, tol=1e-4, method="auto", n_landmarks=None, n_components=None, random_state=None,
+                 n_jobs=None, verbose=0):
+        self.n_clusters = n_clusters
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.method = method
+        self.n_landmarks = n_landmarks
+        self.n_components = n_components
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def fit(self, X: ArrayLike, y: object = None, sample_weight: ArrayLike | None = None) -> "KernelKMeans":
+        """Cluster ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+        y : ignored
+        sample_weight : array_like of shape (n_samples,), optional
+
+        Returns
+        -------
+        self
+        """
+        X = validate_fit_x(self, X)
+        check_magnitude(X)
+        n = X.shape[0]
+        K = self.n_clusters
+        if _v.is_int(K) and K > n:
+            raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples: n_samples={n} should be "
+                             f">= n_clusters={K}.")
+        kernel, gamma, degree, coef0 = as_dot_product(self.kernel, self.gamma, self.degree, self.coef0)
+        kernel = resolve_kernel(kernel)
+        gamma = default_gamma(gamma, X.shape[1])
+        res = call_renamed(kernel_kmeans, X, K, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                           sample_weight=sample_weight, init=self.init, n_init=self.n_init, max_iter=self.max_iter,
+                           tol=self.tol, method=self.method, n_landmarks=self.n_landmarks,
+                           n_components=self.n_components, seed=to_seed(self.random_state),
+                           n_threads=to_n_threads(self.n_jobs), progress=to_progress(self.verbose))
+        self.model_ = res
+        self.labels_ = res.labels
+        self.inertia_ = res.inertia
+        self.n_iter_ = res.n_iter
+        self.method_ = res.method
+        return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The nearest mean in feature space of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), int64
+        """
+        Xv = validate_x(self, X)
+        return self.model_.predict(Xv, n_threads=self.n_jobs)
+

@@ -241,15 +241,20 @@ def _add(X, Y, cols, w, to, frm, spec, S, nt, G=None):
     m = cols.size
     if m == 0:
         return
+    to = np.asarray(to, dtype=np.int64)
+    frm = np.full(m, -1, dtype=np.int64) if frm is None else np.asarray(frm, dtype=np.int64)
+    # the points in runs of the same (cluster joined, cluster left), in index order within a run
+    order = np.lexsort((cols, frm, to))
+    cols, to, frm = np.ascontiguousarray(cols[order], dtype=np.int64), to[order], frm[order]
+    change = np.flatnonzero((to[1:] != to[:-1]) | (frm[1:] != frm[:-1])) + 1
+    runs = np.concatenate(([0], change, [m])).astype(np.int64)
     wy = np.ascontiguousarray(w[cols], dtype=np.float64)
-    to = np.ascontiguousarray(to, dtype=np.int64)
-    frm = np.full(m, -1, dtype=np.int64) if frm is None else np.ascontiguousarray(frm, dtype=np.int64)
     if G is not None:
-        _jk.cluster_sums_cached.run(nt, G, np.ascontiguousarray(cols, dtype=np.int64), wy, to, frm, S)
+        _jk.cluster_sums_cached.run(nt, G, cols, wy, to, frm, runs, S)
         return
     Yt = np.ascontiguousarray(Y[cols].T)
     dot, phi, g, c, degree = spec.args
-    _jk.cluster_sums.run(nt, X, Yt, wy, to, frm, dot, phi, g[:m], c, degree, S)
+    _jk.cluster_sums.run(nt, X, Yt, wy, to, frm, runs, dot, phi, g[:m], c, degree, S)
 
 
 class _Exact:

@@ -51,12 +51,16 @@ def test_equals_the_numpy_oracle(rng, dtype, tol, weighted):
 
 
 @pytest.mark.parametrize("kernel,gamma,kw", [("laplacian", 0.5, {}), ("matern32", 0.4, {}),
-                                             ("polynomial", 0.2, {"degree": 2, "coef0": 1.0})])
+                                             ("polynomial", 0.2, {"degree": 2, "coef0": 1.0}),
+                                             ("user", 0.3, {})])
 def test_other_kernels_equal_the_oracle(rng, kernel, gamma, kw):
     X = _blobs(rng, n=200)
     lab0 = rng.integers(0, 3, 200)
+    theirs = "gaussian" if kernel == "user" else kernel
+    if kernel == "user":  # a user kernel runs in the same fused passes
+        from user_kernel_defs import gauss_user as kernel
     res = kernel_kmeans(X, 3, kernel=kernel, gamma=gamma, init=lab0, tol=0.0, method="exact", **kw)
-    labels, inertia, n_iter = reference.kernel_kmeans(X, lab0, 3, kernel=kernel, gamma=gamma, **kw)
+    labels, inertia, n_iter = reference.kernel_kmeans(X, lab0, 3, kernel=theirs, gamma=gamma, **kw)
     np.testing.assert_array_equal(res.labels, labels)
     assert res.n_iter == n_iter
     assert res.inertia == pytest.approx(inertia, rel=1e-10)
@@ -223,6 +227,11 @@ def test_errors_name_the_argument(rng):
         kernel_kmeans(X, 2, gamma=-1.0)
     with pytest.raises(ValueError, match="`n_landmarks`"):
         kernel_kmeans(X, 2, method="nystroem", n_landmarks=51)
+    with pytest.raises(ValueError, match="The polynomial kernel values of `X` overflow float64 with this `gamma`"):
+        kernel_kmeans(100 * X, 2, kernel="polynomial", degree=50, gamma=10.0, seed=0)
+    with pytest.raises(ValueError, match="The polynomial kernel values of `X` overflow float32 with this `gamma`"):
+        kernel_kmeans((30 * X).astype(np.float32), 2, kernel="polynomial", degree=9, gamma=10.0, coef0=0.0,
+                      init=np.arange(50) % 2)
     with pytest.raises(ValueError, match="`labels` must hold 50 integers"):
         kernel_kmeans_objective(X, np.zeros(50))
 

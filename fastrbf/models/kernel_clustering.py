@@ -266,12 +266,22 @@ class _Exact:
         n = Xc.shape[0]
         self.pos = np.flatnonzero(w > 0)
         self.spec, _ = make_spec(entry, kw["gamma"], max(self.pos.size, 1), Xc.dtype, kw["degree"], kw["coef0"])
-        self.diag = kernel_diagonal(Xc.astype(np.float64), **kw)
         self.G = None
-        if cache:
-            self.G = gram(Xc, kernel=kw["kernel"], gamma=kw["gamma"], degree=kw["degree"], coef0=kw["coef0"],
-                          n_threads=nt)
+        try:
+            self.diag = kernel_diagonal(Xc.astype(np.float64), **kw)
+            if cache:
+                self.G = gram(Xc, kernel=kw["kernel"], gamma=kw["gamma"], degree=kw["degree"], coef0=kw["coef0"],
+                              n_threads=nt)
+        except ValueError:  # gram refuses values that overflow, in the names of its own arguments
+            self.diag = np.full(n, np.inf)
+        self.check(self.diag)
         self.n = n
+
+    def check(self, values):
+        """Refuse kernel values (or sums of them) that overflowed, in the caller's words."""
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"The {self.kw['kernel']} kernel values of `X` overflow {self.X.dtype} with this "
+                             f"`gamma`; rescale `X` or use a smaller `gamma`.")
 
     def sums(self, labels, S=None):
         """``S`` of ``labels`` made from scratch."""
@@ -331,6 +341,7 @@ def _lloyd(ex, labels0, K, max_iter, tol, empty, rep):
     n = w.size
     rows = np.arange(n)
     S = ex.sums(labels0, np.zeros((n, K)))
+    ex.check(S)
     labels = labels0.copy()
     W, T = _totals(S, labels, w, K)
     tol_abs = 0.0
@@ -661,6 +672,7 @@ def kernel_kmeans_objective(X: ArrayLike, labels: ArrayLike, *, kernel: KernelAr
     kw = {"kernel": kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0, "length_scale": None}
     ex = _Exact(_v.to_dtype(Xa, dtype), w, entry, kw, nt, False)
     S = ex.sums(lab, np.zeros((n, K)))
+    ex.check(S)
     W, T = _totals(S, lab, w, K)
     nz = W > 0
     return float(w @ ex.diag) - float(np.sum(T[nz] / W[nz]))

@@ -22,7 +22,6 @@ matplotlib).
 
 import argparse
 
-import numpy as np
 from sklearn.datasets import make_circles, make_moons
 from sklearn.metrics import adjusted_rand_score
 

@@ -700,7 +700,8 @@ def test_registry_lists_the_families_in_the_order_of_the_report():
         "sqdist-lowd/float64", "sqdist-lowd/float32", "sqdist-highd/float64", "sqdist-manyd/float64", "gram-gaussian",
         "gram-matern52",
         "gram-matvec", "lloyd-small/float64", "lloyd-small/float32", "lloyd-large/float64", "lloyd-large/float32",
-        "lloyd-sparse", "kmeans-20-iterations", "kmeans-converge", "cholesky", "krr-fit", "krr-large", "interp",
+        "lloyd-sparse", "kmeans-20-iterations", "kmeans-converge", "kernel-kmeans-exact", "kernel-kmeans-large",
+        "cholesky", "krr-fit", "krr-large", "interp",
         "interp-local", "interp-large", "predict-grad", "rbfnet-fit", "rbfnet-forward", "select-krr", "knn", "knn-manyd",
         "knn-lowd", "nadaraya-watson", "gp-fit", "gp-fit-matern52-ard", "gp-predict", "gp-predict-grad-std", "sparse-gp",
         "vecchia-gp", "vecchia-lml", "rff", "landmarks"]

@@ -8,19 +8,43 @@ point-centre distances (2 N K d flops) and one read of the points.
 
 The peers' k-means estimators include their set-up in every fit, so they are timed
 per iteration by :class:`PerIteration`, which subtracts a 1-iteration fit from a
-longer one."""
+longer one.
 
+``kernel-kmeans-exact``: kernel k-means (Gaussian kernel) on Gaussian blobs, fastrbf's
+matrix-free ``method="exact"`` against tslearn's ``KernelKMeans``, whole fits of at most
+:data:`KERNEL_KMEANS_ITER` iterations each.  tslearn takes no initial labels: it draws
+its own (uniform random labels from ``random_state``) and, when a cluster empties, starts
+again from new ones (up to 10 times); the first fastrbf row starts from tslearn's
+first draw (the same start unless tslearn restarted: the accuracy note gives its
+attempts), the second from fastrbf's k-means++.  tslearn holds the N x N Gram matrix
+(2-D data is read as N series of d one-dimensional steps, flattened back for
+scikit-learn's ``rbf`` kernel: the Gaussian kernel of the d-dimensional points with the
+same gamma) and its distance ``2 - 2 S[i, c] / W_c`` leaves out ``||mu_c||^2 =
+T_c / W_c^2`` (its own comment: "k(x, x) = 1 ... including the centroid"), so it is not
+Lloyd's step on the kernel k-means objective J and its ``inertia_`` is ``2 J`` at a
+fixed point (``sum_i (2 - 2 S[i, c_i] / W_c) = 2 (n - sum_c T_c / W_c)``); the note gives
+J of every fit's labels (:func:`fastrbf.kernel_kmeans_objective`).
+
+``kernel-kmeans-large``: ``method="nystroem"`` (1000 landmarks) at a million points, no
+peer (an N x N Gram matrix is out of reach there); its accuracy note compares the
+exact objective of its labels (``predict``) on a subsample with the exact method's
+inertia on that subsample."""
+
+import importlib
 import time
+import warnings
 
 import numpy as np
 
 from fastrbf import reference
+from fastrbf._validation import check_memory
 from fastrbf.cluster._kmeans import kmeans, lloyd_assign, lloyd_update
+from fastrbf.models.kernel_clustering import COMPONENTS_PER_CLUSTER, kernel_kmeans, kernel_kmeans_objective
 
 from ..harness import FASTRBF, NUMPY, Contender, Workload
 from ..roofline import Cost
-from .common import seeded_rng
-from .peers import optional_peer, sklearnex_code_path, sklearnex_lloyd
+from .common import seeded_rng, try_import
+from .peers import optional_peer, run_threads, sklearnex_code_path, sklearnex_lloyd
 
 
 def workloads() -> list[Workload]:
@@ -33,6 +57,8 @@ def workloads() -> list[Workload]:
         _lloyd_sparse_workload(),
         _kmeans_run_workload(),
         _kmeans_converge_workload(),
+        _kernel_kmeans_exact_workload(),
+        _kernel_kmeans_large_workload(),
     ]
 
 
@@ -222,3 +248,137 @@ def _kmeans_converge_workload():
 #: the iteration cap of the run to convergence (normal data of these sizes converge in
 #: a few hundred)
 MAX_ITER = 3000
+
+
+# ---------------------------------------------------------------- kernel k-means
+#: the iteration cap of both fits of ``kernel-kmeans-exact`` (a tslearn iteration at N =
+#: 20000 reads its 3.2 GB Gram matrix about twice: some 10 s on 2 cores)
+KERNEL_KMEANS_ITER = 20
+#: tslearn's ``random_state`` (its initial labels: ``RandomState(seed).randint(K, size=n)``)
+TSLEARN_SEED = 0
+
+
+def kernel_blobs(n: int, d: int, K: int, spread: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``n`` points of ``K`` Gaussian blobs in ``d`` dimensions (unit variance around
+    centres drawn from ``N(0, spread^2)``), the blob of each, and the Gaussian kernel's
+    ``gamma = 1 / (d var(X))`` (scikit-learn's ``"scale"`` rule).
+
+    Examples
+    --------
+    >>> X, y, gamma = kernel_blobs(100, 4, 3, 3.0)
+    >>> X.shape, int(y.max()) < 3, 0 < gamma < 1
+    ((100, 4), True, True)
+    """
+    rng = seeded_rng()
+    centres = spread * rng.standard_normal((K, d))
+    y = rng.integers(K, size=n)
+    X = centres[y] + rng.standard_normal((n, d))
+    return X, y, 1.0 / (d * float(X.var()))
+
+
+def _ari(y, labels):
+    """Adjusted Rand index against the blobs (scikit-learn's; None without it)."""
+    metrics = try_import("sklearn.metrics")
+    return None if metrics is None else float(metrics.adjusted_rand_score(y, labels))
+
+
+def _tslearn_kernel_kmeans(a: dict) -> None:
+    """tslearn's ``KernelKMeans`` fit (``kernel="rbf"``, the same gamma), its kernel
+    matrix on the run's threads; the attempts it made (a restart after an empty
+    cluster draws new labels) are counted without changing what it does."""
+    n, K = a["X"].shape[0], a["K"]
+    # its Gram matrix, the per-thread blocks it is made from and a cluster's columns copied
+    check_memory(int(2.5 * n * n * 8), f"tslearn KernelKMeans: the {n} x {n} Gram matrix", "use fewer rows")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its import warns that h5py is absent; scikit-learn's renamed arguments
+        base = importlib.import_module("tslearn.clustering").KernelKMeans
+
+        class Counted(base):  # type: ignore[misc,valid-type]
+            def _fit_one_init(self, Kmat, rs):
+                self.attempts_ = getattr(self, "attempts_", 0) + 1
+                return super()._fit_one_init(Kmat, rs)
+
+        km = Counted(n_clusters=K, kernel="rbf", kernel_params={"gamma": a["gamma"]}, n_init=1,
+                     max_iter=KERNEL_KMEANS_ITER, random_state=TSLEARN_SEED, n_jobs=run_threads()).fit(a["X"])
+    a["tslearn"] = km.labels_, float(km.inertia_), int(km.n_iter_), km.attempts_
+
+
+def _kernel_kmeans_exact_workload():
+    d, K = 8, 10
+
+    def setup(n):
+        X, y, gamma = kernel_blobs(n, d, K, 3.0)
+        init = np.random.RandomState(TSLEARN_SEED).randint(K, size=n)  # tslearn's first draw
+        return {"X": X, "y": y, "gamma": gamma, "K": K, "init": init}
+
+    def ours(a, init="same"):
+        res = kernel_kmeans(a["X"], K, gamma=a["gamma"], method="exact", init=a["init"] if init == "same" else init,
+                            n_init=1, max_iter=KERNEL_KMEANS_ITER, tol=0, seed=0)
+        a[f"ours_{init}"] = res
+        return res
+
+    def accuracy(a):
+        X, g = a["X"], a["gamma"]
+        parts = []
+        for init, what in (("same", "fastrbf from tslearn's first draw"), ("k-means++", "fastrbf k-means++")):
+            res = a.get(f"ours_{init}") or ours(a, init)
+            J = kernel_kmeans_objective(X, res.labels, gamma=g)  # its inertia: distances to the previous means
+            ari = _ari(a["y"], res.labels)
+            parts.append(f"{what}: J {J:.6g} (its inertia {res.inertia:.6g}), {res.n_iter} iterations"
+                         f"{'' if res.converged else ' (not converged)'}" + ("" if ari is None else f", ARI {ari:.3f}"))
+        if "tslearn" in a:
+            labels, inertia, n_iter, attempts = a["tslearn"]
+            J = kernel_kmeans_objective(X, labels, gamma=g)
+            ari = _ari(a["y"], labels)
+            parts.append(f"tslearn: J {J:.6g} (its inertia_ {inertia:.6g} = {inertia / J:.4f} J; 2 J at a fixed "
+                         f"point: its distance leaves out ||mu_c||^2), {n_iter} iterations, {attempts} start"
+                         f"{'' if attempts == 1 else 's (restarted after empty clusters: not the same start)'}"
+                         + ("" if ari is None else f", ARI {ari:.3f}"))
+        return ("objective J (kernel_kmeans_objective of the labels, exact; lower is better) of each fit: "
+                + "; ".join(parts))
+
+    cs = [Contender("fastrbf kernel_kmeans exact, tslearn's initial labels", FASTRBF, ours),
+          Contender("fastrbf kernel_kmeans exact, k-means++", FASTRBF, lambda a: ours(a, "k-means++"))]
+    cs.append(optional_peer("tslearn KernelKMeans (N x N Gram matrix)", "tslearn.clustering", _tslearn_kernel_kmeans,
+                            package="tslearn"))
+    return Workload("kernel-kmeans-exact", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d={d}, K={K} Gaussian blobs, Gaussian kernel gamma="
+                              f"{a['gamma']:.4g} (1/(d var X)), whole fits of at most {KERNEL_KMEANS_ITER} iterations "
+                              f"(tslearn seeds itself: random labels, new ones after an empty cluster)",
+                    sizes=(2000, 5000, 20000), accuracy=accuracy)
+
+
+def _kernel_kmeans_large_workload():
+    d, K, M = 16, 20, 1000
+
+    def setup(size):
+        n, n_sub = size
+        X, y, gamma = kernel_blobs(n, d, K, 1.0)  # overlapping blobs: the features' rank matters
+        sub = np.sort(np.random.default_rng(1).choice(n, size=n_sub, replace=False))
+        return {"X": X, "gamma": gamma, "sub": X[sub]}
+
+    def ours(a):
+        res = kernel_kmeans(a["X"], K, gamma=a["gamma"], method="nystroem", n_landmarks=M, seed=0)
+        a["res"] = res
+        return res
+
+    def accuracy(a):
+        res, sub, g = a.get("res") or ours(a), a["sub"], a["gamma"]
+        labels = res.predict(sub)
+        J = kernel_kmeans_objective(sub, labels, gamma=g)
+        t0 = time.perf_counter()
+        exact = kernel_kmeans(sub, K, gamma=g, method="exact", seed=0)
+        t_exact = time.perf_counter() - t0
+        refined = kernel_kmeans(sub, K, gamma=g, method="exact", init=labels)
+        return (f"on {sub.shape[0]} of the points: exact objective of its labels (predict) {J:.6g}, "
+                f"{J / exact.inertia:.4f} x the exact method's inertia {exact.inertia:.6g} (k-means++, {exact.n_iter} "
+                f"iterations, {t_exact:.1f} s), {J / refined.inertia:.4f} x that of the exact method started from "
+                f"its labels; the Nystroem fit took {res.n_iter} iterations"
+                f"{'' if res.converged else ' (not converged)'}")
+
+    cs = [Contender(f"fastrbf kernel_kmeans nystroem, {M} landmarks", FASTRBF, ours)]
+    return Workload("kernel-kmeans-large", setup, lambda a: a["X"].shape[0], "points/s", cs,
+                    lambda a: f"N={a['X'].shape[0]}, d={d}, K={K} overlapping Gaussian blobs, Gaussian kernel gamma="
+                              f"{a['gamma']:.4g} (1/(d var X)), {M} landmarks, rank "
+                              f"{min(M, COMPONENTS_PER_CLUSTER * K)} (the default), k-means++",
+                    sizes=((50000, 5000), (1_000_000, 20000)), accuracy=accuracy)

@@ -19,6 +19,7 @@ from .peers import (
     faiss_knn,
     faiss_knn_index,
     optional_peer,
+    run_threads,
     sklearnex_code_path,
     sklearnex_kneighbors,
     sklearnex_knn_index,
@@ -68,17 +69,11 @@ def _knn_workload(name, d, sizes):
                     sizes=sizes, cost=_knn_cost)
 
 
-def _run_threads():
-    import numba
-
-    return int(numba.get_num_threads())
-
-
 def _pykdtree_knn(a, k):
     from pykdtree.kdtree import KDTree as PyKDTree
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=_run_threads(), user_api="openmp"):
+    with threadpool_limits(limits=run_threads(), user_api="openmp"):
         return PyKDTree(a["X"]).query(a["Q"], k=k)
 
 
@@ -100,13 +95,13 @@ def _knn_lowd_workload():
             Contender("scikit-learn KDTree (queries on 1 thread)", PEER,
                       lambda a: skn.KDTree(a["X"]).query(a["Q"], k=k)),
             Contender('scikit-learn NearestNeighbors(algorithm="kd_tree", n_jobs=threads)', PEER,
-                      lambda a: skn.NearestNeighbors(n_neighbors=k, algorithm="kd_tree", n_jobs=_run_threads())
+                      lambda a: skn.NearestNeighbors(n_neighbors=k, algorithm="kd_tree", n_jobs=run_threads())
                       .fit(a["X"]).kneighbors(a["Q"])),
         ]
     sps = try_import("scipy.spatial")
     if sps is not None:
         cs.append(Contender("SciPy cKDTree(workers=threads)", PEER,
-                            lambda a: sps.cKDTree(a["X"]).query(a["Q"], k=k, workers=_run_threads())))
+                            lambda a: sps.cKDTree(a["X"]).query(a["Q"], k=k, workers=run_threads())))
     cs.append(optional_peer("pykdtree", "pykdtree", lambda a: _pykdtree_knn(a, k), package="pykdtree"))
     return Workload("knn-lowd", setup, lambda a: a["Q"].shape[0], "queries/s", cs,
                     lambda a: f"k={k}, {a['X'].shape[0]} training x {a['Q'].shape[0]} queries, d=3, build + queries",

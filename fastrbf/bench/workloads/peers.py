@@ -49,7 +49,7 @@ from ..harness import PEER, Contender
 INSTALL = {"sklearn": "pip install scikit-learn", "scipy": "pip install scipy",
            "sklearnex": "pip install scikit-learn-intelex", "pykeops": "pip install pykeops (needs g++)",
            "faiss": "pip install faiss-cpu", "pykdtree": "pip install pykdtree", "ferreus_rbf": "pip install ferreus-rbf",
-           "gpboost": "pip install gpboost"}
+           "gpboost": "pip install gpboost", "tslearn": "pip install tslearn"}
 
 
 def optional_peer(label: str, module: str, fn: Callable[[dict], Any], *, package: str,
@@ -77,7 +77,7 @@ def optional_peer(label: str, module: str, fn: Callable[[dict], Any], *, package
 
 
 # ---------------------------------------------------------------- scikit-learn-intelex
-def _run_threads() -> int:
+def run_threads() -> int:
     """The threads the run gives every contender (numba's count, which ``--threads`` limits)."""
     import numba
 
@@ -86,7 +86,7 @@ def _run_threads() -> int:
 
 def _limit_onedal() -> None:
     """oneDAL's threads (TBB, which threadpoolctl does not limit) set to the run's."""
-    importlib.import_module("daal4py").daalinit(_run_threads())
+    importlib.import_module("daal4py").daalinit(run_threads())
 
 
 def sklearnex_lloyd(a: dict, n_iter: int) -> None:
@@ -183,7 +183,7 @@ def faiss_knn(index: Any, Q: np.ndarray, k: int) -> Any:
     """The ``k`` nearest neighbours of the rows of ``Q`` in a faiss index (float32 queries)."""
     import faiss
 
-    faiss.omp_set_num_threads(_run_threads())  # its OpenMP pool, loaded after the run's limits were set
+    faiss.omp_set_num_threads(run_threads())  # its OpenMP pool, loaded after the run's limits were set
     return index.search(np.ascontiguousarray(Q, dtype=np.float32), k)
 
 

@@ -200,6 +200,29 @@ def lloyd_stop(labels_same, shift, tol_abs):
     return shift <= tol_abs, False
 
 
+def relocation_moves(mind, w, labels, counts, wsum):
+    """The empty-cluster rule's moves: each empty cluster (``wsum == 0``, in index order)
+    takes, in order of decreasing ``mind`` (ties: the lower position), a point with weight
+    > 0 that is not the only point of its cluster.  Yields ``(i, its cluster, the empty
+    one)``; ``counts`` and ``wsum`` are updated in place before each yield.  Shared by
+    :func:`relocate_candidates` and kernel k-means (which moves no sums of rows)."""
+    K = wsum.shape[0]
+    e = 0
+    for i in np.argsort(-mind, kind="mergesort"):
+        while e < K and wsum[e] != 0:
+            e += 1
+        if e == K:
+            return
+        cur = labels[i]
+        if counts[cur] <= 1 or w[i] == 0:
+            continue
+        wsum[cur] -= w[i]
+        wsum[e] = w[i]
+        counts[cur] -= 1
+        counts[e] = 1
+        yield int(i), int(cur), e
+
+
 def relocate_candidates(mind, X, w, labels, old, counts, sums, wsum):
     """Move points to the empty clusters (``wsum == 0``), as ``relocate_empty`` does on
     all rows, among gathered candidates: ``mind`` their distances to their centres (in
@@ -207,32 +230,17 @@ def relocate_candidates(mind, X, w, labels, old, counts, sums, wsum):
     ``old`` their labels of the previous iteration (-1: none), ``counts`` the global
     point counts of the clusters.  Each empty cluster (in index order) takes, in order
     of decreasing distance (ties: gathering order), a candidate with weight > 0 that is
-    not the only point of its cluster; the sums move with its weight.  ``sums`` and
-    ``wsum`` are updated in place.  Returns (the moved candidates, their new labels,
-    the change in the number of labels that differ from ``old``)."""
-    K = wsum.shape[0]
-    order = np.argsort(-mind, kind="mergesort")
-    counts = counts.copy()
+    not the only point of its cluster (:func:`relocation_moves`); the sums move with its
+    weight.  ``sums`` and ``wsum`` are updated in place.  Returns (the moved candidates,
+    their new labels, the change in the number of labels that differ from ``old``)."""
     moved: list[int] = []
     new: list[int] = []
     delta = 0
-    e = 0
-    for i in order:
-        while e < K and wsum[e] != 0:
-            e += 1
-        if e == K:
-            break
-        cur = labels[i]
-        if counts[cur] <= 1 or w[i] == 0:
-            continue
+    for i, cur, e in relocation_moves(mind, w, labels, counts.copy(), wsum):
         wx = w[i] * X[i]
         sums[cur] -= wx
         sums[e] = wx
-        wsum[cur] -= w[i]
-        wsum[e] = w[i]
-        counts[cur] -= 1
-        counts[e] = 1
-        moved.append(int(i))
+        moved.append(i)
         new.append(e)
         delta += int(e != old[i]) - int(cur != old[i])
     return np.array(moved, dtype=np.int64), np.array(new, dtype=np.int64), delta

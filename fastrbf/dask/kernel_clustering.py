@@ -12,13 +12,12 @@ from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import KernelArg
 from ..approx import nystroem
-from ..cluster._rules import check_lloyd_args, check_n_clusters
-from ..kernels import check_kernel, check_params, kernel_value
+from ..kernels import kernel_value
 from ..models.kernel_clustering import (
-    COMPONENTS_PER_CLUSTER,
-    DEFAULT_LANDMARKS,
     LANDMARK_POOL,
     KernelKMeansResult,
+    check_args,
+    landmark_counts,
     nystroem_features,
     rank_restricted,
 )
@@ -82,16 +81,10 @@ def kernel_kmeans(X: Data, n_clusters: int, *, kernel: KernelArg = "gaussian", g
     nt = check_threads(n_threads)
     X = as_rows(X)
     n, d = X.shape
-    K = check_n_clusters(n_clusters, n)
-    entry = check_kernel(kernel)
-    deg, c0 = check_params(entry, degree, coef0)
-    g = _v.check_real(gamma, "gamma", low=0, strict=True)
-    tol = check_lloyd_args(n_init, max_iter, tol, empty)
+    K, entry, deg, c0, g, tol = check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol, empty)
     lm = _v.check_choice(landmark_method, "landmark_method", ("rpcholesky", "random"),
                          text="'rpcholesky' or 'random' on dask arrays")
-    M = min(n, DEFAULT_LANDMARKS) if n_landmarks is None else _v.check_int(n_landmarks, "n_landmarks", 1, n)
-    r = min(M, COMPONENTS_PER_CLUSTER * K) if n_components is None else _v.check_int(n_components, "n_components",
-                                                                                       1, M)
+    M, r = landmark_counts(n, K, n_landmarks, n_components)
     rng = _v.check_seed(seed)
     rep = _progress.reporter(progress, "dask.kernel_kmeans", runs="init")
     kw = {"kernel": kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0}

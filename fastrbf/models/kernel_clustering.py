@@ -54,7 +54,7 @@ from .._progress import ProgressArg
 from .._typing import ArrayLike, FloatArray, IntArray, KernelArg, Seed, Threads
 from ..approx import kernel_diagonal, nystroem
 from ..cluster._kmeans import EmptyClusterError, kmeans_named, lloyd_assign
-from ..cluster._rules import check_lloyd_args, check_n_clusters, check_weights
+from ..cluster._rules import check_lloyd_args, check_n_clusters, check_weights, relocation_moves
 from ..cluster._seeding import has_distinct, too_few_distinct
 from ..kernels import check_kernel, check_params, gram, kernel_value, make_spec
 
@@ -312,26 +312,11 @@ def _within(W, T):
 
 
 def relocate(labels, mind, w, K):
-    """Each empty cluster (in index order) takes, in order of decreasing distance to its
-    mean (ties: the lowest index), a point of weight > 0 that is not the only point of
-    its cluster (:func:`fastrbf.kmeans`'s rule); ``labels`` is changed in place."""
+    """Each empty cluster takes the farthest points by :func:`fastrbf.kmeans`'s rule
+    (``fastrbf.cluster._rules.relocation_moves``); ``labels`` is changed in place."""
     W = np.bincount(labels, weights=w, minlength=K)
-    counts = np.bincount(labels, minlength=K)
-    order = np.argsort(-mind, kind="stable")
-    e = 0
-    for i in order:
-        while e < K and W[e] != 0:
-            e += 1
-        if e == K:
-            break
-        cur = labels[i]
-        if counts[cur] <= 1 or w[i] == 0:
-            continue
+    for i, _, e in relocation_moves(mind, w, labels, np.bincount(labels, minlength=K), W):
         labels[i] = e
-        W[cur] -= w[i]
-        W[e] = w[i]
-        counts[cur] -= 1
-        counts[e] = 1
 
 
 def _lloyd(ex, labels0, K, max_iter, tol, empty, rep):
@@ -465,6 +450,26 @@ def rank_restricted(ny, r):
     return np.ascontiguousarray(U[:, keep] * mu[keep])
 
 
+def check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol, empty):
+    """``(K, registry entry, degree, coef0, gamma, tol)``: the arguments that the
+    in-memory and the dask kernel k-means share, checked for ``n`` points."""
+    K = check_n_clusters(n_clusters, n)
+    entry = check_kernel(kernel)
+    deg, c0 = check_params(entry, degree, coef0)
+    g = _v.check_real(gamma, "gamma", low=0, strict=True)
+    return K, entry, deg, c0, g, check_lloyd_args(n_init, max_iter, tol, empty)
+
+
+def landmark_counts(n, K, n_landmarks, n_components):
+    """``(landmarks, rank)`` of the Nystroem method: the given ones checked, or the
+    defaults (``min(n, 1000)``; :data:`COMPONENTS_PER_CLUSTER` per cluster, at most the
+    landmarks)."""
+    M = min(n, DEFAULT_LANDMARKS) if n_landmarks is None else _v.check_int(n_landmarks, "n_landmarks", 1, n)
+    r = min(M, COMPONENTS_PER_CLUSTER * K) if n_components is None else _v.check_int(n_components, "n_components",
+                                                                                       1, M)
+    return M, r
+
+
 def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussian", gamma: float = 1.0,
                   degree: int = 3, coef0: float = 1.0, sample_weight: ArrayLike | None = None,
                   init: str | ArrayLike = "k-means++", n_init: int = 1, max_iter: int = 300, tol: float = 1e-4,
@@ -536,11 +541,7 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     """
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    K = check_n_clusters(n_clusters, n)
-    entry = check_kernel(kernel)
-    deg, c0 = check_params(entry, degree, coef0)
-    g = _v.check_real(gamma, "gamma", low=0, strict=True)
-    tol = check_lloyd_args(n_init, max_iter, tol, empty)
+    K, entry, deg, c0, g, tol = check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol, empty)
     method = _v.check_choice(method, "method", METHODS, text="'auto', 'exact' or 'nystroem'")
     lm = _v.check_choice(landmark_method, "landmark_method", LANDMARK_METHODS,
                          text="'rpcholesky', 'kmeans' or 'random'")
@@ -569,10 +570,7 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     else:
         _v.check_choice(init, "init", ("k-means++", "random"),
                         text=f"'k-means++', 'random' or an array of {n} integer labels")
-    if n_landmarks is not None:
-        _v.check_int(n_landmarks, "n_landmarks", 1, n)
-    if n_components is not None:
-        _v.check_int(n_components, "n_components", 1)
+    landmark_counts(n, K, n_landmarks, n_components)
     if method == "exact" and (n_landmarks is not None or n_components is not None):
         raise ValueError("`n_landmarks` and `n_components` are for method='nystroem'; got method='exact'.")
     if method == "auto":  # (the Nystroem arguments are for the large data that it sends there)
@@ -605,8 +603,7 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
 
 def _fit_nystroem(Xa, w, K, kw, labels0, init, n_init, max_iter, tol, empty, M, lm, r, rng, nt, rep, dtype):
     n = Xa.shape[0]
-    M = min(n, DEFAULT_LANDMARKS) if M is None else _v.check_int(M, "n_landmarks", 1, n)
-    r = min(M, COMPONENTS_PER_CLUSTER * K) if r is None else _v.check_int(r, "n_components", 1, M)
+    M, r = landmark_counts(n, K, M, r)
     _v.check_memory(8 * n * (2 * r + 2) + 8 * min(n, CHUNK) * M * 2 + 40 * M * M,
                     f"kernel_kmeans: the {n} x {r} Nystroem features", "use fewer `n_components` or rows.")
     Xd = _v.to_dtype(Xa, _F64)

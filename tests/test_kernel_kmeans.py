@@ -257,3 +257,17 @@ def test_dask_has_the_in_memory_landmarks_and_features(landmark_method):
     assert adjusted_rand_score(truth, labels) == 1.0 and adjusted_rand_score(truth, mem.labels) == 1.0
     np.testing.assert_array_equal(res.predict(X), labels)
     assert res.inertia == pytest.approx(mem.inertia, rel=1e-9)
+
+
+def test_nystroem_features_keep_the_largest_eigenvalues_of_singular_landmarks():
+    X, truth = _rings(n=600)
+    Xr, tr = np.tile(X, (5, 1)), np.tile(truth, 5)  # every point five times: the landmarks repeat
+    res = kernel_kmeans(Xr, 2, gamma=2.0, method="nystroem", n_landmarks=400, landmark_method="random",
+                        n_components=8, seed=0)
+    L = res.landmarks
+    lam, U = np.linalg.eigh(reference.gram(L, gamma=2.0))
+    assert lam[0] < 1e-10 * lam[-1]  # singular: repeated landmarks
+    # the features are those of the 8 largest eigenvalues (up to signs)
+    want = U[:, ::-1][:, :8] / np.sqrt(lam[::-1][:8])
+    np.testing.assert_allclose(np.abs(res.projection), np.abs(want), rtol=1e-6, atol=1e-8 * np.abs(want).max())
+    assert adjusted_rand_score(tr, res.labels) == 1.0

@@ -99,7 +99,7 @@ def kernel_kmeans(X: Data, n_clusters: int, *, kernel: KernelArg = "gaussian", g
         L = np.asarray(X[ids].compute(), dtype=np.float64)
         _v.check_finite(L, "X")
         ny = nystroem(L, L, n_threads=nt, **kw)
-    Q = rank_restricted(ny, r)
+    Q = rank_restricted(ny.landmarks, r, kw, nt)
     dtype = _v.result_dtype(X.dtype)
     F = da.map_blocks(_block_features, X, ny.landmarks, Q, kw, nt, dtype=dtype, chunks=(X.chunks[0], (Q.shape[1],)))
     km = kmeans_named(F, K, name="n_clusters", n_init=n_init, max_iter=max_iter, tol=tol, seed=rng,

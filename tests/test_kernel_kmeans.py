@@ -271,3 +271,31 @@ def test_nystroem_features_keep_the_largest_eigenvalues_of_singular_landmarks():
     want = U[:, ::-1][:, :8] / np.sqrt(lam[::-1][:8])
     np.testing.assert_allclose(np.abs(res.projection), np.abs(want), rtol=1e-6, atol=1e-8 * np.abs(want).max())
     assert adjusted_rand_score(tr, res.labels) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_precomputed_kernel_is_the_same_clustering(rng, dtype):
+    X = _blobs(rng, n=300)
+    Q = rng.standard_normal((20, 3))
+    lab0 = rng.integers(0, 4, 300)
+    w = rng.uniform(0.5, 2.0, 300)
+    G = reference.gram(X.astype(dtype), gamma=0.3)
+    a = kernel_kmeans(X.astype(dtype), 4, gamma=0.3, init=lab0, sample_weight=w, tol=0.0, method="exact")
+    b = kernel_kmeans(G, 4, kernel="precomputed", init=lab0, sample_weight=w, tol=0.0)
+    np.testing.assert_array_equal(b.labels, a.labels)
+    assert b.n_iter == a.n_iter and b.method == "exact" and b.X_fit is None
+    assert b.inertia == pytest.approx(a.inertia, rel=1e-12 if dtype == np.float64 else 1e-5)
+    np.testing.assert_array_equal(b.predict(reference.gram(Q.astype(dtype), X.astype(dtype), gamma=0.3)),
+                                  a.predict(Q.astype(dtype)))
+    assert kernel_kmeans_objective(G, b.labels, kernel="precomputed", sample_weight=w) == pytest.approx(
+        b.inertia, rel=1e-12 if dtype == np.float64 else 1e-5)
+    c = kernel_kmeans(G, 4, kernel="precomputed", seed=0, n_init=2)  # k-means++ on the matrix's rows
+    assert len(set(c.labels.tolist())) == 4
+    with pytest.raises(ValueError, match="`X` must be the square kernel matrix"):
+        kernel_kmeans(G[:, :-1], 4, kernel="precomputed")
+    with pytest.raises(ValueError, match="`method='nystroem'` needs the points"):
+        kernel_kmeans(G, 4, kernel="precomputed", method="nystroem")
+    with pytest.raises(ValueError, match=r"`X` must have 300 columns \(one per training point\)"):
+        b.predict(Q)
+    with pytest.raises(ValueError, match="distances need k"):
+        b.distances(G[:2])

@@ -53,7 +53,7 @@ ESTIMATORS = [
 
 
 # scikit-learn's checks only: they pass Gram matrices to a pairwise-tagged estimator
-CHECKED_ONLY = [fsk.KernelRidge(kernel="precomputed")]
+CHECKED_ONLY = [fsk.KernelRidge(kernel="precomputed"), fsk.KernelKMeans(2, kernel="precomputed")]
 
 _NOT_POSITIVE_DEFINITE = (
     "a matrix that is not positive definite even with alpha added (the check's raw data, or its Gram matrix "
@@ -70,9 +70,14 @@ def _expected_failed_checks(est):
     if isinstance(est, (fsk.KMeans, fsk.KernelKMeans)):
         # (scikit-learn marks the same two checks of its own KMeans; KernelKMeans's weights
         # are repeated points from the same initial labels: tests/test_kernel_kmeans.py)
-        return {name: "k-means++ seeding draws points with probabilities scaled by the weights: a weight is not "
-                      "the same random draws as repeated points" for name in (
+        out = {name: "k-means++ seeding draws points with probabilities scaled by the weights: a weight is not "
+                     "the same random draws as repeated points" for name in (
             "check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data")}
+        if isinstance(est, fsk.KernelKMeans) and est.kernel == "precomputed":
+            out["check_clustering"] = ("scikit-learn's clustering check fits the points themselves, never a Gram "
+                                       "matrix, even for a pairwise-tagged clusterer (the precomputed kernel is "
+                                       "tested in test_kernel_kmeans.py)")
+        return out
     if isinstance(est, fsk.GaussianProcessRegressor) and not isinstance(est.kernel, str):
         return {"check_estimators_unfitted": "predict before fit gives the prior, as scikit-learn's "
                                              "GaussianProcessRegressor does"}

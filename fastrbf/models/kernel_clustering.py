@@ -63,6 +63,8 @@ from ..kernels import check_kernel, check_params, gram, kernel_value, make_spec
 
 #: the values of ``method``
 METHODS = ("auto", "exact", "nystroem")
+#: ``kernel``: ``X`` is the kernel matrix of the points (the exact method)
+PRECOMPUTED = "precomputed"
 #: ``method="auto"``: the exact method up to this many points, the Nystroem one above
 AUTO_EXACT_MAX = 20000
 #: the exact method holds the kernel matrix when it takes at most this many bytes
@@ -178,6 +180,9 @@ class KernelKMeansResult:
             F64 = F.astype(np.float64)
             C = self.centers.astype(np.float64)
             return np.maximum(((F64[:, None, :] - C[None, :, :]) ** 2).sum(axis=2), 0.0)
+        if is_precomputed(self.kernel):
+            raise ValueError("distances need k(x, x) of the new points, which a precomputed kernel does not give; "
+                             "`predict` takes their kernel values with the training points.")
         assert self.X_fit is not None and self.weights is not None and self.members is not None
         assert self.cluster_weight is not None and self.cluster_within is not None
         Xq = _v.to_dtype(_query(X, self.X_fit.shape[1]), self.X_fit.dtype)
@@ -196,6 +201,8 @@ class KernelKMeansResult:
         Parameters
         ----------
         X : array_like of shape (q, d)
+            With ``kernel="precomputed"``: the (q, n) kernel values of the new points
+            with the training points.
         n_threads : int, optional
 
         Returns
@@ -215,6 +222,14 @@ class KernelKMeansResult:
             nt = _threads.resolve(n_threads)
             F = nystroem_features(self.landmarks, self.projection, _kw(self), _query(X, self.landmarks.shape[1]), nt)
             return lloyd_assign(F, self.centers, n_threads=nt)[0]
+        if is_precomputed(self.kernel):  # X: the kernel values of the new points with the training points
+            assert self.weights is not None and self.members is not None
+            assert self.cluster_weight is not None and self.cluster_within is not None
+            Kq = _v.to_dtype(_query(X, self.weights.size, "columns (one per training point)"), self.dtype)
+            S = np.zeros((Kq.shape[0], self.cluster_weight.size))
+            pos = np.flatnonzero(self.weights > 0)
+            _add(None, None, pos, self.weights, self.members[pos], None, None, S, _threads.resolve(n_threads), Kq)
+            return np.argmin(_relative(S, self.cluster_weight, self.cluster_within), axis=1).astype(np.int64)
         return np.argmin(self.distances(X, n_threads=n_threads), axis=1).astype(np.int64)
 
 
@@ -222,10 +237,10 @@ def _kw(res):
     return {"kernel": res.kernel, "gamma": res.gamma, "degree": res.degree, "coef0": res.coef0}
 
 
-def _query(X, d):
+def _query(X, d, what="features (as the fitting data)"):
     Xa = _v.check_data(X, "X")
     if Xa.shape[1] != d:
-        raise ValueError(f"`X` must have {d} features (as the fitting data); got {Xa.shape[1]}.")
+        raise ValueError(f"`X` must have {d} {what}; got {Xa.shape[1]}.")
     return Xa
 
 
@@ -264,10 +279,16 @@ class _Exact:
     """The data, kernel and sums of the exact method (what every start shares)."""
 
     def __init__(self, Xc, w, entry, kw, nt, cache):
+        # Xc: the points, or with kernel="precomputed" their kernel matrix (then held)
         self.X, self.w, self.nt = Xc, w, nt
         self.kw = kw
         n = Xc.shape[0]
+        self.n = n
         self.pos = np.flatnonzero(w > 0)
+        if entry is None:
+            self.G, self.spec = Xc, None
+            self.diag = np.diag(Xc).astype(np.float64)
+            return
         self.spec, _ = make_spec(entry, kw["gamma"], max(self.pos.size, 1), Xc.dtype, kw["degree"], kw["coef0"])
         self.G = None
         try:
@@ -278,7 +299,6 @@ class _Exact:
         except ValueError:  # gram refuses values that overflow, in the names of its own arguments
             self.diag = np.full(n, np.inf)
         self.check(self.diag)
-        self.n = n
 
     def check(self, values):
         """Refuse kernel values (or sums of them) that overflowed, in the caller's words."""
@@ -298,6 +318,8 @@ class _Exact:
 
     def kernel_columns(self, ids):
         """``k(X, X[ids])`` (n, len(ids)) in float64."""
+        if self.spec is None:
+            return self.G[:, ids].astype(np.float64)
         return gram(self.X, self.X[ids], kernel=self.kw["kernel"], gamma=self.kw["gamma"], degree=self.kw["degree"],
                     coef0=self.kw["coef0"], n_threads=self.nt).astype(np.float64)
 
@@ -455,6 +477,17 @@ def rank_restricted(L, r, kw, nt):
     return np.ascontiguousarray(U[:, keep] / np.sqrt(lam[keep]))
 
 
+def is_precomputed(kernel):
+    """Whether ``kernel`` says that ``X`` is the kernel matrix itself."""
+    return isinstance(kernel, str) and kernel == PRECOMPUTED
+
+
+def check_square(G):
+    if G.shape[0] != G.shape[1]:
+        raise ValueError(f"`X` must be the square kernel matrix of the points with kernel='precomputed'; got "
+                         f"shape {G.shape}.")
+
+
 def check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol, empty):
     """``(K, registry entry, degree, coef0, gamma, tol)``: the arguments that the
     in-memory and the dask kernel k-means share, checked for ``n`` points."""
@@ -492,6 +525,9 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     kernel : str or UserKernel, default "gaussian"
         A kernel of :func:`fastrbf.gram` (positive definite for a monotone objective);
         ``x . y`` is ``"polynomial"`` with ``degree=1, coef0=0`` (plain k-means).
+        ``"precomputed"``: ``X`` is the (n, n) kernel matrix (the exact method, which
+        then reads it; ``predict`` takes the (q, n) kernel values of new points with the
+        training points).
     gamma, degree, coef0 :
         Its parameters, as in :func:`fastrbf.gram`.
     sample_weight : array_like of shape (n,), optional
@@ -546,8 +582,17 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     """
     Xa = _v.check_data(X, "X")
     n, d = Xa.shape
-    K, entry, deg, c0, g, tol = check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol, empty)
+    pre = is_precomputed(kernel)
+    if pre:
+        check_square(Xa)
+        K, tol = check_n_clusters(n_clusters, n), check_lloyd_args(n_init, max_iter, tol, empty)
+        entry, deg, c0, g = None, degree, coef0, gamma
+    else:
+        K, entry, deg, c0, g, tol = check_args(n, n_clusters, kernel, gamma, degree, coef0, n_init, max_iter, tol,
+                                               empty)
     method = _v.check_choice(method, "method", METHODS, text="'auto', 'exact' or 'nystroem'")
+    if pre and method == "nystroem":
+        raise ValueError("`method='nystroem'` needs the points: with kernel='precomputed' use 'exact' or 'auto'.")
     lm = _v.check_choice(landmark_method, "landmark_method", LANDMARK_METHODS,
                          text="'rpcholesky', 'kmeans' or 'random'")
     rng = _v.check_seed(seed, "seed")
@@ -557,7 +602,8 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     if n_pos < K:
         raise ValueError(f"`n_clusters` ({K}) must not exceed the number of points with weight > 0 ({n_pos}).")
     dtype = _v.result_dtype(Xa)
-    _v.check_magnitude(Xa, "X", dtype)
+    if not pre:
+        _v.check_magnitude(Xa, "X", dtype)
     labels0 = None
     if not isinstance(init, str):
         labels0 = _v.as_array(init, "init", ndim=1)
@@ -579,13 +625,14 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     if method == "exact" and (n_landmarks is not None or n_components is not None):
         raise ValueError("`n_landmarks` and `n_components` are for method='nystroem'; got method='exact'.")
     if method == "auto":  # (the Nystroem arguments are for the large data that it sends there)
-        method = "exact" if n <= AUTO_EXACT_MAX else "nystroem"
-    kw = {"kernel": kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0, "length_scale": None}
+        method = "exact" if n <= AUTO_EXACT_MAX or pre else "nystroem"
+    kw = {"kernel": PRECOMPUTED if pre else kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0,
+          "length_scale": None}
     rep = _progress.reporter(progress, "kernel_kmeans", runs="init")
     if method == "nystroem":
         return _fit_nystroem(Xa, w, K, kw, labels0, init, n_init, max_iter, tol, empty, n_landmarks, lm,
                              n_components, rng, nt, rep, dtype)
-    cache = n * n * dtype.itemsize <= CACHE_BYTES
+    cache = n * n * dtype.itemsize <= CACHE_BYTES and not pre
     _v.check_memory(8 * n * (3 * K + 2) + (n * n * dtype.itemsize if cache else 0),
                     f"kernel_kmeans: the {n} x {K} cluster sums", "use method='nystroem' or fewer rows.")
     Xc = _v.to_dtype(Xa, dtype)
@@ -601,9 +648,10 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
             best = res
     assert best is not None
     final, members, W, within, inertia, n_iter, converged = best
-    return KernelKMeansResult(final, inertia, n_iter, converged, "exact", kw["kernel"], g, deg, c0, dtype,
-                              X_fit=np.array(Xc, copy=True) if Xc is Xa else Xc, weights=w.copy(), members=members,
-                              cluster_weight=W, cluster_within=within)
+    X_fit = None if pre else (np.array(Xc, copy=True) if Xc is Xa else Xc)
+    return KernelKMeansResult(final, inertia, n_iter, converged, "exact", PRECOMPUTED if pre else kernel_value(entry),
+                              g, deg, c0, dtype, X_fit=X_fit, weights=w.copy(), members=members, cluster_weight=W,
+                              cluster_within=within)
 
 
 def _fit_nystroem(Xa, w, K, kw, labels0, init, n_init, max_iter, tol, empty, M, lm, r, rng, nt, rep, dtype):
@@ -638,6 +686,7 @@ def kernel_kmeans_objective(X: ArrayLike, labels: ArrayLike, *, kernel: KernelAr
     Parameters
     ----------
     X : array_like of shape (n, d)
+        Or the (n, n) kernel matrix, with ``kernel="precomputed"``.
     labels : array_like of shape (n,), integers >= 0
     kernel, gamma, degree, coef0 :
         As in :func:`kernel_kmeans`.
@@ -663,15 +712,22 @@ def kernel_kmeans_objective(X: ArrayLike, labels: ArrayLike, *, kernel: KernelAr
         raise ValueError(f"`labels` must hold {n} integers >= 0 (one per row of `X`); got shape {lab.shape}, "
                          f"dtype {lab.dtype}.")
     lab = np.ascontiguousarray(lab, dtype=np.int64)
-    entry = check_kernel(kernel)
-    deg, c0 = check_params(entry, degree, coef0)
-    g = _v.check_real(gamma, "gamma", low=0, strict=True)
+    pre = is_precomputed(kernel)
+    if pre:
+        check_square(Xa)
+        entry, deg, c0, g = None, degree, coef0, gamma
+    else:
+        entry = check_kernel(kernel)
+        deg, c0 = check_params(entry, degree, coef0)
+        g = _v.check_real(gamma, "gamma", low=0, strict=True)
     w = check_weights(sample_weight, n)
     dtype = _v.result_dtype(Xa)
-    _v.check_magnitude(Xa, "X", dtype)
+    if not pre:
+        _v.check_magnitude(Xa, "X", dtype)
     K = int(lab.max()) + 1
     nt = _threads.resolve(n_threads)
-    kw = {"kernel": kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0, "length_scale": None}
+    kw = {"kernel": PRECOMPUTED if pre else kernel_value(entry), "gamma": g, "degree": deg, "coef0": c0,
+          "length_scale": None}
     ex = _Exact(_v.to_dtype(Xa, dtype), w, entry, kw, nt, False)
     S = ex.sums(lab, np.zeros((n, K)))
     ex.check(S)

@@ -252,7 +252,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     n_clusters : int, default 8
     kernel : str, default "rbf"
         A name of :data:`fastrbf.KERNELS` or scikit-learn's ``"rbf"``, ``"poly"``,
-        ``"sigmoid"`` and ``"linear"`` (``x . y``: plain k-means).
+        ``"sigmoid"`` and ``"linear"`` (``x . y``: plain k-means); ``"precomputed"``:
+        ``X`` is the Gram matrix.
     gamma : float, optional
         Default ``1 / n_features``.
     degree, coef0 :
@@ -335,7 +336,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             raise ValueError(f"`n_clusters` ({K}) must not exceed the number of samples: n_samples={n} should be "
                              f">= n_clusters={K}.")
         kernel, gamma, degree, coef0 = as_dot_product(self.kernel, self.gamma, self.degree, self.coef0)
-        kernel = resolve_kernel(kernel)
+        if not self._precomputed():
+            kernel = resolve_kernel(kernel)
         gamma = default_gamma(gamma, X.shape[1])
         res = call_renamed(kernel_kmeans, X, K, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                            sample_weight=sample_weight, init=self.init, n_init=self.n_init, max_iter=self.max_iter,
@@ -349,12 +351,22 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         self.method_ = res.method
         return self
 
+    def _precomputed(self):
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed()  # X is the Gram matrix
+        return tags
+
     def predict(self, X: ArrayLike) -> np.ndarray:
         """The nearest mean in feature space of each row of ``X``.
 
         Parameters
         ----------
         X : array_like of shape (n_samples, n_features)
+            With ``kernel="precomputed"``: the kernel values of the new points with
+            the training points, (n_samples, n_samples_fit).
 
         Returns
         -------

@@ -577,7 +577,7 @@ def kernel_kmeans(X: ArrayLike, n_clusters: int, *, kernel: KernelArg = "gaussia
     >>> ring = np.c_[np.cos(t), np.sin(t)]
     >>> X = np.r_[0.2 * ring, 2.0 * ring]  # two rings: not separable by plain k-means
     >>> res = kernel_kmeans(X, 2, gamma=2.0, n_init=3, seed=0)
-    >>> len(set(res.labels[:100])), len(set(res.labels[100:])), res.labels[0] != res.labels[100]
+    >>> len(set(res.labels[:100])), len(set(res.labels[100:])), bool(res.labels[0] != res.labels[100])
     (1, 1, True)
     """
     Xa = _v.check_data(X, "X")

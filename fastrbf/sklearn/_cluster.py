@@ -329,7 +329,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         self
         """
         X = validate_fit_x(self, X)
-        check_magnitude(X)
+        if not self._precomputed():  # (a Gram matrix has no distances to overflow)
+            check_magnitude(X)
         n = X.shape[0]
         K = self.n_clusters
         if _v.is_int(K) and K > n:

@@ -35,7 +35,7 @@ from .. import _progress
 from .. import _validation as _v
 from .._jit.gp import vecchia as _jv
 from .._typing import KernelArg
-from ..gp._checks import DEFAULT_BOUNDS, F64, log_bounds
+from ..gp._checks import DEFAULT_BOUNDS, log_bounds
 from ..gp._vecchia import (
     Problem,
     VecchiaGaussianProcess,
@@ -44,9 +44,9 @@ from ..gp._vecchia import (
     check_ordering,
     finish_terms,
     fit,
+    fitted_model,
     log_theta,
 )
-from ..kernels import kernel_value
 from .common import Data, add_parts, as_rows, check_threads, is_dask, tree
 
 #: positions per block by default: about 0.1 s of one thread's likelihood with
@@ -165,8 +165,5 @@ normalize_y, seed, progress :
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, f"dask.{what}", runs="start")
     prob = _BlockProblem(Xf, yf, entry, c0, m, order, rng, None, noise is not None, block_size=size, task_threads=nt)
-    theta, (amp, lsv, nv), lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
-    dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else F64
-    return VecchiaGaussianProcess(kernel_value(entry), float(amp), lsv, 0.0 if nv is None else float(nv), c0, prob.m, Xf,
-                                  np.array(yf, copy=True), prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
-                                  np.asarray(theta, dtype=np.float64).copy(), dtype, tuple(rows))
+    fitted = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
+    return fitted_model(fitted, prob, entry, c0, Xf, np.array(yf, copy=True), y_mean, y_std, Xa, ya)

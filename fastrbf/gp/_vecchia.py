@@ -586,8 +586,16 @@ def vecchia_gaussian_process(X: ArrayLike, y: ArrayLike, *, n_neighbors: int = 3
     rng = _v.check_seed(seed, name="seed")
     rep = _progress.reporter(progress, what, runs="start")
     prob = Problem(Xd, yd, entry, c0, m, ordering, rng, _threads.resolve(n_threads), noise is not None)
-    theta, (amp, lsv, nv), lml, rows = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
+    fitted = fit(prob, theta0, ls, optimize, n_restarts, lo, hi, rng, rep, what)
+    return fitted_model(fitted, prob, entry, c0, owned(Xd, X), owned(yd, y), y_mean, y_std, Xa, ya)
+
+
+def fitted_model(fitted, prob, entry, c0, X_train, y_train, y_mean, y_std, Xa, ya):
+    """The :class:`VecchiaGaussianProcess` of :func:`fit`'s result ``fitted`` on ``prob``
+    (in memory or on dask blocks), with the values :func:`fit` reports; float32 when
+    the data ``Xa`` and targets ``ya`` were."""
+    theta, (amp, lsv, nv), lml, rows = fitted
     dtype = np.dtype(np.float32) if Xa.dtype == np.float32 and np.asarray(ya).dtype == np.float32 else F64
     return VecchiaGaussianProcess(kernel_value(entry), float(amp), lsv, 0.0 if nv is None else float(nv), c0, prob.m,
-                                  owned(Xd, X), owned(yd, y), prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
+                                  X_train, y_train, prob.order, prob.nbr, float(y_mean[0]), float(y_std[0]), lml,
                                   np.asarray(theta, dtype=np.float64).copy(), dtype, tuple(rows))

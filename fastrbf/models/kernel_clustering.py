@@ -306,9 +306,8 @@ class _Exact:
             raise ValueError(f"The {self.kw['kernel']} kernel values of `X` overflow {self.X.dtype} with this "
                              f"`gamma`; rescale `X` or use a smaller `gamma`.")
 
-    def sums(self, labels, S=None):
-        """``S`` of ``labels`` made from scratch."""
-        S = np.zeros((self.n, int(labels.max()) + 1)) if S is None else S
+    def sums(self, labels, S):
+        """``S`` (n, K) of ``labels`` made from scratch, in place."""
         S[:] = 0.0
         _add(self.X, self.X, self.pos, self.w, labels[self.pos], None, self.spec, S, self.nt, self.G)
         return S

@@ -22,6 +22,7 @@ exact zeros on the diagonal.
 from . import _pairwise as _pw
 from . import _validation as _v
 from ._typing import ArrayLike, FloatArray, Threads
+from .cuda.arrays import on_device
 
 
 def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None = None,
@@ -75,6 +76,10 @@ def sqdist(X: ArrayLike, Y: ArrayLike | None = None, *, out: FloatArray | None =
     array([[ 0., 13.],
            [13.,  0.]])
     """
+    if on_device(X, Y, out):
+        from .cuda import pairwise as _cuda
+
+        return _cuda.sqdist(X, Y, out=out, length_scale=length_scale)
     Xc, Yc, dtype, sparse = _pw.prepare_scaled(X, Y, length_scale)
     symmetric = Yc is None
     Yc = Xc if symmetric else Yc

@@ -23,6 +23,7 @@ from . import _validation as _v
 from ._jit import kernels as _jk
 from ._pairwise import KernelSpec
 from ._typing import ArrayLike, FloatArray, KernelArg, Threads
+from .cuda.arrays import on_device
 
 
 class Kernel(namedtuple("Kernel", "name code radial formula min_degree scale_invariant max_dim support",
@@ -275,6 +276,11 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
            [-3.162, -4.123]])
     """
     entry = check_kernel(kernel)
+    if on_device(X, Y, gamma, out):
+        from .cuda import pairwise as _cuda
+
+        deg, c0 = check_params(entry, degree, coef0)
+        return _cuda.gram(X, Y, entry, gamma, deg, c0, out, length_scale, is_user(entry) or entry.code not in _BOUNDED)
     Xc, Yc, dtype, sparse = _pw.prepare_scaled(X, Y, length_scale)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
@@ -335,6 +341,11 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg =
     True
     """
     entry = check_kernel(kernel)
+    if on_device(X, Y, V, gamma):
+        from .cuda import pairwise as _cuda
+
+        deg, c0 = check_params(entry, degree, coef0)
+        return _cuda.gram_matvec(X, Y, V, entry, gamma, deg, c0, length_scale, True)
     Xa = _v.check_data(X, "X")
     Ya = _v.check_data(Y, "Y")
     _v.check_features(Xa, Ya)

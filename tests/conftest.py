@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -5,6 +7,20 @@ import pytest
 # it a second time (as ``tests.user_kernel_defs``) and define its kernels again under
 # that module's name
 collect_ignore = ["user_kernel_defs.py"]
+
+
+def _device_tests_run_here():
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return True
+    from fastrbf.cuda import is_available
+
+    return is_available()
+
+
+# the device tests run where there is a GPU; elsewhere tests/test_cuda.py runs them under
+# numba-cuda's simulator, in a child process (the simulator is chosen at import)
+if not _device_tests_run_here():
+    collect_ignore.append("cuda")
 
 
 @pytest.fixture

@@ -26,6 +26,11 @@ The map (every module is named here; ``tests/test_layout.py`` checks it):
   (partition of unity), ``linalg`` (the solves), ``network`` and ``forward`` (the RBF
   network and its forward selection), ``falkon`` (Nystroem kernel ridge), ``features``
   (random Fourier features).
+- ``cuda``: the device kernels (numba-cuda; see its docstring): ``cuda.target`` (the
+  device's decorator factory and block shapes), ``cuda.phi`` (kernel functions as device
+  functions), ``cuda.pairwise`` (distance and Gram tiles, the matrix-free product),
+  ``cuda.neighbors`` (brute-force k-NN), ``cuda.cluster`` (Lloyd's steps, the k-means++
+  potentials), ``cuda.reduce`` (checks, sums, casts and gathers).
 - ``llvm``: the low-level layer (see its docstring): ``llvm.micro`` (register-blocked
   micro-kernels as LLVM vector IR), ``llvm.lanes`` (vector operations over independent
   problems), ``llvm.exp`` and ``llvm.trig`` (vectorised maths), ``llvm.lapack`` (LAPACK

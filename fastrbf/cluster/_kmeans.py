@@ -66,6 +66,7 @@ from .._progress import ProgressArg
 from .._scaling import ldexp, ldexp_float, max_abs, shift_for, weight_shift
 from .._sparse import CSRRows, check_csr, is_sparse
 from .._typing import ArrayLike, FloatArray, IntArray, Seed, Threads
+from ..cuda.arrays import on_device
 from . import _assign
 from ._assign import Assigner
 from ._bounded import RANKED, BoundedAssigner, bounds_pay
@@ -167,6 +168,10 @@ def lloyd_assign(X: ArrayLike, centers: ArrayLike, *, n_threads: Threads = None)
     >>> labels.tolist(), d2.tolist()
     ([0, 0, 1], [0.0, 0.81, 1.0])
     """
+    if on_device(X, centers):
+        from ..cuda import cluster as _cuda
+
+        return _cuda.lloyd_assign(X, centers)
     sparse = is_sparse(X)
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     Ca = check_centers(centers, Xa.shape[1])
@@ -224,6 +229,10 @@ def lloyd_update(X: ArrayLike, labels: ArrayLike, n_clusters: int, *, sample_wei
     >>> centers.tolist(), counts.tolist()
     ([[1.0, 0.0], [5.0, 5.0]], [2.0, 1.0])
     """
+    if on_device(X, labels, sample_weight):
+        from ..cuda import cluster as _cuda
+
+        return _cuda.lloyd_update(X, labels, n_clusters, sample_weight)
     sparse = is_sparse(X)
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape
@@ -450,6 +459,13 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
     (``n_centers``, ``n_landmarks``): every message about the cluster count (its type,
     its range, fewer distinct points than clusters) names ``name``.  The other
     arguments and the result are those of :func:`kmeans`."""
+    if on_device(X, sample_weight, None if isinstance(init, str) else init):
+        from ..cuda import cluster as _cuda
+
+        check_algorithm(algorithm)
+        _threads.resolve(n_threads)
+        return _cuda.kmeans(X, n_clusters, name=name, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
+                            sample_weight=sample_weight, empty=empty, raise_empty=raise_empty, result=KMeansResult)
     sparse = is_sparse(X)
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape

@@ -70,6 +70,7 @@ from .._scaling import ldexp_float as _ldexp_float
 from .._scaling import max_abs as _max_abs
 from .._scaling import shift_for as _shift_for
 from .._typing import ArrayLike, FloatArray, IntArray, Threads
+from ..cuda.arrays import on_device
 from . import _kdtree
 
 _F64 = np.dtype(np.float64)
@@ -252,6 +253,10 @@ def knn(X: ArrayLike, Xq: ArrayLike, k: int, *, n_threads: Threads = None,
     True
     """
     method = _v.check_choice(method, "method", ("auto", "tree", "brute"), text='"auto", "tree" or "brute"')
+    if on_device(X, Xq):
+        from ..cuda import neighbors as _cuda
+
+        return _cuda.knn(X, Xq, k, length_scale)
     Xa, Qa, dtype = _check_data(X, Xq, length_scale)
     idx, dist, t = _knn(Xa, Qa, k, dtype, n_threads, method)
     return idx, _ldexp(dist, 2 * t)

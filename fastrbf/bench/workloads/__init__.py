@@ -9,10 +9,10 @@ nothing is compiled until a workload runs.
 """
 
 from ..harness import Workload
-from . import approx, cluster, dask, distances, gp, kernels, linalg, models, neighbors, selection, sklearn
+from . import approx, cluster, dask, distances, gp, gpu, kernels, linalg, models, neighbors, selection, sklearn
 
 #: the family modules, in the order of the report
-FAMILIES = (distances, kernels, cluster, linalg, models, selection, neighbors, gp, approx, sklearn, dask)
+FAMILIES = (distances, kernels, cluster, linalg, models, selection, neighbors, gp, approx, sklearn, dask, gpu)
 
 
 def all_workloads() -> list[Workload]:

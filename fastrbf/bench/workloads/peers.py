@@ -49,7 +49,8 @@ from ..harness import PEER, Contender
 INSTALL = {"sklearn": "pip install scikit-learn", "scipy": "pip install scipy",
            "sklearnex": "pip install scikit-learn-intelex", "pykeops": "pip install pykeops (needs g++)",
            "faiss": "pip install faiss-cpu", "pykdtree": "pip install pykdtree", "ferreus_rbf": "pip install ferreus-rbf",
-           "gpboost": "pip install gpboost", "tslearn": "pip install tslearn"}
+           "gpboost": "pip install gpboost", "tslearn": "pip install tslearn",
+           "cupy": "pip install cupy-cuda12x"}
 
 
 def optional_peer(label: str, module: str, fn: Callable[[dict], Any], *, package: str,

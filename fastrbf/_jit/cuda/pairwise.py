@@ -1,0 +1,145 @@
+"""Pairwise kernels on the device: ``sqdist``/``gram`` tiles and ``gram_matvec``.
+
+``tile``: a block of TILE x TILE threads makes a TILE x TILE tile of the result; the
+block's rows of ``X`` and ``Y`` pass through shared memory TILE features at a time
+(padded by one column against bank conflicts).  Distances are direct differences,
+``sum_k (x_k - y_k)**2``, summed per chunk of TILE features in the dtype and the chunks
+added in order: relative error at most ``(TILE + d / TILE) eps``, whatever the offset of
+the data, and ``D[i, j]`` and ``D[j, i]`` are the same operations on the same numbers,
+so ``sqdist(X)`` is exactly symmetric with an exact zero diagonal.
+
+``matvec``: one thread per row of ``X``; the columns of ``Y`` and the rows of ``V``
+pass through shared memory ROWS at a time, the row of ``X`` is held in registers (up to
+32 features; beyond, read from memory).  Each thread sums its tile of ROWS columns in
+the dtype and adds the tile's sum to float64 totals (the CPU sums float64 chunks of 512
+columns): nothing of size n x m is ever held.  ``V`` is taken RHS columns at a time
+(grid axis y).
+"""
+
+import numpy as np
+from numba import cuda
+
+from .target import ROWS, TILE, kernel, made, nbtype, width
+
+#: columns of ``V`` per thread (the grid's second axis takes groups of them)
+RHS = 4
+
+
+def _tile(phi, radial, dtype):
+    T = TILE
+    f = np.dtype(dtype).type
+    ZERO = f(0)
+    nb = nbtype(dtype)
+    SHAPE = (T, T + 1)
+
+    def tile(X, Y, g, coef0, degree, out):
+        xs = cuda.shared.array(SHAPE, nb)
+        ys = cuda.shared.array(SHAPE, nb)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        i0 = cuda.blockIdx.y * T
+        j0 = cuda.blockIdx.x * T
+        n = X.shape[0]
+        m = Y.shape[0]
+        d = X.shape[1]
+        acc = ZERO
+        for k0 in range(0, d, T):
+            # thread (ty, tx) brings X[i0 + ty, k0 + tx] and Y[j0 + ty, k0 + tx]
+            k = k0 + tx
+            xs[ty, tx] = X[i0 + ty, k] if (i0 + ty < n and k < d) else ZERO
+            ys[ty, tx] = Y[j0 + ty, k] if (j0 + ty < m and k < d) else ZERO
+            cuda.syncthreads()
+            part = ZERO
+            for b in range(min(T, d - k0)):
+                if radial:
+                    e = xs[ty, b] - ys[tx, b]
+                    part += e * e
+                else:
+                    part += xs[ty, b] * ys[tx, b]
+            acc += part
+            cuda.syncthreads()
+        i = i0 + ty
+        j = j0 + tx
+        if i < n and j < m:
+            out[i, j] = phi(g[j] * acc, coef0, degree)
+
+    return kernel(tile)
+
+
+def tile_kernel(phi, radial, dtype):
+    """The tile kernel of device function ``phi`` (``phi`` of the NONE code: distances)."""
+    return made("tile", (phi, bool(radial), np.dtype(dtype).str), _tile)
+
+
+def _matvec(phi, radial, dtype, D):
+    R = ROWS
+    f = np.dtype(dtype).type
+    ZERO = f(0)
+    nb = nbtype(dtype)
+    DS = max(D, 1)
+    YSHAPE = (R, DS)
+    VSHAPE = (RHS, R)
+
+    def matvec(X, Y, Vt, g, coef0, degree, out):
+        ys = cuda.shared.array(YSHAPE, nb)
+        vs = cuda.shared.array(VSHAPE, nb)
+        gs = cuda.shared.array(R, nb)
+        xr = cuda.local.array(DS, nb)
+        acc = cuda.local.array(RHS, nb)
+        tot = cuda.local.array(RHS, np.float64)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * R + t
+        r0 = cuda.blockIdx.y * RHS
+        n = X.shape[0]
+        m = Y.shape[0]
+        d = X.shape[1]
+        nr = min(RHS, Vt.shape[0] - r0)
+        row = i < n
+        if D > 0:
+            for k in range(d):
+                xr[k] = X[i, k] if row else ZERO
+        for r in range(RHS):
+            tot[r] = 0.0
+        for j0 in range(0, m, R):
+            j = j0 + t
+            if D > 0:
+                for k in range(d):
+                    ys[t, k] = Y[j, k] if j < m else ZERO
+            for r in range(nr):
+                vs[r, t] = Vt[r0 + r, j] if j < m else ZERO
+            gs[t] = g[j] if j < m else ZERO
+            cuda.syncthreads()
+            for r in range(RHS):
+                acc[r] = ZERO
+            if row:
+                for jj in range(min(R, m - j0)):
+                    s = ZERO
+                    for k in range(d):
+                        if D > 0:
+                            a = xr[k]
+                            b = ys[jj, k]
+                        else:
+                            a = X[i, k]
+                            b = Y[j0 + jj, k]
+                        if radial:
+                            e = a - b
+                            s += e * e
+                        else:
+                            s += a * b
+                    kv = phi(gs[jj] * s, coef0, degree)
+                    for r in range(nr):
+                        acc[r] += kv * vs[r, jj]
+                for r in range(nr):
+                    tot[r] += acc[r]
+            cuda.syncthreads()
+        if row:
+            for r in range(nr):
+                out[i, r0 + r] = tot[r]
+
+    return kernel(matvec)
+
+
+def matvec_kernel(phi, radial, dtype, d):
+    """The matrix-free ``K(X, Y) @ V`` kernel for ``d`` features (grid: rows of ``X`` by
+    ROWS, then groups of RHS columns of ``V``)."""
+    return made("matvec", (phi, bool(radial), np.dtype(dtype).str, width(d)), _matvec)

@@ -1,0 +1,114 @@
+"""``sqdist``, ``gram`` and ``gram_matvec`` for device arrays (called by
+:func:`fastrbf.sqdist`, :func:`fastrbf.gram` and :func:`fastrbf.gram_matvec` when their
+data are on a CUDA device; parameters already checked there).
+
+Accuracy: distances are direct differences (see :mod:`fastrbf._jit.cuda.pairwise`),
+within ``(16 + d / 16) eps`` relative of the exact value; ``sqdist(X)`` exactly
+symmetric with a zero diagonal.  Kernel values differ from the CPU's by the maths
+library (CUDA's ``exp`` and ``log`` against the CPU's), a few ulp.  ``gram_matvec``
+sums tiles of 128 columns in the dtype and the tiles in float64.  None of these are
+the CPU's bits.
+"""
+
+import numpy as np
+
+from .._jit.cuda import pairwise as _jp
+from .._jit.cuda.phi import device_phi
+from .._jit.cuda.target import ROWS, TILE, blocks
+from . import data
+from .arrays import Device
+
+
+def _prepare(dev, X, Y, length_scale, extra=()):
+    Xv = data.array(dev, X, "X")
+    Yv = None if Y is None else data.array(dev, Y, "Y")
+    if Yv is not None and Yv.shape[1] != Xv.shape[1]:
+        raise ValueError(f"`Y` must have the same number of features as `X` ({Xv.shape[1]}); "
+                         f"got {Yv.shape[1]} (shape {tuple(Yv.shape)}).")
+    dtype = data.result_dtype(Xv, Yv, *extra)
+    if length_scale is not None:
+        from .. import _validation as _v
+
+        ls = _v.check_length_scale(length_scale, Xv.shape[1])
+        data.check_values(dev, Xv, "X", magnitude=False)
+        Xc = data.scaled(dev, Xv, ls, dtype, "X")
+        if Yv is not None:
+            data.check_values(dev, Yv, "Y", magnitude=False)
+        Yc = None if Yv is None else data.scaled(dev, Yv, ls, dtype, "Y")
+        return Xc, Yc, dtype
+    data.check_values(dev, Xv, "X", dtype)
+    if Yv is not None:
+        data.check_values(dev, Yv, "Y", dtype)
+    return data.as_dtype(dev, Xv, dtype), (None if Yv is None else data.as_dtype(dev, Yv, dtype)), dtype
+
+
+def _coef0(entry, coef0, dtype):
+    # the CPU's rule (fastrbf.kernels.coef0_in): finite in the result dtype where used
+    if entry is None or abs(coef0) <= float(np.finfo(dtype).max):
+        return dtype.type(coef0)
+    raise ValueError(f"`coef0` must be a finite number in {dtype} (the result dtype); got {coef0!r}.")
+
+
+def _phi(entry, dtype):
+    if entry is None:
+        return device_phi(-1, dtype), True
+    user = isinstance(entry.code, str)
+    return device_phi(entry.code, dtype, entry.function if user else None), entry.radial
+
+
+def _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, what, check):
+    dev = Device(X)
+    with dev.context():
+        Xc, Yc, dtype = _prepare(dev, X, Y, length_scale)
+        Yc = Xc if Yc is None else Yc
+        n, m = Xc.shape[0], Yc.shape[0]
+        if entry is None:
+            g = dev.to_device(np.ones(m, dtype=dtype))
+        else:
+            g, _ = data.check_gamma(dev, gamma, m, dtype)
+        if out is None:
+            res, ov = dev.empty((n, m), dtype)
+        else:
+            res, ov = out, dev.view(out, "out")
+            data.check_out(ov, (n, m), dtype)
+        phi, radial = _phi(entry, dtype)
+        k = _jp.tile_kernel(phi, radial, dtype)
+        k[(blocks(m, TILE), blocks(n, TILE)), (TILE, TILE)](Xc, Yc, g, _coef0(entry, coef0, dtype), int(degree), ov)
+        if check:
+            names = "`X`, `Y` and `gamma`" if radial else "`X`, `Y`, `gamma`, `degree` and `coef0`"
+            data.check_finite_result(dev, ov, what, names)
+        return dev.result(res)
+
+
+def sqdist(X, Y=None, *, out=None, length_scale=None):
+    """Squared distances of device arrays (see the module docstring)."""
+    return _pairwise(X, Y, None, 1.0, 1, 0.0, out, length_scale, "sqdist", False)
+
+
+def gram(X, Y, entry, gamma, degree, coef0, out, length_scale, check):
+    """The kernel matrix of device arrays; ``entry`` is the registry entry (or user
+    kernel), ``check`` whether its values can overflow (then refused, as on the CPU)."""
+    return _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, "gram", check)
+
+
+def gram_matvec(X, Y, V, entry, gamma, degree, coef0, length_scale, check):
+    """``K(X, Y) @ V`` of device arrays, without holding ``K``."""
+    dev = Device(X)
+    with dev.context():
+        Vv = data.array(dev, V, "V", ndim=1 if len(V.shape) == 1 else 2)
+        Xc, Yc, dtype = _prepare(dev, X, Y, length_scale, extra=(Vv,))
+        if Vv.shape[0] != Yc.shape[0]:
+            raise ValueError(f"`V` must have one row per row of `Y` ({Yc.shape[0]}); got shape {tuple(Vv.shape)}.")
+        data.check_values(dev, Vv, "V", magnitude=False)
+        vec = Vv.ndim == 1
+        Vc = data.as_dtype(dev, Vv.reshape(Vv.shape[0], 1) if vec else Vv, dtype)
+        n, m, r = Xc.shape[0], Yc.shape[0], Vc.shape[1]
+        g, _ = data.check_gamma(dev, gamma, m, dtype)
+        res, ov = dev.empty((n,) if vec else (n, r), dtype)
+        ov2 = ov.reshape(n, 1) if vec else ov
+        phi, radial = _phi(entry, dtype)
+        k = _jp.matvec_kernel(phi, radial, dtype, Xc.shape[1])
+        k[(blocks(n, ROWS), blocks(r, _jp.RHS)), ROWS](Xc, Yc, Vc.T, g, _coef0(entry, coef0, dtype), int(degree), ov2)
+        if check:
+            data.check_finite_result(dev, ov, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
+        return dev.result(res)

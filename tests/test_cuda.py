@@ -107,7 +107,10 @@ def _ptx_cases():
         phi = device_phi(KERNELS["matern52"].code, dt)
         for d in (3, 64):
             cases.append((f"matvec-d{d}-{tag}", jp.matvec_kernel(phi, True, dt, d),
-                          (a2, a2, a2, a1, nb, i8, a2), cc, False))
+                          (a2, a2, a2, a1, nb, i8, i8, arr(nb, 3)), cc, False))
+            # the Nystroem passes: vectors and sums in float64 whatever the data's dtype
+            cases.append((f"matvec-d{d}-v64-{tag}", jp.matvec_kernel(phi, True, dt, d, np.float64),
+                          (a2, a2, arr(f8, 2), a1, nb, i8, i8, arr(f8, 3)), cc, False))
             cases.append((f"knn-d{d}-{tag}", jn.knn_kernel(dt, d, 10), (a2, a2, i8, arr(i8, 2), a2), cc, False))
             cases.append((f"assign-d{d}-{tag}", jc.assign_kernel(dt, d), (a2, a2, arr(i8, 1), a1), cc, False))
         cases += [
@@ -124,6 +127,8 @@ def _ptx_cases():
             (f"min-{tag}", jr.min_kernel(), (a1, arr(f8, 1)), cc, False),
             (f"changed-{tag}", jr.changed_kernel(), (arr(i8, 1), arr(i8, 1), arr(i8, 1)), cc, False),
             (f"positive-{tag}", jr.positive_kernel(), (arr(f8, 1), arr(i8, 1)), cc, False),
+            (f"splits-{tag}", jp.splits_kernel(), (arr(f8, 3), a2), cc, False),
+            (f"affine-{tag}", jr.affine_kernel(), (a2, arr(f8, 1), arr(f8, 1), a2), cc, False),
         ]
     return cases
 

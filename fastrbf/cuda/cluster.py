@@ -92,7 +92,7 @@ def _assign(dev, Xc, Cd, labels, mind):
     _jc.assign_kernel(Xc.dtype, Xc.shape[1])[blocks(Xc.shape[0], ROWS), ROWS](Xc, Cd, labels, mind)
 
 
-class _Update:
+class ClusterSums:
     """The cluster sums of one data set (scratch kept across iterations)."""
 
     def __init__(self, dev, Xc, w, K):
@@ -154,7 +154,7 @@ def lloyd_update(X, labels, n_clusters, sample_weight=None):
         w, _ = _weights(dev, sample_weight, n)
         centers, cv = dev.empty((K, d), dtype)
         counts, wv = dev.empty(K, np.float64)
-        up = _Update(dev, Xc, w, K)
+        up = ClusterSums(dev, Xc, w, K)
         up(lab, cv)
         wv.copy_to_device(up.wsum)
         return dev.result(centers), dev.result(counts)
@@ -325,12 +325,12 @@ def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_wei
             if n_init != 1:
                 raise ValueError(f"`n_init` must be 1 when `init` is an array; got {n_init}.")
             C0 = Cv.copy_to_host()
-        up = _Update(dev, Xc, w, K)
+        up = ClusterSums(dev, Xc, w, K)
         tol_abs = 0.0
         if tol > 0:
             ones = dev.to_device(np.zeros(n, dtype=np.int64))
             scratch = dev.scratch((1, d), dtype)
-            cnt = _Update(dev, Xc, dev.to_device(np.ones(n)), 1)
+            cnt = ClusterSums(dev, Xc, dev.to_device(np.ones(n)), 1)
             cnt(ones, scratch)
             mu = dev.to_device(cnt.sums.copy_to_host()[0] / n)
             cnt(ones, scratch, mu, True)

@@ -6,6 +6,7 @@ messages naming the argument."""
 import numpy as np
 
 from .. import _validation as _v
+from .._jit import kernels as _jk
 from .._jit.cuda import reduce as _jr
 from .._jit.cuda.target import ROWS, TILE, blocks
 from .arrays import is_device_array
@@ -126,3 +127,14 @@ def check_gamma(dev, gamma, m, dtype, name="gamma"):
         raise ValueError(f"`{name}` must contain only finite values > 0 in {np.dtype(dtype)} (the result dtype).")
     return gd, False
 
+
+
+def kernel_coef0(entry, coef0, dtype):
+    """``coef0`` in ``dtype``, checked as on the CPU (:func:`fastrbf.kernels.coef0_in`):
+    finite in the result dtype (``entry`` None: plain distances, unused)."""
+    dtype = np.dtype(dtype)
+    if entry is None or entry.code not in (_jk.POLYNOMIAL, _jk.TANH, _jk.RATIONAL_QUADRATIC):
+        return dtype.type(0)
+    if abs(coef0) <= float(np.finfo(dtype).max):
+        return dtype.type(coef0)
+    raise ValueError(f"`coef0` must be a finite number in {dtype} (the result dtype); got {coef0!r}.")

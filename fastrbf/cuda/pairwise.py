@@ -14,7 +14,7 @@ import numpy as np
 
 from .._jit.cuda import pairwise as _jp
 from .._jit.cuda.phi import device_phi
-from .._jit.cuda.target import ROWS, TILE, blocks
+from .._jit.cuda.target import ROWS, SIMULATOR, TILE, blocks
 from . import data
 from .arrays import Device
 
@@ -42,14 +42,9 @@ def _prepare(dev, X, Y, length_scale, extra=()):
     return data.as_dtype(dev, Xv, dtype), (None if Yv is None else data.as_dtype(dev, Yv, dtype)), dtype
 
 
-def _coef0(entry, coef0, dtype):
-    # the CPU's rule (fastrbf.kernels.coef0_in): finite in the result dtype where used
-    if entry is None or abs(coef0) <= float(np.finfo(dtype).max):
-        return dtype.type(coef0)
-    raise ValueError(f"`coef0` must be a finite number in {dtype} (the result dtype); got {coef0!r}.")
-
-
-def _phi(entry, dtype):
+def kernel_function(entry, dtype):
+    """(the device function, whether radial) of registry entry or user kernel ``entry``
+    (None: plain distances) in ``dtype``."""
     if entry is None:
         return device_phi(-1, dtype), True
     user = isinstance(entry.code, str)
@@ -71,9 +66,10 @@ def _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, what, check)
         else:
             res, ov = out, dev.view(out, "out")
             data.check_out(ov, (n, m), dtype)
-        phi, radial = _phi(entry, dtype)
+        phi, radial = kernel_function(entry, dtype)
         k = _jp.tile_kernel(phi, radial, dtype)
-        k[(blocks(m, TILE), blocks(n, TILE)), (TILE, TILE)](Xc, Yc, g, _coef0(entry, coef0, dtype), int(degree), ov)
+        c0 = data.kernel_coef0(entry, coef0, dtype)
+        k[(blocks(m, TILE), blocks(n, TILE)), (TILE, TILE)](Xc, Yc, g, c0, int(degree), ov)
         if check:
             names = "`X`, `Y` and `gamma`" if radial else "`X`, `Y`, `gamma`, `degree` and `coef0`"
             data.check_finite_result(dev, ov, what, names)
@@ -91,6 +87,33 @@ def gram(X, Y, entry, gamma, degree, coef0, out, length_scale, check):
     return _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, "gram", check)
 
 
+#: threads a matrix-free product should keep busy: below, the columns are split
+WANT_THREADS = 64 if SIMULATOR else 2**16
+
+
+def splits(n, m):
+    """How many column splits a product of ``n`` rows over ``m`` columns runs (a function
+    of the shapes only: the same sums on every run)."""
+    per = blocks(n, ROWS) * ROWS
+    return max(1, min(blocks(WANT_THREADS, per), blocks(m, ROWS)))
+
+
+def matvec(dev, Xc, Yc, Vc, g, phi, radial, coef0, degree, out):
+    """``out <- K(Xc, Yc) @ Vc`` on the device (``Vc`` 2-D, in the dtype of the per-tile
+    sums; ``out`` 2-D, float64 or the dtype)."""
+    n, m, r = Xc.shape[0], Yc.shape[0], Vc.shape[1]
+    S = splits(n, m)
+    cols = blocks(m, S)
+    k = _jp.matvec_kernel(phi, radial, Xc.dtype, Xc.shape[1], Vc.dtype)
+    grid = (blocks(n, ROWS), blocks(r, _jp.RHS), S)
+    if S == 1:
+        k[grid, ROWS](Xc, Yc, Vc.T, g, coef0, degree, cols, out.reshape(1, n, r))
+        return
+    part = dev.scratch((S, n, r), np.float64)
+    k[grid, ROWS](Xc, Yc, Vc.T, g, coef0, degree, cols, part)
+    _jp.splits_kernel()[(blocks(n, TILE), blocks(r, TILE)), (TILE, TILE)](part, out)
+
+
 def gram_matvec(X, Y, V, entry, gamma, degree, coef0, length_scale, check):
     """``K(X, Y) @ V`` of device arrays, without holding ``K``."""
     dev = Device(X)
@@ -105,10 +128,9 @@ def gram_matvec(X, Y, V, entry, gamma, degree, coef0, length_scale, check):
         n, m, r = Xc.shape[0], Yc.shape[0], Vc.shape[1]
         g, _ = data.check_gamma(dev, gamma, m, dtype)
         res, ov = dev.empty((n,) if vec else (n, r), dtype)
-        ov2 = ov.reshape(n, 1) if vec else ov
-        phi, radial = _phi(entry, dtype)
-        k = _jp.matvec_kernel(phi, radial, dtype, Xc.shape[1])
-        k[(blocks(n, ROWS), blocks(r, _jp.RHS)), ROWS](Xc, Yc, Vc.T, g, _coef0(entry, coef0, dtype), int(degree), ov2)
+        phi, radial = kernel_function(entry, dtype)
+        c0 = data.kernel_coef0(entry, coef0, dtype)
+        matvec(dev, Xc, Yc, Vc, g, phi, radial, c0, int(degree), ov.reshape(n, 1) if vec else ov)
         if check:
             data.check_finite_result(dev, ov, "gram_matvec", "`X`, `Y`, `V` and `gamma`")
         return dev.result(res)

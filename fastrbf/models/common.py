@@ -34,6 +34,7 @@ from .. import _validation as _v
 from .._jit import grad as _jgrad
 from .._pairwise import pairwise
 from .._typing import ArrayLike, FloatArray, KernelArg, Threads
+from ..cuda.arrays import on_device
 from ..kernels import UserKernelValueError, check_kernel, check_user_values, gram, gram_matvec, make_spec
 
 _F64 = np.dtype(np.float64)
@@ -301,6 +302,8 @@ class KernelModel:
         ((1, 1), True)
         """
         want_grad = _v.check_bool(return_grad, "return_grad")
+        if on_device(X):
+            return self._predict_device(X, want_grad)
         Xq, dtype = check_query(self.dtype, self.centers.shape[1], X)
         if want_grad:
             out, grad = values_and_grad(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
@@ -320,6 +323,18 @@ class KernelModel:
             return shaped(out, grad, dtype, self.single_output)
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out
+
+
+    def _predict_device(self, X, want_grad):
+        # rows on a CUDA device: the kernel terms there (fastrbf.cuda.ridge.predict)
+        if want_grad or self.poly_powers.shape[0] or self.length_scale is not None:
+            raise ValueError("predict on a CUDA device gives values of models without a polynomial tail or "
+                             "`length_scale` (kernel_ridge, its Nystroem solvers); pass host rows for gradients "
+                             "and for the interpolants.")
+        from ..cuda import ridge as _cr
+
+        return _cr.predict(X, self.centers, self.weights, self.intercept, check_kernel(self.kernel), self.gamma,
+                           self.degree, self.coef0, self.dtype, self.single_output)
 
 
 def as_targets(Ya):
@@ -466,6 +481,15 @@ class RBFNetwork:
         (1, 2)
         """
         want_grad = _v.check_bool(return_grad, "return_grad")
+        if on_device(X):
+            # rows on a CUDA device: the kernel terms there (fastrbf.cuda.ridge.predict)
+            if want_grad or self.length_scale is not None:
+                raise ValueError("decision_function on a CUDA device gives values of networks without "
+                                 "`length_scale`; pass host rows for gradients.")
+            from ..cuda import ridge as _cr
+
+            return _cr.predict(X, self.centers, self.weights, self.bias, check_kernel(self.kernel), self.gamma, 3, 1.0,
+                               self.dtype, self.single_output)
         Xq, dtype = check_query(self.dtype, self.centers.shape[1], X)
         if want_grad:
             out, grad = values_and_grad(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,
@@ -508,6 +532,9 @@ class RBFNetwork:
         >>> labels.tolist(), score_grad.shape
         (['a', 'b', 'b', 'a'], (4, 2))
         """
+        if self.classes is not None and on_device(X):
+            raise ValueError("a classifier's labels are made on the host: pass host rows, or take the scores on the "
+                             "device with decision_function.")
         if _v.check_bool(return_grad, "return_grad"):
             s, grad = self.decision_function(X, return_grad=True, n_threads=n_threads)
         else:

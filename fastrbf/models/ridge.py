@@ -41,6 +41,7 @@ from .. import _dense, _progress, _threads
 from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import ArrayLike, KernelArg, Seed, Threads
+from ..cuda.arrays import on_device
 from ..kernels import KERNELS, check_kernel, check_params, check_positive_definite, gram, is_user, kernel_value
 from ..linalg import check_alpha, check_conditioning, diag_view, factor_in_place
 from . import falkon
@@ -224,6 +225,11 @@ def kernel_ridge(X: ArrayLike, Y: ArrayLike, *, gamma: float, alpha: ArrayLike, 
     ('nystrom', True)
     """
     entry = check_kernel(kernel)
+    if on_device(X, Y):
+        deg, c0 = check_params(entry, degree, coef0)
+        return _kernel_ridge_device(X, Y, entry, check_scalar_gamma(gamma), deg, c0, alpha, fit_intercept, jitter,
+                                    n_landmarks, landmarks, tol, max_iter, _v.check_seed(seed, name="seed"), n_threads,
+                                    progress, solver, length_scale)
     Xa, Ya = check_xy(X, Y)
     g = check_scalar_gamma(gamma)
     deg, coef0 = check_params(entry, degree, coef0)
@@ -348,6 +354,49 @@ def _kernel_ridge_nystrom(X, Xa, Ya, entry, g, deg, coef0, alpha, fit_intercept,
     return pcg_model(res, L, scale=ys, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=coef0,
                      intercept=intercept, dtype=_v.result_dtype(Xa, Ya), single_output=single, stacklevel=4,
                      solver=solver)
+
+
+def _kernel_ridge_device(X, Y, entry, g, deg, coef0, alpha, fit_intercept, jitter, n_landmarks, landmarks, tol,
+                         max_iter, rng, n_threads, progress, solver, length_scale):
+    # data on a CUDA device: Falkon's CG on the host, the passes over the rows on the
+    # device (fastrbf.cuda.ridge); the same landmarks as on the CPU for the same seed
+    from ..cuda import ridge as _cr
+
+    solver = _v.check_choice(solver, "solver", SOLVERS, text=f"one of {SOLVERS}")
+    if solver not in ("auto", "nystrom-pcg"):
+        raise ValueError(f'data on a CUDA device are fitted by solver="nystrom-pcg" (or "auto"); got {solver!r}.')
+    if length_scale is not None:
+        raise ValueError("`length_scale` is not supported for data on a CUDA device; divide the features by it first.")
+    if jitter is not None:
+        raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
+    _progress.check(progress)
+    passes = _cr.Passes(X, Y, entry, g, deg, coef0)
+    n, d = passes.shape
+    kernel = kernel_value(entry)
+    check_positive_definite(entry, d, 'kernel_ridge (solver="nystrom-pcg")')
+    a, m = check_pcg_args(kernel, alpha, n, tol, max_iter, landmarks, n_landmarks)
+    rep = _progress.reporter(progress, "kernel_ridge")
+    params = {"kernel": kernel, "gamma": g, "degree": deg, "coef0": coef0}
+    nt = _threads.for_work(10**9, n_threads)
+    pc = None
+    if m is None:
+        L = np.array(model_data(landmarks, "landmarks"), dtype=_F64, order="C", copy=True)
+        m = check_landmark_array(L, d, n_landmarks)
+    else:
+        # the rows the CPU's choose_landmarks reads, gathered from the device (None: every
+        # row, a small problem, and nothing drawn: the CPU's choice on all of them)
+        idx = falkon.landmark_rows(n, m, landmarks, rng)
+        if idx is None:
+            L, pc = falkon.choose_landmarks(passes.rows(None), m, landmarks, rng, nt, rep, params)
+        else:
+            L = falkon.landmarks_from_rows(passes.rows(idx), m, landmarks, rng, nt, rep, params)
+    intercept, ys = passes.targets(fit_intercept)
+    Kmm = gram(L, kernel=kernel, gamma=g, degree=deg, coef0=coef0, n_threads=nt)
+    passes.set_landmarks(L)
+    res = falkon.falkon_solve(passes.normal, passes.cross_t(), Kmm, a, n, tol=float(tol), max_iter=int(max_iter),
+                              n_threads=nt, progress=rep, factor=pc)
+    return pcg_model(res, L, scale=ys, tol=tol, kernel=kernel, gamma=g, degree=deg, coef0=coef0,
+                     intercept=intercept, dtype=passes.dtype, single_output=passes.single, stacklevel=4)
 
 
 def check_landmark_array(L, d, n_landmarks):

@@ -206,3 +206,44 @@ def test_bad_device_data_name_the_argument():
 def test_overflowing_kernel_values_are_refused():
     with pytest.raises(ValueError, match=r"gram overflows float64"):
         fastrbf.gram(to_device(np.array([[0.0], [30.0]])), kernel="polynomial", gamma=1e10, degree=40)
+
+
+@pytest.mark.parametrize(("landmarks", "dtype"), [("uniform", np.float64), ("rpcholesky", np.float32)])
+def test_kernel_ridge_pcg_is_the_cpus_fit(rng, landmarks, dtype):
+    X = rng.uniform(-2, 2, (6 * ROWS, 2)).astype(dtype)
+    Y = (np.column_stack([np.sin(2 * X[:, 0]), np.cos(X[:, 1])]) + 0.01 * rng.standard_normal((6 * ROWS, 2)))
+    Y = Y.astype(dtype)
+    kw = dict(gamma=1.5, alpha=1e-3, solver="nystrom-pcg", n_landmarks=ROWS + 3, landmarks=landmarks, seed=3,
+              fit_intercept=True, tol=1e-10, max_iter=200)
+    model = fastrbf.kernel_ridge(to_device(X), to_device(Y), **kw)
+    cpu = fastrbf.kernel_ridge(X, Y, **kw)
+    np.testing.assert_array_equal(model.centers, cpu.centers)  # the same landmarks for the same seed
+    assert model.dtype == cpu.dtype == dtype
+    # float64: the same solve to CG's tolerance; float32: kernel values in float32 on the device
+    rtol = 1e-8 if dtype == np.float64 else 1e-4
+    Q = rng.uniform(-2, 2, (ROWS + 1, 2)).astype(dtype)
+    got = model.predict(to_device(Q))
+    assert got.dtype == dtype and got.shape == (ROWS + 1, 2)
+    want = cpu.predict(Q)
+    np.testing.assert_allclose(to_host(got), want, rtol=rtol, atol=rtol * np.abs(want).max())
+    np.testing.assert_allclose(model.predict(Q), want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+def test_kernel_ridge_on_the_device_refuses_what_it_does_not_do(rng):
+    X = to_device(rng.standard_normal((20, 2)))
+    y = to_device(rng.standard_normal(20))
+    with pytest.raises(ValueError, match=r'fitted by solver="nystrom-pcg" \(or "auto"\); got \'cholesky\''):
+        fastrbf.kernel_ridge(X, y, gamma=1.0, alpha=1e-3, solver="cholesky")
+    with pytest.raises(TypeError, match=r"`Y` is on the host"):
+        fastrbf.kernel_ridge(X, np.ones(20), gamma=1.0, alpha=1e-3)
+    fit = fastrbf.interpolate(rng.standard_normal((10, 2)), rng.standard_normal(10))
+    with pytest.raises(ValueError, match=r"predict on a CUDA device gives values of models without a polynomial tail"):
+        fit.predict(to_device(np.zeros((2, 2))))
+
+
+def test_rbf_network_scores_on_the_device(rng):
+    X = rng.uniform(-2, 2, (40, 2))
+    net = fastrbf.rbf_network(X, np.sin(X[:, 0]), gamma=1.0, n_centers=6, per_center=True, learn_gamma=True, seed=0)
+    Q = rng.uniform(-2, 2, (ROWS + 1, 2))
+    got = net.predict(to_device(Q))
+    _close(to_host(got), net.predict(Q), np.float64)

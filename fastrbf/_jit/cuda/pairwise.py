@@ -11,9 +11,10 @@ so ``sqdist(X)`` is exactly symmetric with an exact zero diagonal.
 ``matvec``: one thread per row of ``X``; the columns of ``Y`` and the rows of ``V``
 pass through shared memory ROWS at a time, the row of ``X`` is held in registers (up to
 32 features; beyond, read from memory).  Each thread sums its tile of ROWS columns in
-the dtype and adds the tile's sum to float64 totals (the CPU sums float64 chunks of 512
-columns): nothing of size n x m is ever held.  ``V`` is taken RHS columns at a time
-(grid axis y).
+``V``'s dtype and adds the tile's sum to float64 totals (the CPU sums float64 chunks of
+512 columns): nothing of size n x m is ever held.  ``V`` is taken RHS columns at a time
+(grid axis y); when ``X`` has few rows the columns are split (grid axis z) into
+partial sums added in order afterwards, so that the GPU has enough threads.
 """
 
 import numpy as np
@@ -71,27 +72,32 @@ def tile_kernel(phi, radial, dtype):
     return made("tile", (phi, bool(radial), np.dtype(dtype).str), _tile)
 
 
-def _matvec(phi, radial, dtype, D):
+def _matvec(phi, radial, dtype, D, vdtype):
     R = ROWS
     f = np.dtype(dtype).type
     ZERO = f(0)
+    VZERO = np.dtype(vdtype).type(0)
     nb = nbtype(dtype)
+    nv = nbtype(vdtype)
     DS = max(D, 1)
     YSHAPE = (R, DS)
     VSHAPE = (RHS, R)
 
-    def matvec(X, Y, Vt, g, coef0, degree, out):
+    def matvec(X, Y, Vt, g, coef0, degree, cols, out):
+        # out[z, i, r]: the sum over the columns [z cols, (z + 1) cols) (grid axis z)
         ys = cuda.shared.array(YSHAPE, nb)
-        vs = cuda.shared.array(VSHAPE, nb)
+        vs = cuda.shared.array(VSHAPE, nv)
         gs = cuda.shared.array(R, nb)
         xr = cuda.local.array(DS, nb)
-        acc = cuda.local.array(RHS, nb)
+        acc = cuda.local.array(RHS, nv)
         tot = cuda.local.array(RHS, np.float64)
         t = cuda.threadIdx.x
         i = cuda.blockIdx.x * R + t
         r0 = cuda.blockIdx.y * RHS
+        z = cuda.blockIdx.z
         n = X.shape[0]
-        m = Y.shape[0]
+        c0 = z * cols
+        m = min(Y.shape[0], c0 + cols)
         d = X.shape[1]
         nr = min(RHS, Vt.shape[0] - r0)
         row = i < n
@@ -100,17 +106,17 @@ def _matvec(phi, radial, dtype, D):
                 xr[k] = X[i, k] if row else ZERO
         for r in range(RHS):
             tot[r] = 0.0
-        for j0 in range(0, m, R):
+        for j0 in range(c0, m, R):
             j = j0 + t
             if D > 0:
                 for k in range(d):
                     ys[t, k] = Y[j, k] if j < m else ZERO
             for r in range(nr):
-                vs[r, t] = Vt[r0 + r, j] if j < m else ZERO
+                vs[r, t] = Vt[r0 + r, j] if j < m else VZERO
             gs[t] = g[j] if j < m else ZERO
             cuda.syncthreads()
             for r in range(RHS):
-                acc[r] = ZERO
+                acc[r] = VZERO
             if row:
                 for jj in range(min(R, m - j0)):
                     s = ZERO
@@ -134,12 +140,32 @@ def _matvec(phi, radial, dtype, D):
             cuda.syncthreads()
         if row:
             for r in range(nr):
-                out[i, r0 + r] = tot[r]
+                out[z, i, r0 + r] = tot[r]
 
     return kernel(matvec)
 
 
-def matvec_kernel(phi, radial, dtype, d):
-    """The matrix-free ``K(X, Y) @ V`` kernel for ``d`` features (grid: rows of ``X`` by
-    ROWS, then groups of RHS columns of ``V``)."""
-    return made("matvec", (phi, bool(radial), np.dtype(dtype).str, width(d)), _matvec)
+def matvec_kernel(phi, radial, dtype, d, vdtype=None):
+    """The matrix-free ``K(X, Y) @ V`` kernel for ``d`` features, ``V`` and the per-tile
+    sums in ``vdtype`` (default: ``dtype``).  Grid: rows of ``X`` by ROWS, groups of RHS
+    columns of ``V``, splits of the columns of ``K`` (``cols`` each; ``out[z]`` is split
+    ``z``'s sum, added in order by :func:`splits_kernel`)."""
+    vdtype = dtype if vdtype is None else vdtype
+    return made("matvec", (phi, bool(radial), np.dtype(dtype).str, width(d), np.dtype(vdtype).str), _matvec)
+
+
+def _splits():
+    def splits(part, out):
+        i, r = cuda.grid(2)
+        if i < out.shape[0] and r < out.shape[1]:
+            acc = 0.0
+            for z in range(part.shape[0]):
+                acc += part[z, i, r]
+            out[i, r] = acc
+
+    return kernel(splits)
+
+
+def splits_kernel():
+    """``out[i, r] = sum_z part[z, i, r]``, the splits in order (2-D grid)."""
+    return made("splits", (), _splits)

@@ -182,3 +182,18 @@ def positive_kernel():
     """How many ``a[i] > 0`` (added to ``count[0]``; an integer: any order of the adds
     gives it)."""
     return made("positive", (), _positive)
+
+
+def _affine():
+    def affine(src, shift, scale, dst):
+        # dst[i, j] = (src[i, j] - shift[j]) / scale[j], in float64
+        i, j = cuda.grid(2)
+        if i < dst.shape[0] and j < dst.shape[1]:
+            dst[i, j] = (np.float64(src[i, j]) - shift[j]) / scale[j]
+
+    return kernel(affine)
+
+
+def affine_kernel():
+    """``dst[i, j] = (src[i, j] - shift[j]) / scale[j]`` in float64 (2-D grid)."""
+    return made("affine", (), _affine)

@@ -112,7 +112,7 @@ def _ptx_cases():
             cases.append((f"matvec-d{d}-v64-{tag}", jp.matvec_kernel(phi, True, dt, d, np.float64),
                           (a2, a2, arr(f8, 2), a1, nb, i8, i8, arr(f8, 3)), cc, False))
             cases.append((f"knn-d{d}-{tag}", jn.knn_kernel(dt, d, 10), (a2, a2, i8, arr(i8, 2), a2), cc, False))
-            cases.append((f"assign-d{d}-{tag}", jc.assign_kernel(dt, d), (a2, a2, arr(i8, 1), a1), cc, False))
+            cases.append((f"assign-d{d}-{tag}", jn.knn_kernel(dt, d, 1), (a2, a2, i8, arr(i8, 2), a2), cc, False))
         cases += [
             (f"partials-{tag}", jc.partials_kernel(),
              (a2, arr(i8, 1), arr(f8, 1), arr(f8, 1), types.boolean, i8, arr(f8, 3), arr(f8, 2)), cc, False),

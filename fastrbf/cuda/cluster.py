@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _validation as _v
 from .._jit.cuda import cluster as _jc
+from .._jit.cuda import neighbors as _jn
 from .._jit.cuda import reduce as _jr
 from .._jit.cuda.target import ROWS, blocks
 from ..cluster._rules import (
@@ -89,7 +90,9 @@ def _centers(dev, C, d, dtype, name):
 
 
 def _assign(dev, Xc, Cd, labels, mind):
-    _jc.assign_kernel(Xc.dtype, Xc.shape[1])[blocks(Xc.shape[0], ROWS), ROWS](Xc, Cd, labels, mind)
+    # the k-NN kernel with k = 1: the centres are the training points
+    n = Xc.shape[0]
+    _jn.knn_kernel(Xc.dtype, Xc.shape[1], 1)[blocks(n, ROWS), ROWS](Cd, Xc, 1, labels.reshape(n, 1), mind.reshape(n, 1))
 
 
 class ClusterSums:
@@ -117,15 +120,7 @@ def lloyd_assign(X, centers):
     """(labels int64, squared distances in the dtype) of device data, of the caller's kind."""
     dev = Device(X)
     with dev.context():
-        Xv = data.array(dev, X, "X")
-        Cv = data.array(dev, centers, "centers")
-        if Cv.shape[1] != Xv.shape[1]:
-            raise ValueError(f"`centers` must have {Xv.shape[1]} columns (the features of `X`); "
-                             f"got shape {tuple(Cv.shape)}.")
-        dtype = data.result_dtype(Xv, Cv)
-        data.check_values(dev, Xv, "X", dtype)
-        data.check_values(dev, Cv, "centers", dtype)
-        Xc, Cc = data.as_dtype(dev, Xv, dtype), data.as_dtype(dev, Cv, dtype)
+        Xc, Cc, dtype = data.pair(dev, X, centers, "X", "centers")
         labels, lv = dev.empty(Xc.shape[0], np.int64)
         mind, mv = dev.empty(Xc.shape[0], dtype)
         _assign(dev, Xc, Cc, lv, mv)

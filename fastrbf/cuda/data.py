@@ -138,3 +138,27 @@ def kernel_coef0(entry, coef0, dtype):
     if abs(coef0) <= float(np.finfo(dtype).max):
         return dtype.type(coef0)
     raise ValueError(f"`coef0` must be a finite number in {dtype} (the result dtype); got {coef0!r}.")
+
+
+def pair(dev, A, B, name_a, name_b, length_scale=None, extra=()):
+    """Two device data arguments (``B`` may be None) checked as the CPU checks them:
+    2-D, the same features, finite, magnitudes that cannot overflow their squared
+    distances (after ``length_scale``, when given); (A, B, result dtype) converted to the
+    dtype (float32 when all of them and the ``extra`` views are)."""
+    Av = array(dev, A, name_a)
+    Bv = None if B is None else array(dev, B, name_b)
+    if Bv is not None and Bv.shape[1] != Av.shape[1]:
+        raise ValueError(f"`{name_b}` must have the same number of features as `{name_a}` ({Av.shape[1]}); "
+                         f"got {Bv.shape[1]} (shape {tuple(Bv.shape)}).")
+    dtype = result_dtype(Av, Bv, *extra)
+    views = [(Av, name_a)] + ([] if Bv is None else [(Bv, name_b)])
+    if length_scale is None:
+        for v, name in views:
+            check_values(dev, v, name, dtype)
+        out = [as_dtype(dev, v, dtype) for v, _ in views]
+    else:
+        ls = _v.check_length_scale(length_scale, Av.shape[1])
+        for v, name in views:
+            check_values(dev, v, name, magnitude=False)
+        out = [scaled(dev, v, ls, dtype, name) for v, name in views]
+    return out[0], (None if Bv is None else out[1]), dtype

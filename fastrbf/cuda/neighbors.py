@@ -21,25 +21,11 @@ def knn(X, Xq, k, length_scale=None):
     of ``Xq``, both of the caller's array kind."""
     dev = Device(X)
     with dev.context():
-        Xv = data.array(dev, X, "X")
-        Qv = data.array(dev, Xq, "Xq")
-        if Qv.shape[1] != Xv.shape[1]:
-            raise ValueError(f"`Xq` must have the same number of features as `X` ({Xv.shape[1]}); "
-                             f"got {Qv.shape[1]} (shape {tuple(Qv.shape)}).")
-        n = Xv.shape[0]
+        n = data.array(dev, X, "X").shape[0]
         k = _v.check_int(k, "k", 1, n, text=f"an integer in [1, {n}] (the number of rows of `X`)")
         if k > MAX_K:
             raise ValueError(f"`k` must be at most {MAX_K} for data on a CUDA device; got {k}.")
-        dtype = data.result_dtype(Xv, Qv)
-        if length_scale is not None:
-            ls = _v.check_length_scale(length_scale, Xv.shape[1])
-            data.check_values(dev, Xv, "X", magnitude=False)
-            data.check_values(dev, Qv, "Xq", magnitude=False)
-            Xc, Qc = data.scaled(dev, Xv, ls, dtype, "X"), data.scaled(dev, Qv, ls, dtype, "Xq")
-        else:
-            data.check_values(dev, Xv, "X", dtype)
-            data.check_values(dev, Qv, "Xq", dtype)
-            Xc, Qc = data.as_dtype(dev, Xv, dtype), data.as_dtype(dev, Qv, dtype)
+        Xc, Qc, dtype = data.pair(dev, X, Xq, "X", "Xq", length_scale)
         m = Qc.shape[0]
         idx, iv = dev.empty((m, k), np.int64)
         dist, dv = dev.empty((m, k), dtype)

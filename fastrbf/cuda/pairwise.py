@@ -20,26 +20,10 @@ from .arrays import Device
 
 
 def _prepare(dev, X, Y, length_scale, extra=()):
-    Xv = data.array(dev, X, "X")
-    Yv = None if Y is None else data.array(dev, Y, "Y")
-    if Yv is not None and Yv.shape[1] != Xv.shape[1]:
-        raise ValueError(f"`Y` must have the same number of features as `X` ({Xv.shape[1]}); "
-                         f"got {Yv.shape[1]} (shape {tuple(Yv.shape)}).")
-    dtype = data.result_dtype(Xv, Yv, *extra)
-    if length_scale is not None:
-        from .. import _validation as _v
-
-        ls = _v.check_length_scale(length_scale, Xv.shape[1])
-        data.check_values(dev, Xv, "X", magnitude=False)
-        Xc = data.scaled(dev, Xv, ls, dtype, "X")
-        if Yv is not None:
-            data.check_values(dev, Yv, "Y", magnitude=False)
-        Yc = None if Yv is None else data.scaled(dev, Yv, ls, dtype, "Y")
-        return Xc, Yc, dtype
-    data.check_values(dev, Xv, "X", dtype)
-    if Yv is not None:
-        data.check_values(dev, Yv, "Y", dtype)
-    return data.as_dtype(dev, Xv, dtype), (None if Yv is None else data.as_dtype(dev, Yv, dtype)), dtype
+    if Y is None:
+        Xc, _, dtype = data.pair(dev, X, None, "X", "Y", length_scale, extra)
+        return Xc, None, dtype
+    return data.pair(dev, X, Y, "X", "Y", length_scale, extra)
 
 
 def kernel_function(entry, dtype):

@@ -1,7 +1,7 @@
 """Lloyd's steps and the k-means++ potentials on the device.
 
-``assign``: one thread per point, the centres through shared memory ROWS at a time;
-the nearest centre by direct differences (ties to the lowest index, NaN never chosen).
+The assignment is the k-NN kernel with k = 1 (:mod:`fastrbf._jit.cuda.neighbors`): the
+nearest centre by direct differences, ties to the lowest index, NaN never chosen.
 
 ``update_partials`` / ``update_reduce``: the cluster sums without atomics, so the same
 input gives the same bits on every run and device.  Each block sums a chunk of rows in
@@ -17,66 +17,12 @@ the blocks (a few thousand numbers) and draws the next centre from them.
 import numpy as np
 from numba import cuda
 
-from .target import ROWS, kernel, made, nbtype, width
+from .target import ROWS, kernel, made
 
 #: threads of an update block (one per feature, looping over features beyond)
 UPDATE_THREADS = 32
 #: the largest number of k-means++ candidates per potential pass
 MAX_CANDIDATES = 16
-
-
-def _assign(dtype, D):
-    R = ROWS
-    f = np.dtype(dtype).type
-    ZERO = f(0)
-    INF = f(np.inf)
-    nb = nbtype(dtype)
-    DS = max(D, 1)
-    SHAPE = (R, DS)
-
-    def assign(X, C, labels, mind):
-        cs = cuda.shared.array(SHAPE, nb)
-        xr = cuda.local.array(DS, nb)
-        t = cuda.threadIdx.x
-        i = cuda.blockIdx.x * R + t
-        n = X.shape[0]
-        K = C.shape[0]
-        d = X.shape[1]
-        row = i < n
-        if D > 0:
-            for c in range(d):
-                xr[c] = X[i, c] if row else ZERO
-        best = INF
-        lab = -1
-        for j0 in range(0, K, R):
-            j = j0 + t
-            if D > 0:
-                for c in range(d):
-                    cs[t, c] = C[j, c] if j < K else ZERO
-            cuda.syncthreads()
-            if row:
-                for jj in range(min(R, K - j0)):
-                    s = ZERO
-                    for c in range(d):
-                        if D > 0:
-                            e = xr[c] - cs[jj, c]
-                        else:
-                            e = X[i, c] - C[j0 + jj, c]
-                        s += e * e
-                    if s < best or (lab < 0 and s == s):
-                        best = s
-                        lab = j0 + jj
-            cuda.syncthreads()
-        if row:
-            labels[i] = lab
-            mind[i] = best
-
-    return kernel(assign)
-
-
-def assign_kernel(dtype, d):
-    """The assignment kernel for ``d`` features (grid: rows by ROWS)."""
-    return made("assign", (np.dtype(dtype).str, width(d)), _assign)
 
 
 def _partials():

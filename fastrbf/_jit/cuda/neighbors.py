@@ -2,7 +2,7 @@
 
 One thread per query keeps its ``k`` best (squared distance, index) pairs sorted in
 registers (a list of KMAX >= k slots, KMAX a compile-time power of two up to
-:data:`MAX_K`); the training points pass through shared memory ROWS at a time, in index
+:data:`MAX_K`; with k = 1 this is Lloyd's assignment); the training points pass through shared memory ROWS at a time, in index
 order.  A point enters the list only when strictly closer than its last entry and is
 placed after the entries it ties with, so ties go to the lowest index, as on the CPU.
 Distances are direct differences summed in the dtype, feature by feature.
@@ -76,8 +76,9 @@ def _knn(dtype, D, KMAX):
 
 
 def knn_kernel(dtype, d, k):
-    """The k-NN kernel for ``d`` features and ``k <= MAX_K`` neighbours."""
-    kmax = 8
+    """The k-NN kernel for ``d`` features and ``k <= MAX_K`` neighbours (k = 1: Lloyd's
+    assignment)."""
+    kmax = 1
     while kmax < k:
         kmax *= 2
     return made("knn", (np.dtype(dtype).str, width(d), kmax), _knn)

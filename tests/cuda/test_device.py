@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from cuda_helpers import to_device, to_host
+from cuda_helpers import KINDS, to_device, to_host
 
 import fastrbf
 from fastrbf import KERNELS, EmptyClusterError, define_kernel
@@ -247,3 +247,23 @@ def test_rbf_network_scores_on_the_device(rng):
     Q = rng.uniform(-2, 2, (ROWS + 1, 2))
     got = net.predict(to_device(Q))
     _close(to_host(got), net.predict(Q), np.float64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_results_are_of_the_callers_kind(rng, kind):
+    X = rng.standard_normal((ROWS + 5, 3)).astype(np.float32)
+    Xd = to_device(X, kind)
+    same = type(Xd)
+    D = fastrbf.sqdist(Xd)
+    KV = fastrbf.gram_matvec(Xd, Xd, to_device(X[:, 0].copy(), kind))
+    idx, d2 = fastrbf.knn(Xd, Xd, 2)
+    km = fastrbf.kmeans(Xd, 3, seed=0)
+    model = fastrbf.kernel_ridge(Xd, to_device(X[:, 0].copy(), kind), gamma=0.5, alpha=1e-2, solver="nystrom-pcg",
+                                 n_landmarks=6, seed=0)
+    pred = model.predict(Xd)
+    for got in (D, KV, idx, d2, km.centers, km.labels, pred):
+        assert type(got) is same
+    _close(to_host(D), fastrbf.sqdist(X), np.float32)
+    _close(to_host(KV), fastrbf.gram_matvec(X, X, X[:, 0]), np.float32)
+    np.testing.assert_array_equal(to_host(idx)[:, 0], np.arange(ROWS + 5))  # each point its own nearest
+    assert str(pred.dtype).endswith("float32") and str(idx.dtype).endswith("int64")

@@ -465,7 +465,8 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
         check_algorithm(algorithm)
         _threads.resolve(n_threads)
         return _cuda.kmeans(X, n_clusters, name=name, init=init, n_init=n_init, max_iter=max_iter, tol=tol, seed=seed,
-                            sample_weight=sample_weight, empty=empty, raise_empty=raise_empty, result=KMeansResult)
+                            sample_weight=sample_weight, empty=empty, raise_empty=raise_empty, result=KMeansResult,
+                            progress=_progress.reporter(progress, "kmeans", runs="init"))
     sparse = is_sparse(X)
     Xa = check_csr(X, "X") if sparse else _v.check_data(X, "X")
     n, d = Xa.shape

@@ -259,7 +259,7 @@ def _inertia(dev, mind, w):
     return float(np.sum(part.copy_to_host()))
 
 
-def _lloyd(dev, Xc, C, w, up, max_iter, tol_abs, empty, raise_empty):
+def _lloyd(dev, Xc, C, w, up, max_iter, tol_abs, empty, raise_empty, rep):
     n = Xc.shape[0]
     K = C.shape[0]
     labels = dev.scratch(n, np.int64)
@@ -268,9 +268,10 @@ def _lloyd(dev, Xc, C, w, up, max_iter, tol_abs, empty, raise_empty):
     cd = dev.scratch((K, Xc.shape[1]), Xc.dtype)
     count = dev.scratch(1, np.int64)
     changed = _jr.changed_kernel()
-    converged = strict = False
+    converged = False
     moved = True
     n_iter = 0
+    rep.start("lloyd", max_iter)
     for it in range(max_iter):
         Cd = dev.to_device(C)
         _assign(dev, Xc, Cd, labels, mind)
@@ -284,19 +285,23 @@ def _lloyd(dev, Xc, C, w, up, max_iter, tol_abs, empty, raise_empty):
         count.copy_to_device(np.zeros(1, dtype=np.int64))
         changed[blocks(n, ROWS), ROWS](labels, old, count)
         n_iter = it + 1
-        stop, strict = lloyd_stop(int(count.copy_to_host()[0]) == 0, shift, tol_abs)
+        stop, _ = lloyd_stop(int(count.copy_to_host()[0]) == 0, shift, tol_abs)
         if stop:
             converged = True
             break
+        if n_iter < max_iter:  # the last iteration's report is the final one
+            rep.step(n_iter, shift=shift)
     # the final labels and distances are those of the final centres (when nothing moved
     # this is the last assignment again)
     _assign(dev, Xc, dev.to_device(C), labels, mind)
     return C, labels, _inertia(dev, mind, w), n_iter, converged
 
 
-def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_weight, empty, raise_empty, result):
+def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_weight, empty, raise_empty, result,
+           progress):
     """k-means of device data; ``result`` is the result class, ``raise_empty`` the CPU's
-    empty-cluster error."""
+    empty-cluster error, ``progress`` the reporter of :mod:`fastrbf._progress` (the CPU's
+    reports: each init's Lloyd iterations and their shift)."""
     dev = Device(X)
     with dev.context():
         Xc, dtype = _data(dev, X)
@@ -331,14 +336,17 @@ def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_wei
             cnt(ones, scratch, mu, True)
             tol_abs = lloyd_tolerance(tol, cnt.sums.copy_to_host()[0] / n)
         best = None
-        for _ in range(n_init):
+        progress.runs(n_init)
+        for run in range(n_init):
+            progress.run(run + 1)
             if C0 is not None:
                 C = C0.copy()
             elif init == "k-means++":
                 C = _plusplus(dev, Xc, K, w, rng, name)
             else:
                 C = _random(dev, Xc, K, w, n_pos, rng, name)
-            res = _lloyd(dev, Xc, C, w, up, int(max_iter), tol_abs, empty, raise_empty)
+            res = _lloyd(dev, Xc, C, w, up, int(max_iter), tol_abs, empty, raise_empty, progress)
+            progress.finish(res[3], converged=res[4], inertia=res[2])
             if best is None or res[2] < best[2]:
                 best = res
         assert best is not None

@@ -324,7 +324,6 @@ class KernelModel:
         out = out.astype(dtype, copy=False)
         return out[:, 0] if self.single_output else out
 
-
     def _predict_device(self, X, want_grad):
         # rows on a CUDA device: the kernel terms there (fastrbf.cuda.ridge.predict)
         if want_grad or self.poly_powers.shape[0] or self.length_scale is not None:

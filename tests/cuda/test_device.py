@@ -267,3 +267,14 @@ def test_results_are_of_the_callers_kind(rng, kind):
     _close(to_host(KV), fastrbf.gram_matvec(X, X, X[:, 0]), np.float32)
     np.testing.assert_array_equal(to_host(idx)[:, 0], np.arange(ROWS + 5))  # each point its own nearest
     assert str(pred.dtype).endswith("float32") and str(idx.dtype).endswith("int64")
+
+
+def test_kmeans_reports_progress_as_on_the_cpu(rng):
+    X = _blobs(rng, 3 * ROWS, 3)
+    reports, cpu = [], []
+    r = fastrbf.kmeans(to_device(X), 3, init=to_device(X[:3].copy()), progress=reports.append)
+    fastrbf.kmeans(X, 3, init=X[:3].copy(), progress=cpu.append)
+    # each iteration reported, the last as done (the CPU's small compiled loop reports only that)
+    assert [x["iter"] for x in reports if "iter" in x] == list(range(1, r.n_iter + 1))
+    assert reports[-1]["message"].startswith(f"kmeans init 1/1: iter {r.n_iter}/300 done")
+    assert cpu[-1]["iter"] == r.n_iter

@@ -128,6 +128,7 @@ def _ptx_cases():
             (f"changed-{tag}", jr.changed_kernel(), (arr(i8, 1), arr(i8, 1), arr(i8, 1)), cc, False),
             (f"positive-{tag}", jr.positive_kernel(), (arr(f8, 1), arr(i8, 1)), cc, False),
             (f"splits-{tag}", jp.splits_kernel(), (arr(f8, 3), a2), cc, False),
+            (f"floor-{tag}", jp.floor_kernel(dt, 3), (i8, nb, a1), cc, False),
             (f"affine-{tag}", jr.affine_kernel(), (a2, arr(f8, 1), arr(f8, 1), a2), cc, False),
         ]
     return cases

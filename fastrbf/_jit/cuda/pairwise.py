@@ -17,6 +17,8 @@ pass through shared memory ROWS at a time, the row of ``X`` is held in registers
 partial sums added in order afterwards, so that the GPU has enough threads.
 """
 
+import math
+
 import numpy as np
 from numba import cuda
 
@@ -169,3 +171,34 @@ def _splits():
 def splits_kernel():
     """``out[i, r] = sum_z part[z, i, r]``, the splits in order (2-D grid)."""
     return made("splits", (), _splits)
+
+
+def _floor(dtype, d):
+    f = np.dtype(dtype).type
+    STEP = f(1e-6)
+    ZERO = f(0)
+
+    def floor(m, g, out):
+        # the arithmetic of one gaussian matrix-free row (d differences and squares, the
+        # scaled exp, a multiply-add) over m columns made in registers: no memory traffic
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            xi = f(i) * STEP
+            yj = ZERO
+            acc = ZERO
+            for _ in range(m):
+                s = ZERO
+                for k in range(d):
+                    e = xi - yj + f(k) * STEP
+                    s += e * e
+                acc += math.exp(-(g * s)) * yj
+                yj += STEP
+            out[i] = acc
+
+    return kernel(floor)
+
+
+def floor_kernel(dtype, d):
+    """The device's arithmetic floor of ``gram_matvec`` with the gaussian kernel (one
+    thread per row, ``m`` columns, ``d`` features): the benchmark's floor row."""
+    return made("floor", (np.dtype(dtype).str, int(d)), _floor)

@@ -4,7 +4,9 @@ run.  Without a GPU (or without numba-cuda) every row says ``no GPU`` and nothin
 timed: the rows stay in the report so that a run on a GPU machine fills them.
 
 - ``gpu-gram-matvec``: ``K(X, X) @ v``, gaussian, d = 3, float32 (full: 1e6 x 1e6),
-  against pykeops's ``LazyTensor`` on the same GPU and CuPy's blocked ``exp(-g D) @ v``.
+  against pykeops's ``LazyTensor`` on the same GPU and CuPy's blocked ``exp(-g D) @ v``,
+  with the device's floor: the same arithmetic on values made in registers (no memory
+  traffic: the FMA and exp throughput the product cannot beat).
 - ``gpu-lloyd``: one Lloyd iteration (assignment and update), 1e6 x 32, K = 256, float32.
 - ``gpu-knn``: 10 nearest of 1e5 queries among 1e6 points, d = 16, float32.
 - ``gpu-krr-large``: kernel ridge (``solver="nystrom-pcg"``, M = 2000 uniform landmarks)
@@ -13,7 +15,7 @@ timed: the rows stay in the report so that a run on a GPU machine fills them.
 
 import numpy as np
 
-from ..harness import FASTRBF, Contender, Workload
+from ..harness import FASTRBF, FLOOR, Contender, Workload
 from .common import seeded_rng
 from .peers import optional_peer
 
@@ -76,7 +78,9 @@ def _matvec(present):
         rng = seeded_rng()
         X = rng.standard_normal((n, d)).astype(np.float32)
         v = rng.standard_normal(n).astype(np.float32)
-        return {"X": X, "Xd": _device(X), "vd": _device(v), "gpu": True}
+        from numba import cuda
+
+        return {"X": X, "Xd": _device(X), "vd": _device(v), "floor_out": cuda.device_array(n, np.float32), "gpu": True}
 
     def ours(a):
         from fastrbf import gram_matvec
@@ -95,6 +99,15 @@ def _matvec(present):
             out[lo:lo + 4096] = cupy.exp(-gamma * D) @ v
         return _sync(out)
 
+    def floor(a):
+        from fastrbf._jit.cuda.pairwise import floor_kernel
+        from fastrbf._jit.cuda.target import ROWS, blocks
+
+        n = a["X"].shape[0]
+        out = a["floor_out"]
+        floor_kernel(np.float32, d)[blocks(n, ROWS), ROWS](n, np.float32(gamma), out)
+        return _sync(out)
+
     def keops(a):
         import torch
         from pykeops.torch import LazyTensor
@@ -108,6 +121,7 @@ def _matvec(present):
 
     cs = _rows(present, [
         Contender("fastrbf (device)", FASTRBF, ours),
+        Contender("device floor: the same arithmetic from registers", FLOOR, floor),
         optional_peer("CuPy blocked exp(-g D) @ v", "cupy", cupy_dense, package="cupy"),
         optional_peer("pykeops GPU LazyTensor", "pykeops", keops, package="pykeops", compiles="nvcc"),
     ])

@@ -26,7 +26,7 @@ from .. import _validation as _v
 from .._jit.cuda import cluster as _jc
 from .._jit.cuda import neighbors as _jn
 from .._jit.cuda import reduce as _jr
-from .._jit.cuda.target import ROWS, blocks
+from .._jit.cuda.target import ROWS, TILE, blocks
 from ..cluster._rules import (
     check_enough_points,
     check_lloyd_args,
@@ -202,7 +202,7 @@ def _plusplus(dev, Xc, K, w, rng, name):
             if idx is None:
                 raise ValueError(f"`X` has fewer distinct points (with weight > 0) than `{name}` ({K}).")
         rows = dev.to_device(np.asarray(idx, dtype=np.int64))
-        gather[(blocks(len(idx), 16), blocks(d, 16)), (16, 16)](Xc, rows, cand)
+        gather[(blocks(len(idx), TILE), blocks(d, TILE)), (TILE, TILE)](Xc, rows, cand)
         best = 0
         if k > 0 and len(idx) > 1:
             potential[nb, ROWS](Xc, cand[:len(idx)], mind, w, part)
@@ -221,7 +221,7 @@ def _random(dev, Xc, K, w, n_pos, rng, name):
         idx = rng.choice(pos, size=K, replace=False)
         rows = dev.to_device(np.sort(idx))
         cand = dev.scratch((K, d), Xc.dtype)
-        _jr.gather_kernel()[(blocks(K, 16), blocks(d, 16)), (16, 16)](Xc, rows, cand)
+        _jr.gather_kernel()[(blocks(K, TILE), blocks(d, TILE)), (TILE, TILE)](Xc, rows, cand)
         C = cand.copy_to_host()
         if np.unique(C, axis=0).shape[0] == K:
             return C
@@ -241,7 +241,7 @@ def _relocate(dev, Xc, w, labels, mind, sums, wsum):
         return
     rows = dev.to_device(np.array([i for i, _, _ in moves], dtype=np.int64))
     got = dev.scratch((len(moves), Xc.shape[1]), Xc.dtype)
-    _jr.gather_kernel()[(blocks(len(moves), 16), blocks(Xc.shape[1], 16)), (16, 16)](Xc, rows, got)
+    _jr.gather_kernel()[(blocks(len(moves), TILE), blocks(Xc.shape[1], TILE)), (TILE, TILE)](Xc, rows, got)
     xs = got.copy_to_host().astype(np.float64)
     for (i, cur, e), x in zip(moves, xs, strict=True):
         sums[cur] -= wh[i] * x

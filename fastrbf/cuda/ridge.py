@@ -40,12 +40,12 @@ class Passes:
             self.X = data.as_dtype(dev, Xv, self.dtype)
             self.Y = Yv.reshape(Yv.shape[0], 1) if Yv.ndim == 1 else Yv
             self.single = Yv.ndim == 1
+            self.g_rows = dev.to_device(np.full(Xv.shape[0], gamma, dtype=self.dtype))
         self.shape = tuple(self.X.shape)
         self.phi, self.radial = kernel_function(entry, self.dtype)
         self.coef0 = data.kernel_coef0(entry, coef0, self.dtype)
         self.degree = int(degree)
         self.gamma = gamma
-        self.g_rows = dev.to_device(np.full(self.shape[0], gamma, dtype=self.dtype))
         self.T = self.L = self.g_land = None
 
     def targets(self, fit_intercept):

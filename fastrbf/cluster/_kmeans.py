@@ -71,6 +71,7 @@ from . import _assign
 from ._assign import Assigner
 from ._bounded import RANKED, BoundedAssigner, bounds_pay
 from ._rules import (
+    best_of_inits,
     check_algorithm,
     check_centers,
     check_enough_points,
@@ -501,20 +502,16 @@ def kmeans_named(X: ArrayLike, n_clusters: int, *, name: str = "n_clusters", ini
         init_arr = ldexp(init_arr, -t)
     tol_abs = lloyd_tolerance(tol, Xc.column_variances() if sparse else np.var(Xc, axis=0, dtype=np.float64)) if tol > 0 else 0.0
     assigner = SparseAssigner(Xc, n_threads) if sparse else Assigner(Xc, n_threads)
-    best: tuple | None = None
-    rep.runs(n_init)
-    for run in range(n_init):
-        rep.run(run + 1)
+
+    def start():
         if init_arr is not None:
-            C0 = init_arr.copy()
-        elif init == "k-means++":
-            C0 = _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
-        else:
-            C0 = random_init(Xc, K, w, rng, name)
-        res = _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t, bounded)
-        rep.finish(res[3], converged=res[4], inertia=ldexp_float(res[2], 2 * t + tw))
-        if best is None or res[2] < best[2]:
-            best = res
-    assert best is not None
-    C, labels, inertia, n_iter, converged = best
+            return init_arr.copy()
+        if init == "k-means++":
+            return _kmeans_plusplus(Xc, K, w, rng, n_threads, name, rep)
+        return random_init(Xc, K, w, rng, name)
+
+    C, labels, inertia, n_iter, converged = best_of_inits(
+        n_init, rep, start,
+        lambda C0: _lloyd(Xc, C0, w, int(max_iter), tol_abs, empty, assigner, n_threads, rep, 2 * t, bounded),
+        lambda inertia: ldexp_float(inertia, 2 * t + tw))
     return KMeansResult(ldexp(C, t), labels, ldexp_float(inertia, 2 * t + tw), n_iter, converged)

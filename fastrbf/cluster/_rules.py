@@ -200,6 +200,31 @@ def lloyd_stop(labels_same, shift, tol_abs):
     return shift <= tol_abs, False
 
 
+def best_of_inits(n_init, rep, start, lloyd, reported=float):
+    """The ``n_init`` runs of k-means, shared by every backend: run ``r`` starts from
+    ``start()`` and ends as ``lloyd(C0) -> (C, labels, inertia, n_iter, converged)``,
+    reported to ``rep`` (its inertia as ``reported(inertia)`` says, in the data's
+    units); the run of the lowest inertia is kept (the first among equals).
+
+    Examples
+    --------
+    >>> from fastrbf import _progress
+    >>> runs = iter([(None, None, 3.0, 5, True), (None, None, 2.0, 7, True), (None, None, 2.0, 9, True)])
+    >>> best_of_inits(3, _progress.OFF, lambda: None, lambda C0: next(runs))[3]
+    7
+    """
+    best = None
+    rep.runs(n_init)
+    for run in range(n_init):
+        rep.run(run + 1)
+        res = lloyd(start())
+        rep.finish(res[3], converged=res[4], inertia=reported(res[2]))
+        if best is None or res[2] < best[2]:
+            best = res
+    assert best is not None
+    return best
+
+
 def relocation_moves(mind, w, labels, counts, wsum):
     """The empty-cluster rule's moves: each empty cluster (``wsum == 0``, in index order)
     takes, in order of decreasing ``mind`` (ties: the lower position), a point with weight

@@ -28,6 +28,7 @@ from .._jit.cuda import neighbors as _jn
 from .._jit.cuda import reduce as _jr
 from .._jit.cuda.target import ROWS, TILE, blocks
 from ..cluster._rules import (
+    best_of_inits,
     check_enough_points,
     check_lloyd_args,
     check_n_clusters,
@@ -335,22 +336,17 @@ def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_wei
             mu = dev.to_device(cnt.sums.copy_to_host()[0] / n)
             cnt(ones, scratch, mu, True)
             tol_abs = lloyd_tolerance(tol, cnt.sums.copy_to_host()[0] / n)
-        best = None
-        progress.runs(n_init)
-        for run in range(n_init):
-            progress.run(run + 1)
+
+        def start():
             if C0 is not None:
-                C = C0.copy()
-            elif init == "k-means++":
-                C = _plusplus(dev, Xc, K, w, rng, name)
-            else:
-                C = _random(dev, Xc, K, w, n_pos, rng, name)
-            res = _lloyd(dev, Xc, C, w, up, int(max_iter), tol_abs, empty, raise_empty, progress)
-            progress.finish(res[3], converged=res[4], inertia=res[2])
-            if best is None or res[2] < best[2]:
-                best = res
-        assert best is not None
-        C, labels, inertia, n_iter, converged = best
+                return C0.copy()
+            if init == "k-means++":
+                return _plusplus(dev, Xc, K, w, rng, name)
+            return _random(dev, Xc, K, w, n_pos, rng, name)
+
+        C, labels, inertia, n_iter, converged = best_of_inits(
+            n_init, progress, start,
+            lambda C: _lloyd(dev, Xc, C, w, up, int(max_iter), tol_abs, empty, raise_empty, progress))
         centers, cv = dev.empty((K, d), dtype)
         cv.copy_to_device(np.ascontiguousarray(C, dtype=dtype))
         lab, lv = dev.empty(n, np.int64)

@@ -21,6 +21,7 @@ from ..cluster import _kmeans as _cl
 from ..cluster._assign import Assigner
 from ..cluster._kmeans import KMeansResult, partial_slots, raise_empty, reduce_slots, too_few_distinct
 from ..cluster._rules import (
+    best_of_inits,
     check_centers,
     check_enough_points,
     check_init,
@@ -469,21 +470,15 @@ def kmeans_named(X, n_clusters, *, name, init="k-means||", n_init=1, max_iter=30
     check_enough_points(K, n_pos, name)
     wblock = np.array([s["wsum"] for s in stats])
     tol_abs = lloyd_tolerance(tol, _merge_stats(stats, d)) if tol > 0 else 0.0
-    best = None
-    rep.runs(n_init)
-    for run in range(n_init):
-        rep.run(run + 1)
+
+    def start():
         if init_arr is not None:
-            C0 = init_arr.copy()
-        else:
-            C0 = _v.to_dtype(_kmeans_parallel(blocks, wblock, K, rng, float(oversampling_factor) * K,
-                                              int(init_rounds), rep, name), dtype)
-        res = _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty, rep)
-        rep.finish(res[3], converged=res[4], inertia=res[2])
-        if best is None or res[2] < best[2]:
-            best = res
-    assert best is not None
-    C, labels, inertia, n_iter, converged = best
+            return init_arr.copy()
+        return _v.to_dtype(_kmeans_parallel(blocks, wblock, K, rng, float(oversampling_factor) * K, int(init_rounds),
+                                            rep, name), dtype)
+
+    C, labels, inertia, n_iter, converged = best_of_inits(
+        n_init, rep, start, lambda C0: _lloyd(blocks, C0, dtype, int(max_iter), tol_abs, empty, rep))
     lab = da.concatenate([da.from_delayed(delayed(_labels_of, pure=True)(o), (int(c),), np.int64)
                           for o, c in zip(labels, X.chunks[0], strict=True)])
     return KMeansResult(C, lab, inertia, n_iter, converged)

@@ -8,8 +8,9 @@ device (viewed through CuPy's ``from_dlpack``, which must then be installed).
 
 Results are made by the library of the first device argument: a CuPy array for CuPy
 input, a torch tensor on the same device for torch input, a numba device array for
-numba's, and for DLPack-only input the input's own array namespace's ``from_dlpack``
-of a CuPy result (a CuPy array when the input has no namespace).  Nothing is copied
+numba's and for any other producer of ``__cuda_array_interface__``, and for DLPack-only
+input the input's own array namespace's ``from_dlpack`` of a CuPy result (a CuPy array
+when the input has no namespace).  Nothing is copied
 between host and device behind the caller's back: an array argument that belongs with
 device data but is on the host (``Y``, ``V``, per-column ``gamma``, ``labels``,
 ``sample_weight``, ``centers``) is refused, naming it.
@@ -62,7 +63,15 @@ def is_device_array(x) -> bool:
 
 def on_device(*xs) -> bool:
     """Whether any of ``xs`` is a device array: the public functions' test for running
-    on the GPU (a few attribute look-ups per argument)."""
+    on the GPU (a few attribute look-ups per argument, under a microsecond in all).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fastrbf.cuda import on_device
+    >>> on_device(np.ones((3, 2)), None, 0.5)
+    False
+    """
     return any(is_device_array(x) for x in xs)
 
 

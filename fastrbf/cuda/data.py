@@ -53,7 +53,7 @@ def check_values(dev, v, name, dtype=None, magnitude=True):
     if not finite:
         raise ValueError(f"`{name}` must contain only finite values; got NaN or inf.")
     if magnitude:
-        dtype = np.dtype(dtype or v.dtype)
+        dtype = np.dtype(dtype if dtype is not None else result_dtype(v))
         d = v.shape[1] if v.ndim == 2 else 1
         bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
         if big > bound:

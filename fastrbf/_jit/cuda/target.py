@@ -5,8 +5,9 @@ root, no flush of subnormals: the float32 rules of the CPU kernels hold; NVVM st
 contracts ``a * b + c`` into an FMA, as the CPU kernels' ``contract`` flag does).  A
 kernel is made per kernel function and dtype by a factory (the function and the shared
 arrays' shapes are compile-time constants) and kept in :data:`MADE` for the life of the
-process: each compiles once, on its first launch.  They are not cached on disk
-(numba-cuda cannot cache a kernel that closes over a device function).
+process: each compiles on its first launch with a given signature.  They are not cached
+on disk: each process compiles the kernels it launches (caching these closures, made at
+run time, was not attempted).
 """
 
 import threading

@@ -206,3 +206,13 @@ def test_callable_optimizer_as_scikit_learn(rng):
     sk = SkGPR(kernel, optimizer=lbfgs, n_restarts_optimizer=2, random_state=0).fit(X, y)
     np.testing.assert_allclose(me.kernel_.theta, sk.kernel_.theta, rtol=1e-6)
     assert me.log_marginal_likelihood_value_ == pytest.approx(sk.log_marginal_likelihood_value_, rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32])
+def test_random_state_outside_a_randomstate_seed_is_refused_by_name(bad):
+    # the path of scikit-learn kernel objects draws from a RandomState, as scikit-learn does
+    X, y = np.array([[0.1], [0.5], [0.9]]), np.array([0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"`random_state` must be"):
+        GPR(random_state=bad).fit(X, y)
+    fitted = GPR(random_state=np.random.default_rng(0)).fit(X, y)  # a Generator seeds one
+    assert fitted.predict(X).shape == (3,)

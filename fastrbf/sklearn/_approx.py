@@ -4,7 +4,6 @@ import dataclasses
 from typing import Any
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .. import _validation as _v
 from .._sparse import is_sparse
@@ -19,6 +18,7 @@ from ._base import (
     check_range,
     default_gamma,
     is_sklearn_kernel,
+    random_state_of,
     resolve_kernel,
     scalar_gamma,
     shared_docs,
@@ -84,7 +84,7 @@ class RandomFourierFeatures(DtypeTransformer):
         seed = to_seed(self.random_state)  # (checked by fastrbf's rule)
         if not isinstance(seed, np.random.Generator):
             # scikit-learn's draws: the same map as its RBFSampler for the same random_state
-            seed = check_random_state(self.random_state)
+            seed = random_state_of(self.random_state)
         D = self.n_components
         if _v.is_int(D) and int(D) > 0:
             d = X.shape[1]
@@ -210,7 +210,7 @@ class Nystroem(DtypeTransformer):
         n = X.shape[0]
         m = min(_v.check_int(self.n_components, "n_components", 1), n)
         # scikit-learn's draw: the same landmarks as its Nystroem for the same random_state
-        inds = check_random_state(self.random_state).permutation(n)[:m]
+        inds = random_state_of(self.random_state).permutation(n)[:m]
         basis = X[inds]
         Kmm = basis[:, inds].astype(np.float64) if precomputed else sklearn_gram(basis, basis, self.kernel, params)
         N, rank = inverse_sqrt(Kmm, alpha)

@@ -34,6 +34,28 @@ def to_seed(random_state):
     return int(random_state) if isinstance(random_state, numbers.Integral) else random_state
 
 
+def random_state_of(random_state):
+    """scikit-learn's ``check_random_state`` (a ``numpy.random.RandomState``: the one
+    passed, the global one for None, a new one seeded by an int) for the code that draws
+    as scikit-learn does, with the messages naming `random_state`; an int must be a
+    RandomState seed (below 2**32), and a ``numpy.random.Generator`` seeds a new one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> random_state_of(3).randint(100) == np.random.RandomState(3).randint(100)
+    True
+    """
+    from sklearn.utils import check_random_state
+
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(int(random_state.integers(2**32)))
+    to_seed(random_state)
+    if isinstance(random_state, numbers.Integral) and int(random_state) >= 2**32:
+        raise ValueError(f"`random_state` must be below 2**32 (a numpy.random.RandomState seed); got {random_state!r}.")
+    return check_random_state(random_state)
+
+
 def to_n_threads(n_jobs):
     """``n_jobs`` checked by fastrbf's rule (messages naming `n_jobs`), passed as is."""
     try:

@@ -17,6 +17,7 @@ from ._base import (
     call_renamed,
     check_magnitude,
     default_gamma,
+    random_state_of,
     resolve_kernel,
     shared_docs,
     to_n_threads,
@@ -167,9 +168,7 @@ class KMeans(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, Ba
     def _fit_callable_init(self, X, K, n_init, common):
         # scikit-learn's rule: the callable draws from one RandomState, once per restart;
         # the fit of lowest inertia is kept (the first of equal ones)
-        from sklearn.utils import check_random_state
-
-        rs = check_random_state(self.random_state)
+        rs = random_state_of(self.random_state)
         best = None
         for _ in range(n_init):
             C = np.asarray(self.init(X, K, random_state=rs))

@@ -8,7 +8,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import kernels as _skk
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _validation as _v
@@ -23,6 +22,7 @@ from ._base import (
     XY_OVERFLOW,
     call_renamed,
     check_magnitude,
+    random_state_of,
     to_n_threads,
     to_progress,
     to_seed,
@@ -223,7 +223,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
             jitter = _v.check_real(jitter, "alpha", low=0)
         normalize_y = _v.check_bool(self.normalize_y, "normalize_y")
         n_restarts = _v.check_int(self.n_restarts_optimizer, "n_restarts_optimizer", 0)
-        rng = check_random_state(self.random_state)
+        rng = random_state_of(self.random_state)
         nt = to_n_threads(self.n_jobs)
         if kernel.requires_vector_input:
             _check_length_scales(kernel, X.shape[1])
@@ -358,7 +358,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         """
         if self._prior():
             mean, cov = self.predict(X, return_cov=True)
-            return _generic.draws(check_random_state(random_state), mean, cov, n_samples)
+            return _generic.draws(random_state_of(random_state), mean, cov, n_samples)
         Xv = self._queries(X)
         if not hasattr(self, "kernel_"):
             raise AttributeError("`sample_y` needs a model fitted with a scikit-learn kernel object.")

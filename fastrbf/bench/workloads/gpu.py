@@ -23,7 +23,13 @@ NO_GPU = "no GPU"
 
 
 def gpu_present() -> bool:
-    """Whether a real GPU runs the device kernels here (numba-cuda's simulator does not count)."""
+    """Whether a real GPU runs the device kernels here (numba-cuda's simulator does not count).
+
+    Examples
+    --------
+    >>> isinstance(gpu_present(), bool)
+    True
+    """
     import os
 
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":

@@ -2,10 +2,12 @@
 live on.
 
 ``fastrbf.sqdist``, ``gram``, ``gram_matvec``, ``knn``, ``lloyd_assign``,
-``lloyd_update`` and ``kmeans`` take CuPy arrays, torch CUDA tensors, numba device
-arrays (anything with ``__cuda_array_interface__``, or DLPack on a CUDA device) and
-return results of the same kind on the same device; NumPy input runs on the CPU as
-always.  Nothing is copied between host and device implicitly (:mod:`.arrays`).
+``lloyd_update``, ``kmeans``, ``kernel_ridge(solver="nystrom-pcg")`` and the values of
+``KernelModel.predict`` and ``RBFNetwork.decision_function`` take CuPy arrays, torch
+CUDA tensors, numba device arrays (anything with ``__cuda_array_interface__``, or
+DLPack on a CUDA device) and return results of the same kind on the same device; NumPy
+input runs on the CPU as always.  Nothing is copied between host and device implicitly
+(:mod:`.arrays`).
 
 Installed by the extra ``fastrbf[cuda]`` (numba-cuda with the CUDA 12 toolkit's
 compiler from PyPI).  ``import fastrbf`` never imports numba-cuda: it is imported on

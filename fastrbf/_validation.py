@@ -138,8 +138,13 @@ def check_magnitude(arr, name, dtype=None):
     if dtype is None:
         dtype = np.float32 if arr.dtype.itemsize <= 4 else np.float64
     d = arr.shape[1] if arr.ndim == 2 else 1
+    check_largest(max(float(arr.max()), -float(arr.min())), d, dtype, name)
+
+
+def check_largest(big, d, dtype, name):
+    """:func:`check_magnitude`'s rule on the largest magnitude ``big`` of data with ``d``
+    columns (read wherever the data are: the CUDA backend reads it on the device)."""
     bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
-    big = max(float(arr.max()), -float(arr.min()))
     if big > bound:
         raise ValueError(
             f"`{name}` must have values of magnitude at most {bound:.3g} ({np.dtype(dtype)} squared distances "
@@ -582,10 +587,13 @@ def check_result(out, what, names, hint="rescale the data or use a smaller `gamm
         total = np.add.reduce(out, axis=None)
     if np.isfinite(total) or np.all(np.isfinite(out)):
         return
-    raise ValueError(
-        f"{what} overflows {out.dtype} for these {names} (the values exceed {float(np.finfo(out.dtype).max):.3g}); "
-        f"{hint}"
-    )
+    raise overflow_error(what, out.dtype, names, hint)
+
+
+def overflow_error(what, dtype, names, hint="rescale the data or use a smaller `gamma`."):
+    """:func:`check_result`'s error for a result of ``dtype`` that overflowed."""
+    return ValueError(f"{what} overflows {np.dtype(dtype)} for these {names} (the values exceed "
+                      f"{float(np.finfo(dtype).max):.3g}); {hint}")
 
 
 def available_memory():

@@ -15,6 +15,7 @@ Dot-product kernels are functions of ``u = x . y``.
 """
 
 from collections import namedtuple
+from functools import partial
 
 import numpy as np
 
@@ -280,7 +281,8 @@ def gram(X: ArrayLike, Y: ArrayLike | None = None, *, kernel: KernelArg = "gauss
         from .cuda import pairwise as _cuda
 
         deg, c0 = check_params(entry, degree, coef0)
-        return _cuda.gram(X, Y, entry, gamma, deg, c0, out, length_scale, is_user(entry) or entry.code not in _BOUNDED)
+        return _cuda.gram(X, Y, entry, gamma, deg, partial(coef0_in, entry, c0), out, length_scale,
+                          is_user(entry) or entry.code not in _BOUNDED)
     Xc, Yc, dtype, sparse = _pw.prepare_scaled(X, Y, length_scale)
     _v.check_magnitude(Xc, "X")
     if Yc is not None:
@@ -345,7 +347,7 @@ def gram_matvec(X: ArrayLike, Y: ArrayLike, V: ArrayLike, *, kernel: KernelArg =
         from .cuda import pairwise as _cuda
 
         deg, c0 = check_params(entry, degree, coef0)
-        return _cuda.gram_matvec(X, Y, V, entry, gamma, deg, c0, length_scale, True)
+        return _cuda.gram_matvec(X, Y, V, entry, gamma, deg, partial(coef0_in, entry, c0), length_scale, True)
     Xa = _v.check_data(X, "X")
     Ya = _v.check_data(Y, "Y")
     _v.check_features(Xa, Ya)

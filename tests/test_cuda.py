@@ -130,6 +130,7 @@ def _ptx_cases():
             (f"splits-{tag}", jp.splits_kernel(), (arr(f8, 3), a2), cc, False),
             (f"floor-{tag}", jp.floor_kernel(dt, 3), (i8, nb, a1), cc, False),
             (f"affine-{tag}", jr.affine_kernel(), (a2, arr(f8, 1), arr(f8, 1), a2), cc, False),
+            (f"fill-{tag}", jr.fill_kernel(), (a1, nb), cc, False),
         ]
     return cases
 

@@ -62,7 +62,7 @@ def _data(dev, X, name="X"):
 
 def _weights(dev, sample_weight, n):
     if sample_weight is None:
-        return dev.to_device(np.ones(n)), n
+        return data.full(dev, n, 1.0, np.float64), n
     wv = data.array(dev, sample_weight, "sample_weight", ndim=1)
     if wv.shape[0] != n:
         raise ValueError(f"`sample_weight` must have one value per row of `X` ({n}); got shape {tuple(wv.shape)}.")
@@ -187,9 +187,9 @@ def _plusplus(dev, Xc, K, w, rng, name):
     n, d = Xc.shape
     L = min(2 + int(math.log(K)), _jc.MAX_CANDIDATES)
     nb = blocks(n, ROWS)
-    mind = dev.to_device(np.ones(n))
+    mind = data.full(dev, n, 1.0, np.float64)
     first = _draw(dev, mind, w, rng, 1)
-    mind = dev.to_device(np.full(n, np.inf))
+    mind = data.full(dev, n, np.inf, np.float64)
     C = np.empty((K, d), dtype=Xc.dtype)
     cand = dev.scratch((L, d), Xc.dtype)
     part = dev.scratch((nb, L), np.float64)
@@ -264,7 +264,7 @@ def _lloyd(dev, Xc, C, w, up, max_iter, tol_abs, empty, raise_empty, rep):
     n = Xc.shape[0]
     K = C.shape[0]
     labels = dev.scratch(n, np.int64)
-    old = dev.to_device(np.full(n, -1, dtype=np.int64))
+    old = data.full(dev, n, -1, np.int64)
     mind = dev.scratch(n, Xc.dtype)
     cd = dev.scratch((K, Xc.shape[1]), Xc.dtype)
     count = dev.scratch(1, np.int64)
@@ -329,12 +329,12 @@ def kmeans(X, n_clusters, *, name, init, n_init, max_iter, tol, seed, sample_wei
         up = ClusterSums(dev, Xc, w, K)
         tol_abs = 0.0
         if tol > 0:
-            ones = dev.to_device(np.zeros(n, dtype=np.int64))
+            zeros = data.full(dev, n, 0, np.int64)
             scratch = dev.scratch((1, d), dtype)
-            cnt = ClusterSums(dev, Xc, dev.to_device(np.ones(n)), 1)
-            cnt(ones, scratch)
+            cnt = ClusterSums(dev, Xc, data.full(dev, n, 1.0, np.float64), 1)
+            cnt(zeros, scratch)
             mu = dev.to_device(cnt.sums.copy_to_host()[0] / n)
-            cnt(ones, scratch, mu, True)
+            cnt(zeros, scratch, mu, True)
             tol_abs = lloyd_tolerance(tol, cnt.sums.copy_to_host()[0] / n)
 
         def start():

@@ -6,7 +6,6 @@ messages naming the argument."""
 import numpy as np
 
 from .. import _validation as _v
-from .._jit import kernels as _jk
 from .._jit.cuda import reduce as _jr
 from .._jit.cuda.target import ROWS, TILE, blocks
 from .arrays import is_device_array
@@ -54,23 +53,13 @@ def check_values(dev, v, name, dtype=None, magnitude=True):
         raise ValueError(f"`{name}` must contain only finite values; got NaN or inf.")
     if magnitude:
         dtype = np.dtype(dtype if dtype is not None else result_dtype(v))
-        d = v.shape[1] if v.ndim == 2 else 1
-        bound = float(np.sqrt(float(np.finfo(dtype).max) / (16.0 * d)))
-        if big > bound:
-            raise ValueError(
-                f"`{name}` must have values of magnitude at most {bound:.3g} ({dtype} squared distances "
-                f"over {d} feature(s) would overflow); got {big:.3g}. Rescale the data (e.g. standardise it)."
-            )
+        _v.check_largest(big, v.shape[1] if v.ndim == 2 else 1, dtype, name)
 
 
 def check_finite_result(dev, v, what, names, hint="rescale the data or use a smaller `gamma`."):
     """A result that overflowed is refused, naming the arguments that control its size."""
-    finite, _ = stats(dev, v)
-    if not finite:
-        raise ValueError(
-            f"{what} overflows {np.dtype(v.dtype)} for these {names} (the values exceed "
-            f"{float(np.finfo(v.dtype).max):.3g}); {hint}"
-        )
+    if not stats(dev, v)[0]:
+        raise _v.overflow_error(what, v.dtype, names, hint)
 
 
 def as_dtype(dev, v, dtype):
@@ -129,15 +118,19 @@ def check_gamma(dev, gamma, m, dtype, name="gamma"):
 
 
 
-def kernel_coef0(entry, coef0, dtype):
-    """``coef0`` in ``dtype``, checked as on the CPU (:func:`fastrbf.kernels.coef0_in`):
-    finite in the result dtype (``entry`` None: plain distances, unused)."""
-    dtype = np.dtype(dtype)
-    if entry is None or entry.code not in (_jk.POLYNOMIAL, _jk.TANH, _jk.RATIONAL_QUADRATIC):
-        return dtype.type(0)
-    if abs(coef0) <= float(np.finfo(dtype).max):
-        return dtype.type(coef0)
-    raise ValueError(f"`coef0` must be a finite number in {dtype} (the result dtype); got {coef0!r}.")
+def full(dev, n, value, dtype):
+    """A new device vector of ``n`` values ``value`` of ``dtype``, filled on the device
+    (the data-sized constants of the algorithms: weights, bounds, per-row gammas)."""
+    a = dev.scratch(n, dtype)
+    _jr.fill_kernel()[blocks(n, ROWS), ROWS](a, np.dtype(dtype).type(value))
+    return a
+
+
+def kernel_coef0(coef0_in, dtype):
+    """The kernel's ``coef0`` as a number of ``dtype``: ``coef0_in(dtype)`` is the
+    caller's rule (:func:`fastrbf.kernels.coef0_in` bound to the kernel and its value:
+    0 where unused, refused where not finite in the result dtype)."""
+    return np.dtype(dtype).type(coef0_in(dtype))
 
 
 def pair(dev, A, B, name_a, name_b, length_scale=None, extra=()):

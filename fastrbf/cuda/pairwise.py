@@ -35,14 +35,14 @@ def kernel_function(entry, dtype):
     return device_phi(entry.code, dtype, entry.function if user else None), entry.radial
 
 
-def _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, what, check):
+def _pairwise(X, Y, entry, gamma, degree, coef0_in, out, length_scale, what, check):
     dev = Device(X)
     with dev.context():
         Xc, Yc, dtype = _prepare(dev, X, Y, length_scale)
         Yc = Xc if Yc is None else Yc
         n, m = Xc.shape[0], Yc.shape[0]
         if entry is None:
-            g = dev.to_device(np.ones(m, dtype=dtype))
+            g = data.full(dev, m, 1.0, dtype)
         else:
             g, _ = data.check_gamma(dev, gamma, m, dtype)
         if out is None:
@@ -52,7 +52,7 @@ def _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, what, check)
             data.check_out(ov, (n, m), dtype)
         phi, radial = kernel_function(entry, dtype)
         k = _jp.tile_kernel(phi, radial, dtype)
-        c0 = data.kernel_coef0(entry, coef0, dtype)
+        c0 = data.kernel_coef0(coef0_in, dtype)
         k[(blocks(m, TILE), blocks(n, TILE)), (TILE, TILE)](Xc, Yc, g, c0, int(degree), ov)
         if check:
             names = "`X`, `Y` and `gamma`" if radial else "`X`, `Y`, `gamma`, `degree` and `coef0`"
@@ -60,15 +60,20 @@ def _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, what, check)
         return dev.result(res)
 
 
+def _unused(dtype):
+    return 0.0
+
+
 def sqdist(X, Y=None, *, out=None, length_scale=None):
     """Squared distances of device arrays (see the module docstring)."""
-    return _pairwise(X, Y, None, 1.0, 1, 0.0, out, length_scale, "sqdist", False)
+    return _pairwise(X, Y, None, 1.0, 1, _unused, out, length_scale, "sqdist", False)
 
 
-def gram(X, Y, entry, gamma, degree, coef0, out, length_scale, check):
+def gram(X, Y, entry, gamma, degree, coef0_in, out, length_scale, check):
     """The kernel matrix of device arrays; ``entry`` is the registry entry (or user
-    kernel), ``check`` whether its values can overflow (then refused, as on the CPU)."""
-    return _pairwise(X, Y, entry, gamma, degree, coef0, out, length_scale, "gram", check)
+    kernel), ``coef0_in(dtype)`` its checked ``coef0`` (:func:`data.kernel_coef0`),
+    ``check`` whether its values can overflow (then refused, as on the CPU)."""
+    return _pairwise(X, Y, entry, gamma, degree, coef0_in, out, length_scale, "gram", check)
 
 
 #: threads a matrix-free product should keep busy: below, the columns are split
@@ -98,7 +103,7 @@ def matvec(dev, Xc, Yc, Vc, g, phi, radial, coef0, degree, out):
     _jp.splits_kernel()[(blocks(n, TILE), blocks(r, TILE)), (TILE, TILE)](part, out)
 
 
-def gram_matvec(X, Y, V, entry, gamma, degree, coef0, length_scale, check):
+def gram_matvec(X, Y, V, entry, gamma, degree, coef0_in, length_scale, check):
     """``K(X, Y) @ V`` of device arrays, without holding ``K``."""
     dev = Device(X)
     with dev.context():
@@ -113,7 +118,7 @@ def gram_matvec(X, Y, V, entry, gamma, degree, coef0, length_scale, check):
         g, _ = data.check_gamma(dev, gamma, m, dtype)
         res, ov = dev.empty((n,) if vec else (n, r), dtype)
         phi, radial = kernel_function(entry, dtype)
-        c0 = data.kernel_coef0(entry, coef0, dtype)
+        c0 = data.kernel_coef0(coef0_in, dtype)
         matvec(dev, Xc, Yc, Vc, g, phi, radial, c0, int(degree), ov.reshape(n, 1) if vec else ov)
         if check:
             data.check_finite_result(dev, ov, "gram_matvec", "`X`, `Y`, `V` and `gamma`")

@@ -25,9 +25,10 @@ from .pairwise import kernel_function, matvec
 
 class Passes:
     """The passes over device data ``X`` (n, d) and targets ``Y`` (n,) or (n, k) of one
-    Nystroem fit with registry entry ``entry`` and checked scalar parameters."""
+    Nystroem fit with registry entry ``entry`` and checked scalar parameters
+    (``coef0_in``: see :func:`fastrbf.cuda.data.kernel_coef0`)."""
 
-    def __init__(self, X, Y, entry, gamma, degree, coef0):
+    def __init__(self, X, Y, entry, gamma, degree, coef0_in):
         self.dev = dev = Device(X)
         with dev.context():
             Xv = data.array(dev, X, "X")
@@ -40,10 +41,10 @@ class Passes:
             self.X = data.as_dtype(dev, Xv, self.dtype)
             self.Y = Yv.reshape(Yv.shape[0], 1) if Yv.ndim == 1 else Yv
             self.single = Yv.ndim == 1
-            self.g_rows = dev.to_device(np.full(Xv.shape[0], gamma, dtype=self.dtype))
+            self.g_rows = data.full(dev, Xv.shape[0], gamma, self.dtype)
         self.shape = tuple(self.X.shape)
         self.phi, self.radial = kernel_function(entry, self.dtype)
-        self.coef0 = data.kernel_coef0(entry, coef0, self.dtype)
+        self.coef0 = data.kernel_coef0(coef0_in, self.dtype)
         self.degree = int(degree)
         self.gamma = gamma
         self.T = self.L = self.g_land = None
@@ -57,8 +58,8 @@ class Passes:
             if fit_intercept:
                 from .cluster import ClusterSums
 
-                sums = ClusterSums(dev, self.Y, dev.to_device(np.ones(n)), 1)
-                sums(dev.to_device(np.zeros(n, dtype=np.int64)), dev.scratch((1, k), self.Y.dtype))
+                sums = ClusterSums(dev, self.Y, data.full(dev, n, 1.0, np.float64), 1)
+                sums(data.full(dev, n, 0, np.int64), dev.scratch((1, k), self.Y.dtype))
                 mu = sums.sums.copy_to_host()[0] / n
             self.T = dev.scratch((n, k), np.float64)
             grid = ((blocks(n, TILE), blocks(k, TILE)), (TILE, TILE))
@@ -84,7 +85,7 @@ class Passes:
         """The landmarks (host, m x d) on the device, in the data's dtype."""
         with self.dev.context():
             self.L = self.dev.to_device(np.ascontiguousarray(L, dtype=self.dtype))
-            self.g_land = self.dev.to_device(np.full(L.shape[0], self.gamma, dtype=self.dtype))
+            self.g_land = data.full(self.dev, L.shape[0], self.gamma, self.dtype)
 
     def _product(self, A, B, g, V):
         out = self.dev.scratch((A.shape[0], V.shape[1]), np.float64)
@@ -104,7 +105,7 @@ class Passes:
             return self._product(self.L, self.X, self.g_rows, U).copy_to_host()
 
 
-def predict(Xq, centers, weights, intercept, entry, gamma, degree, coef0, dtype, single):
+def predict(Xq, centers, weights, intercept, entry, gamma, degree, coef0_in, dtype, single):
     """A kernel model's (or RBF network's: one ``gamma`` per centre, its bias as the
     intercept) values at device rows ``Xq`` (see the module docstring)."""
     dev = Device(Xq)
@@ -124,7 +125,7 @@ def predict(Xq, centers, weights, intercept, entry, gamma, degree, coef0, dtype,
         tot = dev.scratch((n, k), np.float64)
         g = np.ascontiguousarray(np.broadcast_to(np.asarray(gamma, dtype=qdt), (m,)))  # scalar or one per centre
         matvec(dev, Qc, Cd, dev.to_device(W), dev.to_device(g), phi, radial,
-               data.kernel_coef0(entry, coef0, qdt), int(degree), tot)
+               data.kernel_coef0(coef0_in, qdt), int(degree), tot)
         res, ov = dev.empty((n,) if single else (n, k), dtype)
         ov2 = ov.reshape(n, 1) if single else ov
         grid = ((blocks(n, TILE), blocks(k, TILE)), (TILE, TILE))

@@ -25,6 +25,7 @@ Decisions:
 
 import itertools
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal, overload
 
 import numpy as np
@@ -35,7 +36,7 @@ from .._jit import grad as _jgrad
 from .._pairwise import pairwise
 from .._typing import ArrayLike, FloatArray, KernelArg, Threads
 from ..cuda.arrays import on_device
-from ..kernels import UserKernelValueError, check_kernel, check_user_values, gram, gram_matvec, make_spec
+from ..kernels import UserKernelValueError, check_kernel, check_user_values, coef0_in, gram, gram_matvec, make_spec
 
 _F64 = np.dtype(np.float64)
 
@@ -332,8 +333,9 @@ class KernelModel:
                              "and for the interpolants.")
         from ..cuda import ridge as _cr
 
-        return _cr.predict(X, self.centers, self.weights, self.intercept, check_kernel(self.kernel), self.gamma,
-                           self.degree, self.coef0, self.dtype, self.single_output)
+        entry = check_kernel(self.kernel)
+        return _cr.predict(X, self.centers, self.weights, self.intercept, entry, self.gamma, self.degree,
+                           partial(coef0_in, entry, self.coef0), self.dtype, self.single_output)
 
 
 def as_targets(Ya):
@@ -487,8 +489,9 @@ class RBFNetwork:
                                  "`length_scale`; pass host rows for gradients.")
             from ..cuda import ridge as _cr
 
-            return _cr.predict(X, self.centers, self.weights, self.bias, check_kernel(self.kernel), self.gamma, 3, 1.0,
-                               self.dtype, self.single_output)
+            entry = check_kernel(self.kernel)
+            return _cr.predict(X, self.centers, self.weights, self.bias, entry, self.gamma, 3,
+                               partial(coef0_in, entry, 1.0), self.dtype, self.single_output)
         Xq, dtype = check_query(self.dtype, self.centers.shape[1], X)
         if want_grad:
             out, grad = values_and_grad(Xq, self.centers, self.weights, kernel=self.kernel, gamma=self.gamma,

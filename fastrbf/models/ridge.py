@@ -34,6 +34,7 @@ Decisions:
 
 import dataclasses
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -42,7 +43,16 @@ from .. import _validation as _v
 from .._progress import ProgressArg
 from .._typing import ArrayLike, KernelArg, Seed, Threads
 from ..cuda.arrays import on_device
-from ..kernels import KERNELS, check_kernel, check_params, check_positive_definite, gram, is_user, kernel_value
+from ..kernels import (
+    KERNELS,
+    check_kernel,
+    check_params,
+    check_positive_definite,
+    coef0_in,
+    gram,
+    is_user,
+    kernel_value,
+)
 from ..linalg import check_alpha, check_conditioning, diag_view, factor_in_place
 from . import falkon
 from .common import (
@@ -370,7 +380,7 @@ def _kernel_ridge_device(X, Y, entry, g, deg, coef0, alpha, fit_intercept, jitte
     if jitter is not None:
         raise ValueError('`jitter` is used by solver="cholesky" only (nystrom-pcg adds its own to K_mm).')
     _progress.check(progress)
-    passes = _cr.Passes(X, Y, entry, g, deg, coef0)
+    passes = _cr.Passes(X, Y, entry, g, deg, partial(coef0_in, entry, coef0))
     n, d = passes.shape
     kernel = kernel_value(entry)
     check_positive_definite(entry, d, 'kernel_ridge (solver="nystrom-pcg")')

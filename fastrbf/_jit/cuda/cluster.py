@@ -17,6 +17,7 @@ the blocks (a few thousand numbers) and draws the next centre from them.
 import numpy as np
 from numba import cuda
 
+from .reduce import tree_sum
 from .target import ROWS, kernel, made
 
 #: threads of an update block (one per feature, looping over features beyond)
@@ -114,13 +115,8 @@ def _potential(dtype):
                 v = w[i] * min(m, np.float64(s))
             red[l, t] = v
         cuda.syncthreads()
-        h = R // 2
-        while h > 0:
-            if t < h:
-                for l in range(L):
-                    red[l, t] += red[l, t + h]
-            cuda.syncthreads()
-            h //= 2
+        for l in range(L):
+            tree_sum(red[l], t)
         if t == 0:
             for l in range(L):
                 part[cuda.blockIdx.x, l] = red[l, 0]

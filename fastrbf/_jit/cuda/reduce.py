@@ -12,7 +12,45 @@ the CPU's input checks read (:func:`fastrbf._validation.check_finite` and
 import numpy as np
 from numba import cuda
 
-from .target import ROWS, kernel, made
+from .target import ROWS, device, kernel, made
+
+
+def _tree(combine):
+    R = ROWS
+
+    def tree(red, t):
+        # red[0] <- red[0] (+) ... (+) red[R - 1] by halves, the same order on every run;
+        # every thread of the block calls it (it synchronises)
+        h = R // 2
+        while h > 0:
+            if t < h:
+                red[t] = combine(red[t], red[t + h])
+            cuda.syncthreads()
+            h //= 2
+
+    return device(tree)
+
+
+@device
+def _add(a, b):
+    return a + b
+
+
+@device
+def _smaller(a, b):
+    return min(a, b)
+
+
+@device
+def _larger(a, b):
+    return max(a, b)
+
+
+#: the block reductions of a shared array of ROWS values (``tree_sum(red, t)``: red[0]
+#: becomes the sum), in a fixed order
+tree_sum = _tree(_add)
+tree_min = _tree(_smaller)
+tree_max = _tree(_larger)
 
 
 def _stats():
@@ -36,13 +74,8 @@ def _stats():
         fin[t] = f
         mx[t] = m
         cuda.syncthreads()
-        h = R // 2
-        while h > 0:
-            if t < h:
-                fin[t] = min(fin[t], fin[t + h])
-                mx[t] = max(mx[t], mx[t + h])
-            cuda.syncthreads()
-            h //= 2
+        tree_min(fin, t)
+        tree_max(mx, t)
         if t == 0:
             ok[cuda.blockIdx.x] = fin[0]
             big[cuda.blockIdx.x] = mx[0]
@@ -64,12 +97,7 @@ def _sums():
         i = cuda.blockIdx.x * R + t
         red[t] = np.float64(a[i]) * w[i] if i < a.shape[0] else 0.0
         cuda.syncthreads()
-        h = R // 2
-        while h > 0:
-            if t < h:
-                red[t] += red[t + h]
-            cuda.syncthreads()
-            h //= 2
+        tree_sum(red, t)
         if t == 0:
             part[cuda.blockIdx.x] = red[0]
 
@@ -152,12 +180,7 @@ def _min():
             m = min(m, np.float64(a[i]))
         red[t] = m
         cuda.syncthreads()
-        h = R // 2
-        while h > 0:
-            if t < h:
-                red[t] = min(red[t], red[t + h])
-            cuda.syncthreads()
-            h //= 2
+        tree_min(red, t)
         if t == 0:
             out[0] = red[0]
 
@@ -197,3 +220,17 @@ def _affine():
 def affine_kernel():
     """``dst[i, j] = (src[i, j] - shift[j]) / scale[j]`` in float64 (2-D grid)."""
     return made("affine", (), _affine)
+
+
+def _fill():
+    def fill(a, value):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] = value
+
+    return kernel(fill)
+
+
+def fill_kernel():
+    """``a[:] = value`` for a 1-D array (1-D grid)."""
+    return made("fill", (), _fill)
